@@ -1,0 +1,215 @@
+package netfilter
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+)
+
+// Reasons given for denials that no deniedDomainReasons entry explains.
+const (
+	ReasonMalformed  = "malformed host"
+	ReasonDenyListed = "host is on the deny list"
+	ReasonNotAllowed = "host is not on the allow list"
+)
+
+// Decision is the verdict on one destination.
+type Decision struct {
+	Allowed bool
+	// Rule is the entry that decided, as written in the settings; empty
+	// when the host was malformed or no entry matched.
+	Rule string
+	// Reason says why a connection was denied: the deniedDomainReasons
+	// text of Rule when there is one, else one of the Reason constants.
+	Reason string
+}
+
+// Rules is a compiled pair of allowedDomains and deniedDomains. It is
+// immutable and safe for concurrent use; replace it whole to change policy.
+//
+// Both lists live in one index, so a decision costs one map lookup per
+// label of the host, however many entries there are.
+type Rules struct {
+	names    map[string][]rule
+	suffixes map[string][]rule
+	addrs    map[[16]byte][]rule // by Addr.As16, IPv4 in its mapped form
+	any      []rule
+	// suffixLabels has bit n set when some "*." entry's suffix has n
+	// labels (n >= 63 all share bit 63), so lookups that cannot hit are
+	// skipped.
+	suffixLabels uint64
+}
+
+type rule struct {
+	deny   bool
+	index  int // position in its list: the first entry that matches decides
+	port   uint16
+	depth  int
+	entry  string
+	reason string
+}
+
+// ListError says which entry of which list was refused.
+type ListError struct {
+	List  string // "allowedDomains" or "deniedDomains"
+	Index int
+	Err   error
+}
+
+func (e *ListError) Error() string { return fmt.Sprintf("%s.%d: %v", e.List, e.Index, e.Err) }
+func (e *ListError) Unwrap() error { return e.Err }
+
+// Compile builds the matcher. reasons maps a deniedDomains entry, spelled
+// exactly as in the list, to the text a denial by that entry reports.
+func Compile(allowed, denied []string, reasons map[string]string) (*Rules, error) {
+	r := &Rules{names: map[string][]rule{}, suffixes: map[string][]rule{}, addrs: map[[16]byte][]rule{}}
+	if err := r.add("allowedDomains", allowed, Allow, nil); err != nil {
+		return nil, err
+	}
+	if err := r.add("deniedDomains", denied, Deny, reasons); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func (s *Rules) add(list string, entries []string, grammar List, reasons map[string]string) error {
+	for i, e := range entries {
+		p, err := ParsePattern(e, grammar)
+		if err != nil {
+			return &ListError{List: list, Index: i, Err: err}
+		}
+		r := rule{deny: grammar == Deny, index: i, port: p.Port, depth: p.Depth, entry: e, reason: reasons[e]}
+		switch {
+		case p.Any:
+			s.any = append(s.any, r)
+		case p.Addr.IsValid():
+			k := p.Addr.As16()
+			s.addrs[k] = append(s.addrs[k], r)
+		case p.Suffix != "":
+			s.suffixes[p.Suffix] = append(s.suffixes[p.Suffix], r)
+			s.suffixLabels |= 1 << min(strings.Count(p.Suffix, ".")+1, 63)
+		default:
+			s.names[p.Name] = append(s.names[p.Name], r)
+		}
+	}
+	return nil
+}
+
+// Decide says whether a connection to host:port may go out: a malformed
+// host is denied, then the first matching deniedDomains entry denies, then
+// the first matching allowedDomains entry allows, and anything else is
+// denied. It does not allocate.
+func (r *Rules) Decide(host string, port uint16) Decision {
+	var why problem
+	name, upper, addr := canon(host, &why)
+	switch {
+	case why.msg != "":
+		return Decision{Reason: ReasonMalformed}
+	case addr.IsValid():
+		return r.decideAddr(addr, port)
+	case upper:
+		return r.decideUpper(name, port)
+	}
+	return decideName(r, name, port)
+}
+
+// decideUpper lower-cases name into a stack buffer, kept out of Decide so
+// that only such names pay for it.
+//
+//go:noinline
+func (r *Rules) decideUpper(name string, port uint16) Decision {
+	var buf [MaxNameLen]byte
+	b := buf[:len(name)]
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b[i] = c
+	}
+	return decideName(r, b, port)
+}
+
+// DecideHost is Decide for a host that ParseHost already canonicalised.
+func (r *Rules) DecideHost(h Host, port uint16) Decision {
+	if h.Addr.IsValid() {
+		return r.decideAddr(h.Addr, port)
+	}
+	return r.Decide(h.Name, port)
+}
+
+func (r *Rules) decideAddr(addr netip.Addr, port uint16) Decision {
+	m := matches{port: port}
+	m.consider(r.any, 0)
+	m.consider(r.addrs[addr.As16()], 0)
+	return m.decision()
+}
+
+// decideName looks up a lower-case name: once as an exact name, then once
+// per suffix whose label count some "*." entry has.
+func decideName[T string | []byte](r *Rules, name T, port uint16) Decision {
+	m := matches{port: port}
+	m.consider(r.any, 0)
+	if len(r.names) > 0 {
+		m.consider(r.names[string(name)], 0)
+	}
+	if r.suffixLabels != 0 {
+		// Right to left: n is the label count of the suffix name[i+1:].
+		n := 0
+		for i := len(name) - 1; i >= 0; i-- {
+			if name[i] != '.' {
+				continue
+			}
+			n++
+			if r.suffixLabels&(1<<min(n, 63)) == 0 {
+				continue
+			}
+			if rs := r.suffixes[string(name[i+1:])]; rs != nil {
+				depth := 1
+				for j := 0; j < i; j++ {
+					if name[j] == '.' {
+						depth++
+					}
+				}
+				m.consider(rs, depth)
+			}
+		}
+	}
+	return m.decision()
+}
+
+func (m *matches) decision() Decision {
+	switch {
+	case m.deny != nil:
+		reason := m.deny.reason
+		if reason == "" {
+			reason = ReasonDenyListed
+		}
+		return Decision{Rule: m.deny.entry, Reason: reason}
+	case m.allow != nil:
+		return Decision{Allowed: true, Rule: m.allow.entry}
+	}
+	return Decision{Reason: ReasonNotAllowed}
+}
+
+// matches keeps the earliest matching entry of each list.
+type matches struct {
+	port        uint16
+	deny, allow *rule
+}
+
+func (m *matches) consider(rs []rule, depth int) {
+	for i := range rs {
+		r := &rs[i]
+		if (r.port != 0 && r.port != m.port) || depth < r.depth {
+			continue
+		}
+		best := &m.allow
+		if r.deny {
+			best = &m.deny
+		}
+		if *best == nil || r.index < (*best).index {
+			*best = r
+		}
+	}
+}
