@@ -1,0 +1,141 @@
+package config
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+)
+
+// Glob is a compiled path pattern (spec c.3): "*" is any run of non-'/'
+// characters, "**" any run including '/' ("**/" is zero or more
+// directories), "?" one non-'/' character, and "[...]" a set of members and
+// ranges. "^" and "!" inside a set are plain members (there is no
+// negation), and a bracket that spells no valid set (an empty "[]", a
+// backwards range, no closing "]") is literal text.
+//
+// Patterns compile to RE2 expressions, whose matching time is linear in the
+// path: a hostile pattern cannot make the plan slow.
+type Glob struct {
+	pattern string
+	exact   *regexp.Regexp // the path itself
+	below   *regexp.Regexp // the path or anything beneath it
+	prefix  string         // the directory before the first wildcard
+	wild    bool
+}
+
+func hasGlobChars(s string) bool { return strings.ContainsAny(s, "*?[") }
+
+// CompileGlob compiles an absolute pattern.
+func CompileGlob(pattern string) (*Glob, error) {
+	if strings.IndexByte(pattern, 0) >= 0 {
+		return nil, fmt.Errorf("glob %q contains a NUL byte", pattern)
+	}
+	if !utf8.ValidString(pattern) {
+		return nil, fmt.Errorf("glob %q is not valid UTF-8", pattern)
+	}
+	var re strings.Builder
+	g := &Glob{pattern: pattern, prefix: pattern}
+	firstWild := -1
+	for i := 0; i < len(pattern); {
+		c := pattern[i]
+		if firstWild < 0 && (c == '*' || c == '?') {
+			firstWild = i
+		}
+		switch {
+		case c == '*' && i+1 < len(pattern) && pattern[i+1] == '*':
+			if i+2 < len(pattern) && pattern[i+2] == '/' {
+				re.WriteString(`(?:.*/)?`)
+				i += 3
+			} else {
+				re.WriteString(`.*`)
+				i += 2
+			}
+		case c == '*':
+			re.WriteString(`[^/]*`)
+			i++
+		case c == '?':
+			re.WriteString(`[^/]`)
+			i++
+		case c == '[':
+			class, n, ok := bracket(pattern[i:])
+			if !ok {
+				re.WriteString(regexp.QuoteMeta("["))
+				i++
+				continue
+			}
+			re.WriteString(class)
+			if firstWild < 0 {
+				firstWild = i
+			}
+			i += n
+		default:
+			_, n := utf8.DecodeRuneInString(pattern[i:])
+			re.WriteString(regexp.QuoteMeta(pattern[i : i+n]))
+			i += n
+		}
+	}
+	if firstWild >= 0 {
+		g.wild = true
+		g.prefix = pattern[:firstWild]
+		if j := strings.LastIndexByte(g.prefix, '/'); j >= 0 {
+			g.prefix = g.prefix[:j]
+		}
+		if g.prefix == "" {
+			g.prefix = "/"
+		}
+	}
+	var err error
+	if g.exact, err = regexp.Compile(`^` + re.String() + `$`); err != nil {
+		return nil, bug(err)
+	}
+	if g.below, err = regexp.Compile(`^` + re.String() + `(?:/.*)?$`); err != nil {
+		return nil, bug(err)
+	}
+	return g, nil
+}
+
+// bracket parses a "[...]" set at the start of s into an RE2 class. ok is
+// false when s does not start with a valid set.
+func bracket(s string) (class string, n int, ok bool) {
+	end := strings.IndexByte(s[1:], ']')
+	if end <= 0 { // unmatched, or "[]"
+		return "", 0, false
+	}
+	body := []rune(s[1 : end+1])
+	var b strings.Builder
+	b.WriteString("[")
+	for i := 0; i < len(body); i++ {
+		lo := body[i]
+		if i+2 < len(body) && body[i+1] == '-' {
+			hi := body[i+2]
+			if hi < lo {
+				return "", 0, false // a backwards range spells no set
+			}
+			fmt.Fprintf(&b, `\x{%x}-\x{%x}`, lo, hi)
+			i += 2
+			continue
+		}
+		fmt.Fprintf(&b, `\x{%x}`, lo)
+	}
+	b.WriteString("]")
+	return b.String(), end + 2, true
+}
+
+// String returns the pattern as written.
+func (g *Glob) String() string { return g.pattern }
+
+// IsWild reports whether the pattern has any wildcard; one that has none
+// (only invalid brackets) names exactly one path.
+func (g *Glob) IsWild() bool { return g.wild }
+
+// Match reports whether path matches the pattern.
+func (g *Glob) Match(path string) bool { return g.exact.MatchString(path) }
+
+// MatchOrBeneath reports whether path matches, or lies beneath a match:
+// how a deny pattern applies.
+func (g *Glob) MatchOrBeneath(path string) bool { return g.below.MatchString(path) }
+
+// Root is the deepest directory that contains every match: where a walk
+// for matches starts.
+func (g *Glob) Root() string { return g.prefix }
