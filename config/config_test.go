@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/srt-go/srt/internal/testenv"
 )
 
 // base is BASE of the spec's test cases: the smallest valid file.
@@ -303,6 +305,10 @@ func TestParseReferenceFiles(t *testing.T) {
 
 // Every file-semantics case of spec b.1 / a.4.
 func TestLoad(t *testing.T) {
+	testenv.BothUsers(t, nil, testLoad)
+}
+
+func testLoad(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, content string) string {
 		p := filepath.Join(dir, name)
@@ -366,18 +372,20 @@ func TestLoad(t *testing.T) {
 }
 
 func TestLoadUnreadable(t *testing.T) {
-	if os.Geteuid() == 0 {
-		t.Skip("requires an unprivileged user: root reads a mode-000 file (the CLI test runs this case as an unprivileged user)")
-	}
-	p := filepath.Join(t.TempDir(), "secret.json")
-	if err := os.WriteFile(p, doc(t, base()), 0); err != nil {
-		t.Fatal(err)
-	}
-	_, err := Load(p, true)
-	var le *LoadError
-	if !errors.As(err, &le) || le.Msg != p+" could not be read (EACCES)." || le.Refusal != refuseFile {
-		t.Fatalf("Load = %v", err)
-	}
+	testenv.BothUsers(t, nil, func(t *testing.T) {
+		if os.Geteuid() == 0 {
+			t.Skip("requires an unprivileged user: root reads a mode-000 file")
+		}
+		p := filepath.Join(t.TempDir(), "secret.json")
+		if err := os.WriteFile(p, doc(t, base()), 0); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(p, true)
+		var le *LoadError
+		if !errors.As(err, &le) || le.Msg != p+" could not be read (EACCES)." || le.Refusal != refuseFile {
+			t.Fatalf("Load = %v", err)
+		}
+	})
 }
 
 func TestSchemaCoversEveryField(t *testing.T) {

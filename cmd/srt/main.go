@@ -1,0 +1,164 @@
+// Command srt runs a command inside the sandbox: it reads the settings
+// file, builds the isolation the settings ask for, and runs the command in
+// it, or refuses with a reason. It never runs a command unconfined.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strings"
+
+	"github.com/srt-go/srt/config"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// cli carries what one invocation writes to.
+type cli struct {
+	stdout, stderr io.Writer
+	debug          bool
+}
+
+func (c *cli) errorf(format string, args ...any) {
+	fmt.Fprintf(c.stderr, "srt: "+format+"\n", args...)
+}
+
+func (c *cli) debugf(format string, args ...any) {
+	if c.debug {
+		fmt.Fprintf(c.stderr, "[SandboxDebug] "+format+"\n", args...)
+	}
+}
+
+// run is srt without the process: it returns the exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	c := &cli{stdout: stdout, stderr: stderr}
+	o, err := parseArgs(args)
+	if err != nil {
+		c.errorf("%v", err)
+		c.errorf(`run "srt --help" for usage`)
+		return 1
+	}
+	switch {
+	case o.subcommand == "schema":
+		if len(o.subcmdArgs) > 0 {
+			c.errorf("schema takes no arguments (got %q)", o.subcmdArgs[0])
+			return 1
+		}
+		if _, err := stdout.Write(config.Schema()); err != nil {
+			c.errorf("writing the schema: %v", err)
+			return 1
+		}
+		return 0
+	case o.help:
+		fmt.Fprint(stdout, usage)
+		return 0
+	case o.version:
+		fmt.Fprintln(stdout, version)
+		return 0
+	}
+	c.debug = o.debug || os.Getenv("SRT_DEBUG") != ""
+
+	// The order is the reference's: settings first, then the control fd,
+	// then the command, so a broken settings file is reported even when
+	// the rest of the line is wrong too.
+	settings, ok := c.loadSettings(o)
+	if !ok {
+		return 1
+	}
+	if o.controlFD >= 0 {
+		if err := checkControlFD(o.controlFD); err != nil {
+			c.errorf("--control-fd %d is not usable: %v. Refusing to run the command without the control channel it asks for.", o.controlFD, err)
+			return 1
+		}
+	}
+	argv := o.argv()
+	if len(argv) == 0 {
+		c.errorf("no command specified. Use -c <command> or provide command arguments.")
+		return 1
+	}
+	if o.hasShell {
+		c.debugf("Command string mode (-c): %s", o.shell)
+	} else {
+		c.debugf("Original command: %s", o.commandText())
+	}
+	cmd, err := sandboxCommand(settings, argv)
+	if err != nil {
+		c.errorf("%v; refusing to run %q unconfined", err, o.commandText())
+		return 1
+	}
+	status, err := supervise(cmd)
+	if err != nil {
+		c.errorf("%v", err)
+		return 1
+	}
+	return status
+}
+
+// loadSettings reads the settings file and reports every problem on
+// stderr. It never falls back to the defaults when a file was asked for
+// or exists but cannot be used.
+func (c *cli) loadSettings(o *options) (*config.Settings, bool) {
+	path, explicit := o.settings, o.sawSettings
+	if !explicit {
+		home, err := homeDir()
+		if err != nil {
+			c.debugf("No home directory (%v), using default config", err)
+			return config.Default(), true
+		}
+		path = filepath.Join(home, ".srt-settings.json")
+	}
+	l, err := config.Load(path, explicit)
+	if err != nil {
+		var le *config.LoadError
+		if errors.As(err, &le) {
+			c.errorf("%s", le.Msg)
+			c.errorf("%s", le.Refusal)
+		} else {
+			c.errorf("%v", err)
+		}
+		return nil, false
+	}
+	if !l.Found {
+		c.debugf("No config found at %s, using default config", path)
+	}
+	if len(l.Unknown) > 0 {
+		quoted := make([]string, len(l.Unknown))
+		for i, k := range l.Unknown {
+			quoted[i] = fmt.Sprintf("%q", k)
+		}
+		noun := "key"
+		if len(quoted) > 1 {
+			noun = "keys"
+		}
+		c.errorf("ignoring unknown settings %s %s in %s", noun, strings.Join(quoted, ", "), path)
+	}
+	c.debugf("Loaded config from %s: %d allowed and %d denied domains, %d denyRead, %d allowRead, %d allowWrite, %d denyWrite entries",
+		path, len(l.Settings.Network.AllowedDomains), len(l.Settings.Network.DeniedDomains),
+		len(l.Settings.Filesystem.DenyRead), len(l.Settings.Filesystem.AllowRead),
+		len(l.Settings.Filesystem.AllowWrite), len(l.Settings.Filesystem.DenyWrite))
+	return l.Settings, true
+}
+
+// homeDir is $HOME, or the account's home directory when HOME is unset.
+func homeDir() (string, error) {
+	if h := os.Getenv("HOME"); h != "" {
+		return h, nil
+	}
+	u, err := user.Current()
+	if err != nil {
+		return "", err
+	}
+	if u.HomeDir == "" {
+		return "", errors.New("the account has no home directory")
+	}
+	return u.HomeDir, nil
+}

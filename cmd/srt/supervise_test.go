@@ -1,0 +1,198 @@
+//go:build linux
+
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// superviseEnv turns the test binary into a stand-in for srt's supervisor:
+// it runs its arguments through supervise, in a session of their own as the
+// sandbox will, and exits with the status supervise returns.
+const superviseEnv = "SRT_TEST_SUPERVISE"
+
+func superviseHelper() {
+	cmd := exec.Command(os.Args[1], os.Args[2:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	status, err := supervise(cmd)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "supervise:", err)
+		os.Exit(1)
+	}
+	os.Exit(status)
+}
+
+// supervised starts the helper with a shell script; the script's first
+// line of output must be its own pid.
+type supervised struct {
+	cmd      *exec.Cmd
+	lines    chan string
+	childPID int
+}
+
+func startSupervised(t *testing.T, script string) *supervised {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "/bin/sh", "-c", "echo $$; "+script)
+	cmd.Env = append(os.Environ(), superviseEnv+"=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s := &supervised{cmd: cmd, lines: make(chan string, 16)}
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			s.lines <- sc.Text()
+		}
+		close(s.lines)
+	}()
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	first := s.expectLine(t)
+	if _, err := fmt.Sscan(first, &s.childPID); err != nil {
+		t.Fatalf("first line %q is not a pid", first)
+	}
+	if s.expectLine(t) != "ready" {
+		t.Fatal("script did not say ready")
+	}
+	return s
+}
+
+func (s *supervised) expectLine(t *testing.T) string {
+	t.Helper()
+	select {
+	case l, ok := <-s.lines:
+		if !ok {
+			t.Fatal("output ended")
+		}
+		return l
+	case <-time.After(10 * time.Second):
+		t.Fatal("no output within 10s")
+	}
+	return ""
+}
+
+func (s *supervised) wait(t *testing.T) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- s.cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("supervisor did not exit within 10s")
+	}
+	return s.cmd.ProcessState.ExitCode()
+}
+
+// processState is the state letter of /proc/<pid>/stat ("S", "T", ...).
+func processState(t *testing.T, pid int) string {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return "gone"
+	}
+	s := string(data)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return fields[0]
+}
+
+func waitState(t *testing.T, pid int, want string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for processState(t, pid) != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d is in state %s, want %s", pid, processState(t, pid), want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+const loop = `echo ready; while :; do sleep 0.05; done`
+
+// Each signal sent to the supervisor reaches the command, which is in
+// another session and would get nothing from the terminal or our group.
+func TestSuperviseForwardsSignals(t *testing.T) {
+	for _, tc := range []struct {
+		sig  syscall.Signal
+		name string
+	}{
+		{syscall.SIGINT, "INT"}, {syscall.SIGTERM, "TERM"}, {syscall.SIGHUP, "HUP"}, {syscall.SIGQUIT, "QUIT"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := startSupervised(t, `trap 'exit 42' `+tc.name+`; `+loop)
+			s.cmd.Process.Signal(tc.sig)
+			if code := s.wait(t); code != 42 {
+				t.Errorf("exit %d, want 42 (the command's trap ran)", code)
+			}
+		})
+	}
+	t.Run("WINCH", func(t *testing.T) {
+		s := startSupervised(t, `trap 'echo winch' WINCH; `+loop)
+		s.cmd.Process.Signal(syscall.SIGWINCH)
+		if l := s.expectLine(t); l != "winch" {
+			t.Errorf("got %q", l)
+		}
+	})
+}
+
+// A command killed by a signal — by itself or forwarded from srt — makes
+// srt exit 128+N, never 0.
+func TestSuperviseExitStatus(t *testing.T) {
+	for _, tc := range []struct {
+		script string
+		want   int
+	}{
+		{"echo ready; exit 7", 7},
+		{"echo ready; exit 0", 0},
+		{"echo ready; kill -TERM $$", 143},
+		{"echo ready; kill -KILL $$", 137},
+		{"echo ready; kill -INT $$", 130},
+	} {
+		s := startSupervised(t, tc.script)
+		if code := s.wait(t); code != tc.want {
+			t.Errorf("%q: exit %d, want %d", tc.script, code, tc.want)
+		}
+	}
+	s := startSupervised(t, loop)
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	if code := s.wait(t); code != 143 {
+		t.Errorf("SIGTERM to srt: exit %d, want 143", code)
+	}
+	if st := processState(t, s.childPID); st != "gone" && st != "Z" {
+		t.Errorf("the command is still there (state %s)", st)
+	}
+}
+
+// SIGTSTP stops the command and srt; SIGCONT resumes both.
+func TestSuperviseJobControl(t *testing.T) {
+	s := startSupervised(t, `trap 'exit 42' TERM; `+loop)
+	s.cmd.Process.Signal(syscall.SIGTSTP)
+	waitState(t, s.childPID, "T")
+	waitState(t, s.cmd.Process.Pid, "T")
+	s.cmd.Process.Signal(syscall.SIGCONT)
+	waitState(t, s.cmd.Process.Pid, "S")
+	deadline := time.Now().Add(10 * time.Second)
+	for st := processState(t, s.childPID); st == "T"; st = processState(t, s.childPID) {
+		if time.Now().After(deadline) {
+			t.Fatal("the command was not resumed")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	if code := s.wait(t); code != 42 {
+		t.Errorf("exit %d after resume, want 42", code)
+	}
+}

@@ -1,0 +1,79 @@
+//go:build unix
+
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+)
+
+// forwarded are the signals srt passes on to the command. The command runs
+// in a session of its own (no controlling terminal it could inject
+// keystrokes into), so the terminal's signals reach only srt, and srt is
+// the one that must deliver them.
+var forwarded = []os.Signal{
+	syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT,
+	syscall.SIGWINCH, syscall.SIGTSTP, syscall.SIGCONT,
+}
+
+// supervise starts cmd, forwards signals to it until it exits, and returns
+// its exit status: its own code, or 128+N when signal N killed it.
+//
+// SIGINT and SIGTERM are forwarded like the rest, and srt then exits with
+// the command's status (143 for a SIGTERM'd command): a killed job must not
+// look successful, unlike the reference, which exits 0.
+func supervise(cmd *exec.Cmd) (int, error) {
+	sigs := make(chan os.Signal, 16)
+	// Listening starts before the child exists, so that a signal arriving
+	// while it starts is queued and delivered, not lost or fatal to srt
+	// alone (which would orphan the command).
+	signal.Notify(sigs, forwarded...)
+	defer signal.Stop(sigs)
+	if err := cmd.Start(); err != nil {
+		return 0, fmt.Errorf("cannot start %s: %w", cmd.Path, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	for {
+		select {
+		case sig := <-sigs:
+			forward(cmd.Process, sig.(syscall.Signal))
+		case err := <-done:
+			return exitStatus(cmd, err)
+		}
+	}
+}
+
+// forward delivers sig to the command. SIGTSTP becomes SIGSTOP: the
+// command's session has no terminal, so its process group is orphaned and
+// the kernel would discard a SIGTSTP. srt then stops itself too, so the
+// shell that started srt sees the job stop; its SIGCONT on "fg" comes back
+// here and is forwarded in turn.
+func forward(p *os.Process, sig syscall.Signal) {
+	if sig == syscall.SIGTSTP {
+		_ = p.Signal(syscall.SIGSTOP)
+		_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+		return
+	}
+	// An error means the command has just exited; Wait reports that.
+	_ = p.Signal(sig)
+}
+
+func exitStatus(cmd *exec.Cmd, err error) (int, error) {
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		return 0, fmt.Errorf("waiting for the command: %w", err)
+	}
+	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if !ok {
+		return cmd.ProcessState.ExitCode(), nil
+	}
+	if ws.Signaled() {
+		return 128 + int(ws.Signal()), nil
+	}
+	return ws.ExitStatus(), nil
+}
