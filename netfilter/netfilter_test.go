@@ -346,6 +346,7 @@ func BenchmarkDecide(b *testing.B) {
 			{"hit-wildcard", fmt.Sprintf("api.v2.host%d.example.com", n/6)},
 			{"hit-ip", "10.0.0.2"},
 			{"miss", "unknown.subdomain.example.org"},
+			{"miss-near", "www.nohost.example.com"}, // same shape as the rules: every lookup is made
 		} {
 			b.Run(fmt.Sprintf("rules=%d/%s", n, c.name), func(b *testing.B) {
 				b.ReportAllocs()

@@ -34,10 +34,10 @@ type Rules struct {
 	suffixes map[string][]rule
 	addrs    map[[16]byte][]rule // by Addr.As16, IPv4 in its mapped form
 	any      []rule
-	// suffixLabels has bit n set when some "*." entry's suffix has n
-	// labels (n >= 63 all share bit 63), so lookups that cannot hit are
-	// skipped.
-	suffixLabels uint64
+	// suffixLabels and nameLabels have labelBit(n) set when some "*."
+	// suffix, or some exact name, has n labels, so that lookups that
+	// cannot hit are skipped.
+	suffixLabels, nameLabels uint64
 }
 
 type rule struct {
@@ -87,9 +87,10 @@ func (s *Rules) add(list string, entries []string, grammar List, reasons map[str
 			s.addrs[k] = append(s.addrs[k], r)
 		case p.Suffix != "":
 			s.suffixes[p.Suffix] = append(s.suffixes[p.Suffix], r)
-			s.suffixLabels |= 1 << min(strings.Count(p.Suffix, ".")+1, 63)
+			s.suffixLabels |= labelBit(strings.Count(p.Suffix, ".") + 1)
 		default:
 			s.names[p.Name] = append(s.names[p.Name], r)
+			s.nameLabels |= labelBit(strings.Count(p.Name, ".") + 1)
 		}
 	}
 	return nil
@@ -150,33 +151,30 @@ func (r *Rules) decideAddr(addr netip.Addr, port uint16) Decision {
 func decideName[T string | []byte](r *Rules, name T, port uint16) Decision {
 	m := matches{port: port}
 	m.consider(r.any, 0)
-	if len(r.names) > 0 {
-		m.consider(r.names[string(name)], 0)
-	}
-	if r.suffixLabels != 0 {
-		// Right to left: n is the label count of the suffix name[i+1:].
-		n := 0
-		for i := len(name) - 1; i >= 0; i-- {
-			if name[i] != '.' {
-				continue
-			}
-			n++
-			if r.suffixLabels&(1<<min(n, 63)) == 0 {
-				continue
-			}
-			if rs := r.suffixes[string(name[i+1:])]; rs != nil {
-				depth := 1
-				for j := 0; j < i; j++ {
-					if name[j] == '.' {
-						depth++
-					}
-				}
-				m.consider(rs, depth)
-			}
+	// Right to left: n is the label count of the suffix name[i+1:]. Only
+	// suffixes whose label count some "*." entry has are looked up.
+	n := 0
+	for i := len(name) - 1; i >= 0; i-- {
+		if name[i] != '.' {
+			continue
 		}
+		n++
+		if r.suffixLabels&labelBit(n) == 0 {
+			continue
+		}
+		if rs := r.suffixes[string(name[i+1:])]; rs != nil {
+			m.consider(rs, strings.Count(string(name[:i]), ".")+1)
+		}
+	}
+	if r.nameLabels&labelBit(n+1) != 0 {
+		m.consider(r.names[string(name)], 0)
 	}
 	return m.decision()
 }
+
+// labelBit is the bit of a label count in the label masks; counts of 63
+// and more share the last bit.
+func labelBit(n int) uint64 { return 1 << min(n, 63) }
 
 func (m *matches) decision() Decision {
 	switch {
