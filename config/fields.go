@@ -108,13 +108,6 @@ func uuid(s string) string {
 	return ""
 }
 
-func proxyURL(s string) string {
-	if msg := parentProxyURL(s); msg != "" {
-		return msg
-	}
-	return ""
-}
-
 func headerName(s string) string {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -162,8 +155,8 @@ var settingsSchema = obj("Settings of the srt sandbox (~/.srt-settings.json)",
 			req("socketPath", nonEmpty("")),
 			req("domains", nonEmptyArray("", checked("", domainCheck(netfilter.HostOnly)))))),
 		opt("parentProxy", obj("Upstream proxy the policy proxy dials through (default: srt's own HTTP(S)_PROXY)",
-			opt("http", checked("URL of the proxy for plain HTTP", proxyURL)),
-			opt("https", checked("URL of the proxy for CONNECT and SOCKS traffic", proxyURL)),
+			opt("http", checked("URL of the proxy for plain HTTP", parentProxyURL)),
+			opt("https", checked("URL of the proxy for CONNECT and SOCKS traffic", parentProxyURL)),
 			opt("noProxy", str("Hosts reached directly, as in NO_PROXY")))),
 		opt("tlsTerminate", obj("Experimental: terminate TLS in the proxy to inspect requests",
 			opt("caCertPath", nonEmpty("CA certificate (PEM); with caKeyPath")),

@@ -106,22 +106,3 @@ func positioned(data []byte, d *json.Decoder, err error) error {
 	}
 	return fmt.Errorf("%v (line %d, column %d)", err, line, col)
 }
-
-// toPlain turns decoded values back into what encoding/json marshals.
-func toPlain(v any) any {
-	switch v := v.(type) {
-	case *object:
-		m := make(map[string]any, len(v.keys))
-		for _, k := range v.keys {
-			m[k] = toPlain(v.vals[k])
-		}
-		return m
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = toPlain(e)
-		}
-		return out
-	}
-	return v
-}

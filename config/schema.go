@@ -80,7 +80,7 @@ func (r *report) add(path []string, format string, args ...any) {
 
 // typeName is zod's name for the type of a decoded JSON value.
 func typeName(v any) string {
-	switch v := v.(type) {
+	switch v.(type) {
 	case nil:
 		return "null"
 	case bool:
@@ -92,7 +92,6 @@ func typeName(v any) string {
 	case []any:
 		return "array"
 	case *object:
-		_ = v
 		return "object"
 	}
 	return fmt.Sprintf("%T", v)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"debug/elf"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -356,5 +357,23 @@ func TestShellQuote(t *testing.T) {
 	}
 	if string(got) != want {
 		t.Errorf("sh split %s into %q, want %q", q, got, want)
+	}
+}
+
+// The binary is one static file: no ELF interpreter, no shared libraries,
+// so it runs in minimal containers.
+func TestBinaryIsStatic(t *testing.T) {
+	f, err := elf.Open(os.Getenv(srtEnv))
+	if err != nil {
+		t.Skipf("not an ELF binary on this platform: %v", err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			t.Error("srt has an ELF interpreter: it is dynamically linked")
+		}
+	}
+	if libs, err := f.ImportedLibraries(); err != nil || len(libs) > 0 {
+		t.Errorf("srt needs shared libraries %q (%v)", libs, err)
 	}
 }

@@ -17,7 +17,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -109,7 +108,7 @@ func runAsUnprivileged(t *testing.T, name string, keepEnv []string) {
 		}
 	}
 	uid, gid := Unprivileged()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: gid, Groups: []uint32{}}}
+	runAs(cmd, uid, gid)
 	out, err := cmd.CombinedOutput()
 	text := string(out)
 	switch {
