@@ -175,6 +175,7 @@ func TestParseValidation(t *testing.T) {
 		{"filterRequest", with("network.filterRequest", "x"), "network.filterRequest: filterRequest is a callback of the library API"},
 		{"seccomp argv0", with("seccomp", m{"argv0": "x"}), "seccomp.argv0: seccompConfig.argv0 requires seccompConfig.applyPath"},
 		{"ignoreViolations type", with("ignoreViolations", m{"*": "/usr/bin"}), "ignoreViolations.*: Expected array, received string"},
+		{"invalid UTF-8", "{\"network\":{\"allowedDomains\":[],\"deniedDomains\":[]},\"filesystem\":{\"denyRead\":[\"/home/\xe9t\xe9\"],\"allowWrite\":[],\"denyWrite\":[]}}", "invalid UTF-8 at byte 85"},
 		{"duplicate key", `{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"denyRead":["~/.ssh"],"denyRead":[],"allowWrite":[],"denyWrite":[]}}`, `key "denyRead" appears twice`},
 		{"trailing data", `{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}} {}`, "unexpected data after the top-level value"},
 		{"issues in order", with("allowPty", 1, "network.allowedDomains", arr{"x"}, "filesystem.denyWrite", nil),

@@ -70,6 +70,17 @@ func noNUL(s string) string {
 	return ""
 }
 
+// pathOrGlob checks a filesystem entry: a glob must compile.
+func pathOrGlob(s string) string {
+	if msg := noNUL(s); msg != "" || !hasGlobChars(s) {
+		return msg
+	}
+	if _, err := CompileGlob(s); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
 func addressOrCIDR(s string) string {
 	if strings.Contains(s, "/") {
 		if p, err := netip.ParsePrefix(s); err != nil || p.Addr().Zone() != "" {
@@ -174,10 +185,10 @@ var settingsSchema = obj("Settings of the srt sandbox (~/.srt-settings.json)",
 	)),
 	req("filesystem", obj("Filesystem policy",
 		opt("disabled", boolean("Drop every filesystem rule, the protected names included")),
-		req("denyRead", array("Paths (and globs) hidden from the command", pathEntry(noNUL))),
-		opt("allowRead", array("Paths re-opened inside denyRead areas", pathEntry(noNUL))),
-		req("allowWrite", array("Paths the command may write (recursively)", pathEntry(noNUL))),
-		req("denyWrite", array("Paths inside allowWrite that stay read-only", pathEntry(noNUL))),
+		req("denyRead", array("Paths (and globs) hidden from the command", pathEntry(pathOrGlob))),
+		opt("allowRead", array("Paths re-opened inside denyRead areas", pathEntry(pathOrGlob))),
+		req("allowWrite", array("Paths the command may write (recursively)", pathEntry(pathOrGlob))),
+		req("denyWrite", array("Paths inside allowWrite that stay read-only", pathEntry(pathOrGlob))),
 		opt("allowGitConfig", boolean("Let the command write .git/config (hooks stay protected)")),
 	)),
 	opt("credentials", strictObj("Secrets hidden from the command",

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"unicode/utf8"
 )
 
 // object is a JSON object that remembers the order of its keys, so that
@@ -20,6 +21,20 @@ type object struct {
 // object is an error, because which copy wins differs between readers and
 // a reviewer of the file may be looking at the other one.
 func decodeJSON(data []byte) (any, error) {
+	// encoding/json would turn invalid UTF-8 into U+FFFD, and a path
+	// rewritten that way names a file that does not exist: a deny rule on
+	// it would protect nothing.
+	if !utf8.Valid(data) {
+		bad := 0
+		for bad < len(data) {
+			r, n := utf8.DecodeRune(data[bad:])
+			if r == utf8.RuneError && n <= 1 {
+				break
+			}
+			bad += n
+		}
+		return nil, fmt.Errorf("invalid UTF-8 at byte %d", bad)
+	}
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.UseNumber()
 	v, err := decodeValue(d)
