@@ -106,7 +106,7 @@ func canon(s string, why *problem) (name string, upper bool, addr netip.Addr) {
 		case classColon:
 			return "", false, canonIPv6(s, why)
 		case classInvalid:
-			*why = problem{msg: "character %q is not allowed in a host name", c: s[i]}
+			*why = problem{msg: "character %q is not allowed in a host name", char: s[i], hasChar: true}
 			return "", false, netip.Addr{}
 		}
 		if !checkLabel(s[labelStart:i], why) {
@@ -198,16 +198,18 @@ func checkLabel(label string, why *problem) bool {
 // problem is why a host was refused, kept unformatted so that refusing a
 // host on the decision path allocates nothing.
 type problem struct {
-	msg    string // a format with at most one verb for the detail below
-	c      byte
-	n, max int
-	label  string
+	msg string // a format for the one detail that is set below, if any
+	// Exactly one of these, or none, fills msg's verbs.
+	char    byte // a character not allowed, when hasChar (NUL is one)
+	hasChar bool
+	label   string
+	n, max  int
 }
 
 func (p problem) String() string {
 	switch {
-	case strings.Contains(p.msg, "%q is not allowed"):
-		return fmt.Sprintf(p.msg, p.c)
+	case p.hasChar:
+		return fmt.Sprintf(p.msg, p.char)
 	case p.label != "":
 		return fmt.Sprintf(p.msg, p.label)
 	case p.max != 0:

@@ -135,9 +135,8 @@ func ParsePattern(entry string, list List) (Pattern, error) {
 		return fail("name is %d bytes long, over the limit of %d", len(host), MaxNameLen)
 	}
 	for i := 0; i < len(host); i++ {
-		c := host[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_') {
-			return fail("character %q is not allowed in a host name", c)
+		if k := byteClass[host[i]]; k == classInvalid || k == classColon {
+			return fail("character %q is not allowed in a host name", host[i])
 		}
 	}
 	var why problem

@@ -61,7 +61,22 @@ func startSupervised(t *testing.T, script string) *supervised {
 		}
 		close(s.lines)
 	}()
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if s.childPID > 0 {
+			// The parent-death signal must have taken the command along.
+			deadline := time.Now().Add(5 * time.Second)
+			for st := processState(t, s.childPID); st != "gone" && st != "Z"; st = processState(t, s.childPID) {
+				if time.Now().After(deadline) {
+					syscall.Kill(s.childPID, syscall.SIGKILL)
+					t.Errorf("the command (pid %d) outlived its killed supervisor", s.childPID)
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+	})
 	first := s.expectLine(t)
 	if _, err := fmt.Sscan(first, &s.childPID); err != nil {
 		t.Fatalf("first line %q is not a pid", first)
@@ -146,6 +161,20 @@ func TestSuperviseForwardsSignals(t *testing.T) {
 			t.Errorf("got %q", l)
 		}
 	})
+}
+
+// SIGKILL to srt takes the command with it.
+func TestSuperviseKilledTakesCommandAlong(t *testing.T) {
+	s := startSupervised(t, loop)
+	s.cmd.Process.Signal(syscall.SIGKILL)
+	s.wait(t)
+	deadline := time.Now().Add(5 * time.Second)
+	for st := processState(t, s.childPID); st != "gone" && st != "Z"; st = processState(t, s.childPID) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the command (pid %d, state %s) outlived srt", s.childPID, st)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // A command killed by a signal — by itself or forwarded from srt — makes

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"syscall"
 )
 
@@ -33,6 +34,12 @@ func supervise(cmd *exec.Cmd) (int, error) {
 	// alone (which would orphan the command).
 	signal.Notify(sigs, forwarded...)
 	defer signal.Stop(sigs)
+	dieWithSupervisor(cmd)
+	// Start and Wait run on this goroutine's thread lock: the parent-death
+	// signal fires when the thread that forked exits, and a locked thread
+	// is not retired by the runtime while the command runs.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	if err := cmd.Start(); err != nil {
 		return 0, fmt.Errorf("cannot start %s: %w", cmd.Path, err)
 	}
