@@ -18,6 +18,10 @@ import (
 // it is passed on to the unprivileged re-run.
 const srtEnv = "SRT_TEST_BINARY"
 
+// superviseEnv makes the test binary a stand-in supervisor (see
+// superviseHelper).
+const superviseEnv = "SRT_TEST_SUPERVISE"
+
 func TestMain(m *testing.M) {
 	if os.Getenv(superviseEnv) != "" {
 		superviseHelper()

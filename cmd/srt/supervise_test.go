@@ -13,23 +13,6 @@ import (
 	"time"
 )
 
-// superviseEnv turns the test binary into a stand-in for srt's supervisor:
-// it runs its arguments through supervise, in a session of their own as the
-// sandbox will, and exits with the status supervise returns.
-const superviseEnv = "SRT_TEST_SUPERVISE"
-
-func superviseHelper() {
-	cmd := exec.Command(os.Args[1], os.Args[2:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	status, err := supervise(cmd)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "supervise:", err)
-		os.Exit(1)
-	}
-	os.Exit(status)
-}
-
 // supervised starts the helper with a shell script; the script's first
 // line of output must be its own pid.
 type supervised struct {
