@@ -1,0 +1,423 @@
+// Package nsexec runs a command in the Linux sandbox: user, mount, PID,
+// network, IPC, UTS and cgroup namespaces built by a re-executed init, with
+// no bubblewrap. This file is the pure half: the mount plan, computed from
+// the settings and the disk, with no privileges.
+package nsexec
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/srt-go/srt/config"
+)
+
+// MountKind says what a mount does to a path of the sandbox's view.
+type MountKind string
+
+const (
+	// BindWritable exposes the host path, writable.
+	BindWritable MountKind = "bind-rw"
+	// BindReadOnly exposes the host path, recursively read-only.
+	BindReadOnly MountKind = "bind-ro"
+	// MaskDir hides a directory behind an empty, read-only one (with just
+	// the mount points that deeper mounts need).
+	MaskDir MountKind = "mask-dir"
+	// MaskFile hides a file behind an empty, read-only file of mode 000.
+	MaskFile MountKind = "mask-file"
+)
+
+// Mount is one step of the plan. Mounts are applied in order, over a
+// read-only view of the whole host, each on top of what came before.
+type Mount struct {
+	Kind MountKind `json:"kind"`
+	Path string    `json:"path"` // absolute, symlink-free host path; the same path inside
+	Why  string    `json:"why"`  // the rule that asked for it, for --debug and violations
+	// Keep lists the mount points a MaskDir must contain for the mounts
+	// beneath it: relative paths, directories unless in KeepFiles.
+	Keep      []string `json:"keep,omitempty"`
+	KeepFiles []string `json:"keepFiles,omitempty"`
+}
+
+// Skip is a rule that made no mount, and why.
+type Skip struct {
+	Rule string `json:"rule"`
+	Why  string `json:"why"`
+}
+
+// Plan is everything the init needs to build the sandbox's filesystem.
+type Plan struct {
+	Mounts  []Mount `json:"mounts"`
+	Skipped []Skip  `json:"skipped,omitempty"`
+}
+
+// String renders the plan one mount a line, for srt --debug.
+func (p *Plan) String() string {
+	var b strings.Builder
+	b.WriteString("/ (read-only)\n")
+	for _, m := range p.Mounts {
+		fmt.Fprintf(&b, "%-9s %s  (%s)\n", m.Kind, m.Path, m.Why)
+	}
+	for _, s := range p.Skipped {
+		fmt.Fprintf(&b, "skipped   %s  (%s)\n", s.Rule, s.Why)
+	}
+	return b.String()
+}
+
+// Env is where a plan is made.
+type Env struct {
+	Home string // "" disables "~" entries and the home walk
+	Cwd  string
+	// Writable lists paths srt itself makes writable (the per-run temp
+	// dir); they take part like allowWrite entries.
+	Writable []string
+}
+
+// Protected names (spec c.5): never writable wherever they are found.
+var (
+	protectedFiles  = []string{".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".zshrc", ".zprofile", ".profile", ".ripgreprc", ".mcp.json"}
+	protectedDirs   = []string{".vscode", ".idea"}
+	protectedClaude = []string{"commands", "agents"} // inside .claude
+)
+
+// maxGlobVisits bounds the walk that matches one glob against the disk.
+const maxGlobVisits = 1_000_000
+
+// rule is one expanded, resolved entry.
+type rule struct {
+	path  string
+	allow bool
+	why   string
+}
+
+// Build computes the mount plan for s in env. It reads the disk (to
+// resolve symlinks, match globs and find protected names) but changes
+// nothing.
+func Build(s *config.Settings, env Env) (*Plan, error) {
+	b := &builder{env: env, plan: &Plan{}}
+	fsys := s.Filesystem
+	if fsys.Disabled {
+		// Everything writable, no protected names (spec c.8).
+		b.plan.Mounts = append(b.plan.Mounts, Mount{Kind: BindWritable, Path: "/", Why: "filesystem.disabled"})
+		return b.plan, nil
+	}
+	for _, w := range env.Writable {
+		b.writes = append(b.writes, rule{path: w, allow: true, why: "srt: per-run temp dir"})
+	}
+	if err := b.add("allowWrite", fsys.AllowWrite, true, true); err != nil {
+		return nil, err
+	}
+	if err := b.add("denyWrite", fsys.DenyWrite, false, true); err != nil {
+		return nil, err
+	}
+	if err := b.add("denyRead", fsys.DenyRead, false, false); err != nil {
+		return nil, err
+	}
+	if err := b.add("allowRead", fsys.AllowRead, true, false); err != nil {
+		return nil, err
+	}
+	b.addDefaultWritable()
+	// A writable path is readable too, also inside a denied area (spec c.6).
+	for _, w := range b.writes {
+		if w.allow {
+			b.reads = append(b.reads, rule{path: w.path, allow: true, why: w.why})
+		}
+	}
+	b.protect(s)
+	b.compute()
+	return b.plan, nil
+}
+
+// defaultWritable are the reference's default write paths (spec c.4) that
+// exist on disk; /dev is the sandbox's own and TMPDIR is per run.
+func defaultWritable(home string) []string {
+	paths := []string{"/tmp/claude"}
+	if home != "" {
+		paths = append(paths, filepath.Join(home, ".npm/_logs"), filepath.Join(home, ".claude/debug"))
+	}
+	return paths
+}
+
+// addDefaultWritable grants the default write paths that exist, unless a
+// denyRead hides them (spec c.4: an allowRead beneath re-opens them).
+func (b *builder) addDefaultWritable() {
+	reads := index(b.reads)
+	for _, p := range defaultWritable(b.env.Home) {
+		real, why := b.resolve(p, true)
+		if why != "" {
+			continue
+		}
+		if !viewAt(real, reads, nil).readable {
+			b.skip("default write path "+p, "hidden by denyRead")
+			continue
+		}
+		b.writes = append(b.writes, rule{path: real, allow: true, why: "default write path " + p})
+	}
+}
+
+type builder struct {
+	env    Env
+	plan   *Plan
+	reads  []rule
+	writes []rule
+}
+
+func (b *builder) skip(rule, why string) {
+	b.plan.Skipped = append(b.plan.Skipped, Skip{Rule: rule, Why: why})
+}
+
+// add expands one settings list into rules.
+func (b *builder) add(list string, entries []config.PathEntry, allow, write bool) error {
+	for i, e := range entries {
+		name := fmt.Sprintf("filesystem.%s.%d %q", list, i, e.Path)
+		p, ok, err := config.Expand(e, b.env.Home, b.env.Cwd)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if !ok {
+			b.skip(name, "names nothing: HOME is empty")
+			continue
+		}
+		var paths []string
+		if p.Glob != nil {
+			paths, err = matchGlob(p.Glob, !allow)
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			if len(paths) == 0 {
+				b.skip(name, "the pattern matches nothing on disk now")
+			}
+		} else {
+			paths = []string{p.Path}
+		}
+		for _, lexical := range paths {
+			real, why := b.resolve(lexical, allow)
+			if why != "" {
+				b.skip(name, why)
+				continue
+			}
+			r := rule{path: real, allow: allow, why: name}
+			if write {
+				b.writes = append(b.writes, r)
+			} else {
+				b.reads = append(b.reads, r)
+			}
+		}
+	}
+	return nil
+}
+
+// resolve turns a lexical path into the real, symlink-free path that a
+// rule applies to, or says why the rule applies to nothing.
+//
+// A deny follows symlinks: a rule on a link protects what it points to. A
+// grant refuses to follow a link that the sandbox could have written (one
+// inside a writable root): a command could plant "build -> ~/.ssh" and a
+// later run would hand it the target.
+func (b *builder) resolve(lexical string, grant bool) (string, string) {
+	real, err := filepath.EvalSymlinks(lexical)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", "does not exist (a rule on a missing path hides or grants nothing in this run)"
+		}
+		return "", fmt.Sprintf("cannot be resolved: %v", err)
+	}
+	if strings.HasPrefix(real, "/proc/") || real == "/proc" || real == "/dev" || strings.HasPrefix(real, "/dev/") {
+		return "", "is provided by the sandbox itself (/proc and /dev are private)"
+	}
+	if grant && real != filepath.Clean(lexical) {
+		if link := b.plantableLink(lexical); link != "" {
+			return "", fmt.Sprintf("goes through the symlink %s, which lies in a writable area and could have been planted; grant the target itself", link)
+		}
+	}
+	return real, ""
+}
+
+// plantableLink returns the first symlink on lexical's path whose directory
+// is writable under the rules so far, or "".
+func (b *builder) plantableLink(lexical string) string {
+	p := "/"
+	for _, part := range strings.Split(strings.TrimPrefix(filepath.Clean(lexical), "/"), "/") {
+		next := filepath.Join(p, part)
+		if fi, err := os.Lstat(next); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			for _, w := range b.writes {
+				dir, err := filepath.EvalSymlinks(p)
+				if err == nil && w.allow && within(dir, w.path) {
+					return next
+				}
+			}
+		}
+		resolved, err := filepath.EvalSymlinks(next)
+		if err != nil {
+			return ""
+		}
+		p = resolved
+	}
+	return ""
+}
+
+// within reports whether p is base or beneath it.
+func within(p, base string) bool {
+	return p == base || base == "/" || strings.HasPrefix(p, base+"/")
+}
+
+// matchGlob lists the existing paths that match g. For a deny, a matching
+// directory is not searched further: hiding it hides what is beneath.
+func matchGlob(g *config.Glob, deny bool) ([]string, error) {
+	var out []string
+	visits := 0
+	root := g.Root()
+	if _, err := os.Lstat(root); err != nil {
+		return nil, nil
+	}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if d != nil && d.IsDir() && g.Match(p) {
+				out = append(out, p)
+			}
+			return nil // unreadable: only what can be listed is matched
+		}
+		if visits++; visits > maxGlobVisits {
+			return fmt.Errorf("glob %q visits more than %d paths; make it more specific", g, maxGlobVisits)
+		}
+		if p == "/proc" || p == "/sys" || p == "/dev" {
+			return fs.SkipDir
+		}
+		if g.Match(p) {
+			out = append(out, p)
+			if deny && d.IsDir() {
+				return fs.SkipDir
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// protect adds the protected names found under cwd, home and every
+// writable root, down to mandatoryDenySearchDepth.
+func (b *builder) protect(s *config.Settings) {
+	roots := map[string]bool{}
+	for _, r := range []string{b.env.Cwd, b.env.Home} {
+		if r == "" {
+			continue
+		}
+		if real, err := filepath.EvalSymlinks(r); err == nil {
+			roots[real] = true
+		}
+	}
+	for _, w := range b.writes {
+		if w.allow {
+			roots[w.path] = true
+		}
+	}
+	sorted := make([]string, 0, len(roots))
+	for r := range roots {
+		sorted = append(sorted, r)
+	}
+	sort.Strings(sorted)
+	seen := map[string]bool{}
+	for _, root := range sorted {
+		if !b.writableSomewhereUnder(root) {
+			continue // nothing beneath can be written: no name there can change
+		}
+		for _, p := range findProtected(root, s.MandatoryDenySearchDepth, s.Filesystem.AllowGitConfig) {
+			if !seen[p] {
+				seen[p] = true
+				b.writes = append(b.writes, rule{path: p, allow: false, why: "protected name " + p})
+			}
+		}
+	}
+}
+
+// writableSomewhereUnder reports whether some allow-write rule covers root
+// or lies beneath it.
+func (b *builder) writableSomewhereUnder(root string) bool {
+	for _, w := range b.writes {
+		if w.allow && (within(root, w.path) || within(w.path, root)) {
+			return true
+		}
+	}
+	return false
+}
+
+// findProtected walks root for protected names whose path relative to root
+// has at most depth components (for .git/hooks and .claude/commands, the
+// .git or .claude directory counts). Matching ignores case. A .git directory
+// protects its hooks (and config, unless gitConfig), a .git file (a
+// worktree or submodule pointer) protects itself.
+func findProtected(root string, depth int, gitConfig bool) []string {
+	var out []string
+	var walk func(dir string, level int)
+	walk = func(dir string, level int) {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return
+		}
+		for _, e := range entries {
+			name := e.Name()
+			p := filepath.Join(dir, name)
+			lower := strings.ToLower(name)
+			switch {
+			case e.Type().IsRegular() && contains(protectedFiles, lower):
+				out = append(out, p)
+			case lower == ".git" && e.Type().IsRegular():
+				out = append(out, p)
+			case lower == ".git" && e.IsDir():
+				out = append(out, existing(filepath.Join(p, "hooks"))...)
+				if !gitConfig {
+					out = append(out, existing(filepath.Join(p, "config"))...)
+				}
+				continue // objects, refs and the index stay writable; nothing else inside is sourced
+			case e.IsDir() && contains(protectedDirs, lower):
+				out = append(out, p)
+				continue
+			case e.IsDir() && lower == ".claude":
+				for _, sub := range protectedClaude {
+					out = append(out, existingCaseless(p, sub)...)
+				}
+			}
+			if e.IsDir() && level < depth {
+				walk(p, level+1)
+			}
+		}
+	}
+	if depth >= 1 {
+		walk(root, 1)
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func existing(p string) []string {
+	if _, err := os.Lstat(p); err == nil {
+		return []string{p}
+	}
+	return nil
+}
+
+func existingCaseless(dir, name string) []string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		if strings.EqualFold(e.Name(), name) && e.IsDir() {
+			out = append(out, filepath.Join(dir, e.Name()))
+		}
+	}
+	return out
+}
