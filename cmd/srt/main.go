@@ -13,12 +13,15 @@ import (
 	"strings"
 
 	"github.com/srt-go/srt/config"
+	"github.com/srt-go/srt/nsexec"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "0.1.0-dev"
 
 func main() {
+	// The same binary is the sandbox's init: that role returns never.
+	nsexec.MaybeRun()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -90,12 +93,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	} else {
 		c.debugf("Original command: %s", o.commandText())
 	}
-	cmd, err := sandboxCommand(settings, argv)
+	l, err := sandboxCommand(c, settings, argv)
 	if err != nil {
 		c.errorf("%v; refusing to run %q unconfined", err, o.commandText())
 		return 1
 	}
-	status, err := supervise(cmd)
+	status, err := supervise(l.Cmd)
+	l.Close()
 	if err != nil {
 		c.errorf("%v", err)
 		return 1

@@ -1,3 +1,5 @@
+//go:build !linux
+
 package main
 
 import (
@@ -7,13 +9,14 @@ import (
 	"github.com/srt-go/srt/config"
 )
 
-// errNoBackend is returned until a platform backend exists: a command is
+// errNoBackend: on this platform no backend exists yet, and a command is
 // never run without the isolation the settings ask for.
 var errNoBackend = errors.New("no sandbox backend is available on this platform yet")
 
-// sandboxCommand prepares argv to run under settings. The process it
-// returns is started and waited for by supervise.
-func sandboxCommand(settings *config.Settings, argv []string) (*exec.Cmd, error) {
-	_, _ = settings, argv
+type launch struct{ Cmd *exec.Cmd }
+
+func (*launch) Close() error { return nil }
+
+func sandboxCommand(c *cli, settings *config.Settings, argv []string) (*launch, error) {
 	return nil, errNoBackend
 }

@@ -190,7 +190,8 @@ func TestSuperviseExitStatus(t *testing.T) {
 
 // SIGTSTP stops the command and srt; SIGCONT resumes both.
 func TestSuperviseJobControl(t *testing.T) {
-	s := startSupervised(t, `trap 'exit 42' TERM; `+loop)
+	// Like the sandbox's init, the command stops itself on SIGTSTP.
+	s := startSupervised(t, `trap 'exit 42' TERM; trap 'kill -STOP $$' TSTP; `+loop)
 	s.cmd.Process.Signal(syscall.SIGTSTP)
 	waitState(t, s.childPID, "T")
 	waitState(t, s.cmd.Process.Pid, "T")

@@ -55,19 +55,17 @@ func supervise(cmd *exec.Cmd) (int, error) {
 	}
 }
 
-// forward delivers sig to the command. SIGTSTP becomes SIGSTOP: the
-// command's session has no terminal, so its process group is orphaned and
-// the kernel would discard a SIGTSTP. srt then stops itself too, so the
-// shell that started srt sees the job stop; its SIGCONT on "fg" comes back
-// here and is forwarded in turn.
+// forward delivers sig to the command. After SIGTSTP, srt stops itself
+// too, so the shell that started srt sees the job stop; its SIGCONT on
+// "fg" comes back here and is forwarded in turn. (The sandbox's init
+// handles SIGTSTP by stopping everything in the sandbox: the kernel would
+// discard a plain SIGTSTP there, the session having no terminal.)
 func forward(p *os.Process, sig syscall.Signal) {
-	if sig == syscall.SIGTSTP {
-		_ = p.Signal(syscall.SIGSTOP)
-		_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
-		return
-	}
 	// An error means the command has just exited; Wait reports that.
 	_ = p.Signal(sig)
+	if sig == syscall.SIGTSTP {
+		_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+	}
 }
 
 func exitStatus(cmd *exec.Cmd, err error) (int, error) {

@@ -1,0 +1,315 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/srt-go/srt/internal/testenv"
+)
+
+// box is one end-to-end fixture: a work dir W (srt's cwd) and a home H,
+// with files, and settings.
+type box struct {
+	t      *testing.T
+	W, H   string
+	canary string
+}
+
+func newBox(t *testing.T, files ...string) *box {
+	t.Helper()
+	testenv.RequireUserNamespaces(t)
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &box{t: t, W: filepath.Join(root, "w"), H: filepath.Join(root, "h"), canary: fmt.Sprintf("CANARY-%d", time.Now().UnixNano())}
+	for _, d := range []string{b.W, b.H} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range files {
+		b.write(f, b.canary)
+	}
+	return b
+}
+
+// write creates W/rel (or H/rel for "~/rel"); a trailing "/" makes a dir.
+func (b *box) path(rel string) string {
+	if r, ok := strings.CutPrefix(rel, "~/"); ok {
+		return filepath.Join(b.H, r)
+	}
+	return filepath.Join(b.W, rel)
+}
+
+func (b *box) write(rel, content string) {
+	p := b.path(rel)
+	if strings.HasSuffix(rel, "/") {
+		os.MkdirAll(p, 0o755)
+		return
+	}
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+func (b *box) read(rel string) string {
+	data, err := os.ReadFile(b.path(rel))
+	if err != nil {
+		return "<" + err.Error() + ">"
+	}
+	return string(data)
+}
+
+// run runs a shell command in the sandbox with the given filesystem rules
+// (BASE otherwise).
+func (b *box) run(fs map[string]any, script string) result {
+	b.t.Helper()
+	settings := map[string]any{
+		"network":    map[string]any{"allowedDomains": []string{}, "deniedDomains": []string{}},
+		"filesystem": map[string]any{"denyRead": []string{}, "allowWrite": []string{}, "denyWrite": []string{}},
+	}
+	for k, v := range fs {
+		settings["filesystem"].(map[string]any)[k] = v
+	}
+	data, _ := json.Marshal(settings)
+	cfg := filepath.Join(filepath.Dir(b.W), "settings.json")
+	if err := os.WriteFile(cfg, data, 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+	cmd := exec.Command(os.Getenv(srtEnv), "--settings", cfg, "-c", script)
+	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + b.H}
+	cmd.Dir = b.W
+	out, errOut, code, err := testenv.Output(cmd)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return result{out, errOut, code}
+}
+
+func (b *box) noCanary(r result) {
+	b.t.Helper()
+	if strings.Contains(r.stdout+r.stderr, b.canary) {
+		b.t.Errorf("the canary leaked:\nstdout %q\nstderr %q", r.stdout, r.stderr)
+	}
+}
+
+type fsMap = map[string]any
+
+func TestSandboxReads(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t, "~/.ssh/id_rsa", ".env", "sub/a.pem", "sub/deep/b.pem", "h1/priv/s.txt", "allow/deny.txt")
+		b.write("readme.txt", "README")
+		b.write("h1/pub/p.txt", "PUBLIC")
+		b.write("allow/ok.txt", "OK")
+
+		r := b.run(fsMap{"denyRead": []string{"~/.ssh"}}, "cat ~/.ssh/id_rsa; ls -A ~/.ssh; echo x > ~/.ssh/new")
+		b.noCanary(r)
+		if !strings.Contains(r.stderr, "No such file or directory") || strings.TrimSpace(r.stdout) != "" || !strings.Contains(r.stderr, "Read-only file system") {
+			t.Errorf("denied dir: %+v", r)
+		}
+		r = b.run(fsMap{"denyRead": []string{".env", "**/*.pem"}, "allowRead": []string{"."}}, "cat .env sub/a.pem sub/deep/b.pem; cat readme.txt")
+		b.noCanary(r)
+		if !strings.Contains(r.stderr, "Permission denied") || !strings.Contains(r.stdout, "README") {
+			t.Errorf("specific deny beats broader allow: %+v", r)
+		}
+		r = b.run(fsMap{"denyRead": []string{"h1"}, "allowRead": []string{"h1/pub"}}, "cat h1/pub/p.txt; cat h1/priv/s.txt; ls -A h1")
+		b.noCanary(r)
+		if r.stdout != "PUBLICpub\n" {
+			t.Errorf("allowRead inside denyRead: %+v", r)
+		}
+		// The reference leaks a denied file inside an allowRead directory.
+		r = b.run(fsMap{"denyRead": []string{b.W, "allow/deny.txt"}, "allowRead": []string{"allow"}}, "cat allow/deny.txt; cat allow/ok.txt")
+		b.noCanary(r)
+		if r.stdout != "OK" {
+			t.Errorf("denied file in an allowed dir: %+v", r)
+		}
+		// The same content by other names: /proc/self/root, a symlink, a hard link.
+		r = b.run(fsMap{"denyRead": []string{"~/.ssh", ".env"}, "allowWrite": []string{"."}},
+			"cat /proc/self/root"+b.H+"/.ssh/id_rsa; cat /proc/self/cwd/.env; ln -s ~/.ssh/id_rsa l && cat l; ln .env hl; ln ~/.ssh/id_rsa hl2; cat /proc/1/root"+b.W+"/.env")
+		b.noCanary(r)
+	})
+}
+
+func TestSandboxWrites(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		outside := filepath.Join(filepath.Dir(b.W), "outside-target")
+		for _, f := range []string{"secrets/s.txt", "w2/sub/t.txt", "w2/top.txt", "keep.txt"} {
+			b.write(f, "ORIGINAL")
+		}
+		r := b.run(fsMap{"allowWrite": []string{"."}, "denyWrite": []string{"secrets"}},
+			"echo new > allowed.txt; echo x > secrets/s.txt; echo y > secrets/new; echo z > ../escape.txt; ln -s "+outside+" lnk; echo x > lnk; ln /etc/passwd hl")
+		if b.read("allowed.txt") != "new\n" {
+			t.Errorf("a write inside allowWrite did not persist: %q (%+v)", b.read("allowed.txt"), r)
+		}
+		if b.read("secrets/s.txt") != "ORIGINAL" || !strings.Contains(b.read("secrets/new"), "no such file") {
+			t.Errorf("denyWrite: %q %q", b.read("secrets/s.txt"), b.read("secrets/new"))
+		}
+		for _, p := range []string{filepath.Join(filepath.Dir(b.W), "escape.txt"), outside} {
+			if _, err := os.Lstat(p); err == nil {
+				t.Errorf("%s was created on the host", p)
+			}
+		}
+		if _, err := os.Lstat(b.path("hl")); err == nil {
+			t.Errorf("a hard link to /etc/passwd was made")
+		}
+		r = b.run(fsMap{"allowWrite": []string{"w2", "w2/sub"}, "denyWrite": []string{"w2"}}, "echo x > w2/sub/t.txt; echo x > w2/top.txt")
+		if b.read("w2/sub/t.txt") != "ORIGINAL" || b.read("w2/top.txt") != "ORIGINAL" || r.code == 0 {
+			t.Errorf("denyWrite above allowWrite: %+v", r)
+		}
+		// Default config: nothing writable, /dev/null is.
+		r = b.run(nil, "echo x > f.txt; echo x > /dev/null && echo ok")
+		if r.stdout != "ok\n" || !strings.Contains(r.stderr, "Read-only file system") {
+			t.Errorf("default config: %+v", r)
+		}
+	})
+}
+
+func TestSandboxProtectedNames(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		protected := []string{".bashrc", ".bash_profile", ".gitconfig", ".gitmodules", ".zshrc", ".zprofile", ".profile", ".ripgreprc", ".mcp.json",
+			".git/config", ".git/hooks/pre-commit", ".vscode/settings.json", ".idea/workspace.xml", ".claude/commands/test.md", ".claude/agents/test-agent.md",
+			"a/.bashrc", "a/b/.bashrc", "a/.vscode/x", "~/.bashrc", "~/.profile"}
+		safe := []string{"safe-file.txt", ".git/objects/test-obj", ".git/refs/heads/main", ".git/index", ".claude/some-other-file.txt", "a/b/c/.bashrc"}
+		for _, f := range append(append([]string{".git/HEAD"}, protected...), safe...) {
+			b.write(f, "ORIGINAL")
+		}
+		var script strings.Builder
+		for _, f := range append(protected, safe...) {
+			fmt.Fprintf(&script, "echo MODIFIED > '%s'; ", b.path(f))
+		}
+		// Moving a protected file's parent aside must not work either.
+		script.WriteString("mv .git .git2; mv .vscode .v2; rm -rf .git/hooks; mkdir -p .git/hooks2")
+		r := b.run(fsMap{"allowWrite": []string{".", "~"}}, script.String())
+		for _, f := range protected {
+			if got := b.read(f); got != "ORIGINAL" {
+				t.Errorf("%s = %q, want it unchanged", f, got)
+			}
+		}
+		for _, f := range safe {
+			if got := b.read(f); got != "MODIFIED\n" {
+				t.Errorf("%s = %q, want it writable", f, got)
+			}
+		}
+		if _, err := os.Stat(b.path(".git2")); err == nil {
+			t.Errorf(".git was renamed: %+v", r)
+		}
+		r = b.run(fsMap{"allowWrite": []string{"."}, "allowGitConfig": true}, "echo more >> .git/config; echo x > .git/hooks/x")
+		if b.read(".git/config") != "ORIGINALmore\n" || !strings.Contains(b.read(".git/hooks/x"), "no such file") {
+			t.Errorf("allowGitConfig: config %q, hooks/x %q (%+v)", b.read(".git/config"), b.read(".git/hooks/x"), r)
+		}
+	})
+}
+
+// The command sees no process outside its own tree, can signal none, and
+// nothing it starts survives it.
+func TestSandboxProcesses(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		r := b.run(nil, fmt.Sprintf("ls /proc | grep -c '^[0-9]'; kill -0 %d && echo SIGNALLED", os.Getpid()))
+		if strings.Contains(r.stdout, "SIGNALLED") {
+			t.Errorf("the command could signal the test process: %+v", r)
+		}
+		var n int
+		fmt.Sscan(r.stdout, &n)
+		if n == 0 || n > 4 {
+			t.Errorf("the command sees %d processes: %+v", n, r)
+		}
+		tag := fmt.Sprintf("%d", time.Now().UnixNano()%100000+100000)
+		b.run(nil, "sleep "+tag+" & sleep "+tag+" & exit 0")
+		time.Sleep(100 * time.Millisecond)
+		if out, _ := exec.Command("pgrep", "-f", "sleep "+tag).Output(); len(out) > 0 {
+			exec.Command("pkill", "-f", "sleep "+tag).Run()
+			t.Errorf("a background process outlived the sandbox: %s", out)
+		}
+		for _, tc := range []struct {
+			script string
+			code   int
+		}{{"exit 7", 7}, {"kill -TERM $$", 143}, {"kill -KILL $$", 137}, {"kill -INT $$", 130}, {"/nonexistent/cmd", 127}} {
+			if r := b.run(nil, tc.script); r.code != tc.code {
+				t.Errorf("%q: exit %d, want %d (%+v)", tc.script, r.code, tc.code, r)
+			}
+		}
+	})
+}
+
+// The network is cut: a listener on the host's loopback gets nothing.
+func TestSandboxNoNetwork(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		got := make(chan struct{}, 1)
+		go func() {
+			if c, err := ln.Accept(); err == nil {
+				c.Close()
+				got <- struct{}{}
+			}
+		}()
+		port := ln.Addr().(*net.TCPAddr).Port
+		if _, err := exec.LookPath("bash"); err != nil {
+			t.Skip("requires bash for /dev/tcp")
+		}
+		r := b.run(nil, fmt.Sprintf("bash -c 'echo hi > /dev/tcp/127.0.0.1/%d' && echo CONNECTED", port))
+		if strings.Contains(r.stdout, "CONNECTED") {
+			t.Errorf("the command reached the host's loopback: %+v", r)
+		}
+		select {
+		case <-got:
+			t.Error("the host listener got a connection")
+		case <-time.After(200 * time.Millisecond):
+		}
+	})
+}
+
+// No fd that srt inherited reaches the command; nothing is left behind.
+func TestSandboxLeavesNothing(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t, "secret.txt")
+		before, _ := os.ReadFile("/proc/self/mountinfo")
+		f, err := os.Open(b.path("secret.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		settings := filepath.Join(filepath.Dir(b.W), "s.json")
+		os.WriteFile(settings, []byte(strings.Replace(baseSettings, `"denyRead":[]`, `"denyRead":["secret.txt"]`, 1)), 0o644)
+		cmd := exec.Command(os.Getenv(srtEnv), "--settings", settings, "-c", "ls /proc/self/fd; cat <&3; cat /proc/self/fd/3")
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + b.H}
+		cmd.Dir = b.W
+		cmd.ExtraFiles = []*os.File{f}
+		out, errOut, _, err := testenv.Output(cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.noCanary(result{out, errOut, 0})
+		if fds := strings.Fields(out); len(fds) > 4 {
+			t.Errorf("the command has fds %q", fds)
+		}
+		after, _ := os.ReadFile("/proc/self/mountinfo")
+		if string(before) != string(after) {
+			t.Errorf("the host's mounts changed:\n%s\n---\n%s", before, after)
+		}
+		runs, _ := filepath.Glob(filepath.Join(os.TempDir(), fmt.Sprintf("srt-%d", os.Getuid()), "run-*"))
+		if len(runs) > 0 {
+			t.Errorf("runtime dirs left: %q", runs)
+		}
+		entries, _ := os.ReadDir(b.W)
+		if len(entries) != 1 {
+			t.Errorf("the work dir holds %d entries, want only secret.txt", len(entries))
+		}
+	})
+}

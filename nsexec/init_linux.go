@@ -1,0 +1,487 @@
+package nsexec
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// MaybeRun runs the sandbox's init or reaper when this process is one
+// (the first argument names the role) and never returns then; otherwise
+// it returns at once. Call it first thing in main.
+func MaybeRun() {
+	if len(os.Args) < 2 {
+		return
+	}
+	var err error
+	switch os.Args[1] {
+	case roleInit:
+		err = runInit()
+	case roleReaper:
+		err = runReaper()
+	default:
+		return
+	}
+	fmt.Fprintf(os.Stderr, "srt: sandbox: %v\n", err)
+	os.Exit(1)
+}
+
+// readSpec reads the spec from fd 3, which only the supervisor (or the
+// init) provides.
+func readSpec() (*Spec, error) {
+	f := os.NewFile(3, "spec")
+	if f == nil {
+		return nil, errors.New("no spec descriptor")
+	}
+	data, err := io.ReadAll(f)
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("reading the spec: %w", err)
+	}
+	var s Spec
+	if err := json.Unmarshal(data, &s); err != nil || s.Plan == nil || len(s.Argv) == 0 {
+		return nil, fmt.Errorf("bad spec (%d bytes): %v", len(data), err)
+	}
+	return &s, nil
+}
+
+// runInit is PID 1 of the sandbox's outer PID namespace, in new user,
+// mount, network, IPC, UTS and cgroup namespaces. It builds the root
+// filesystem from the plan, pivots into it, brings up loopback and starts
+// the reaper, which runs the command in a nested PID namespace.
+func runInit() error {
+	if os.Getpid() != 1 {
+		return errors.New("the init must be PID 1 of a new PID namespace")
+	}
+	spec, err := readSpec()
+	if err != nil {
+		return err
+	}
+	if err := buildRoot(spec); err != nil {
+		return err
+	}
+	if err := loopbackUp(); err != nil {
+		return fmt.Errorf("bringing up loopback: %w", err)
+	}
+	data, err := json.Marshal(spec)
+	if err != nil {
+		return err
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	go func() {
+		w.Write(data)
+		w.Close()
+	}()
+	cmd := exec.Command("/proc/self/exe", roleReaper)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.ExtraFiles = []*os.File{r}
+	cmd.Env = []string{}
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		// Its own PID namespace, so the command can neither see nor
+		// signal the init, and its own mount namespace for a /proc that
+		// shows only that namespace.
+		Cloneflags:  syscall.CLONE_NEWPID | syscall.CLONE_NEWNS,
+		AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP},
+		Pdeathsig:   syscall.SIGKILL,
+	}
+	sigs := make(chan os.Signal, 16)
+	signal.Notify(sigs)
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting the reaper: %w", err)
+	}
+	r.Close()
+	done := make(chan struct{})
+	go func() {
+		cmd.Wait()
+		close(done)
+	}()
+	for {
+		select {
+		case sig := <-sigs:
+			if s := sig.(syscall.Signal); s != syscall.SIGCHLD && s != syscall.SIGURG && s != syscall.SIGPIPE {
+				cmd.Process.Signal(s)
+			}
+		case <-done:
+			os.Exit(exitCode(cmd.ProcessState))
+		}
+	}
+}
+
+// exitCode maps a child's end to a shell-style status.
+func exitCode(ps *os.ProcessState) int {
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
+
+// runReaper is PID 1 of the command's PID namespace: it mounts a /proc of
+// that namespace, drops every privilege for the command, starts it as
+// PID 2 and reaps whatever it leaves. When the command exits, the reaper
+// exits, and the kernel kills everything else in the namespace.
+func runReaper() error {
+	spec, err := readSpec()
+	if err != nil {
+		return err
+	}
+	if err := mountProc(); err != nil {
+		return err
+	}
+	for _, kv := range spec.Env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			os.Setenv("PATH", v)
+		}
+	}
+	if err := os.Chdir(spec.Cwd); err != nil {
+		return fmt.Errorf("entering the working directory %s: %w", spec.Cwd, err)
+	}
+	path, err := exec.LookPath(spec.Argv[0])
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "srt: %s: %v\n", spec.Argv[0], unwrapExec(err))
+		os.Exit(127)
+	}
+	cmd := &exec.Cmd{Path: path, Args: spec.Argv, Env: spec.Env, Dir: spec.Cwd,
+		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
+
+	// Capabilities, no_new_privs and the bounding set are per thread: set
+	// them on this locked thread, which is the one that forks the command.
+	runtime.LockOSThread()
+	if err := dropPrivileges(); err != nil {
+		return err
+	}
+	sigs := make(chan os.Signal, 16)
+	signal.Notify(sigs)
+	if err := cmd.Start(); err != nil {
+		code := 126
+		if errors.Is(err, os.ErrNotExist) {
+			code = 127
+		}
+		fmt.Fprintf(os.Stderr, "srt: %s: %v\n", spec.Argv[0], unwrapExec(err))
+		os.Exit(code)
+	}
+	pid := cmd.Process.Pid
+	for {
+		select {
+		case sig := <-sigs:
+			s := sig.(syscall.Signal)
+			switch s {
+			case syscall.SIGCHLD:
+				for {
+					var ws syscall.WaitStatus
+					got, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+					if err != nil || got <= 0 {
+						break
+					}
+					if got == pid {
+						code := ws.ExitStatus()
+						if ws.Signaled() {
+							code = 128 + int(ws.Signal())
+						}
+						os.Exit(code)
+					}
+				}
+			case syscall.SIGURG, syscall.SIGPIPE:
+			case syscall.SIGTSTP:
+				syscall.Kill(-1, syscall.SIGSTOP) // every process of the namespace but this one
+			case syscall.SIGCONT:
+				syscall.Kill(-1, syscall.SIGCONT)
+			default:
+				syscall.Kill(pid, s)
+			}
+		}
+	}
+}
+
+func unwrapExec(err error) error {
+	var ee *exec.Error
+	if errors.As(err, &ee) {
+		return ee.Err
+	}
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// dropPrivileges leaves the calling thread, and what it forks, with no
+// capability in any set and no way to regain one: the bounding and
+// ambient sets are emptied, the inheritable set cleared, and no_new_privs
+// set, so not even a setuid or file-capability binary can add any.
+func dropPrivileges() error {
+	last := len(allCaps()) - 1
+	for c := 0; c <= last; c++ {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+			return fmt.Errorf("dropping capability %d from the bounding set: %w", c, err)
+		}
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+		return fmt.Errorf("clearing ambient capabilities: %w", err)
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("reading capabilities: %w", err)
+	}
+	for i := range data {
+		data[i].Inheritable = 0
+	}
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("clearing inheritable capabilities: %w", err)
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("setting no_new_privs: %w", err)
+	}
+	// Descriptors this process inherited stay out of the command.
+	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		return fmt.Errorf("marking descriptors close-on-exec: %w", err)
+	}
+	return nil
+}
+
+// loopbackUp sets lo up in the new network namespace; nothing else exists
+// there, so nothing leaves it.
+func loopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return err
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
+}
+
+// procMasks are /proc entries the command has no business reading or
+// writing; each is covered by an empty read-only file or directory.
+var procMasks = []string{"/proc/kcore", "/proc/sysrq-trigger", "/proc/keys", "/proc/timer_list", "/proc/sched_debug", "/proc/latency_stats", "/proc/acpi", "/proc/scsi"}
+
+// mountProc replaces the init's /proc with one of this PID namespace, and
+// makes /proc/sys read-only.
+func mountProc() error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return pathErr("making mounts private", "/", err)
+	}
+	// Stacked on the init's proc, which stays hidden beneath: the kernel
+	// mounts a proc in a user namespace only while a complete one is in
+	// view, and the command has no capability to unmount either.
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return pathErr("mounting proc", "/proc", err)
+	}
+	if err := bindSelf("/proc/sys", true); err != nil {
+		return err
+	}
+	for _, p := range procMasks {
+		fi, err := os.Stat(p)
+		if err != nil {
+			continue
+		}
+		if fi.IsDir() {
+			err = unix.Mount("tmpfs", p, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=0,mode=0555")
+		} else {
+			err = unix.Mount("/dev/null", p, "", unix.MS_BIND, "")
+			if err == nil {
+				err = setAttr(p, unix.MOUNT_ATTR_RDONLY, false)
+			}
+		}
+		if err != nil {
+			return pathErr("masking", p, err)
+		}
+	}
+	return nil
+}
+
+func pathErr(op, path string, err error) error {
+	return &os.PathError{Op: op, Path: path, Err: err}
+}
+
+// bindSelf bind-mounts path onto itself (recursively), read-only or not.
+func bindSelf(path string, readOnly bool) error {
+	if err := unix.Mount(path, path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return pathErr("bind", path, err)
+	}
+	if readOnly {
+		return setAttr(path, unix.MOUNT_ATTR_RDONLY, true)
+	}
+	return nil
+}
+
+// setAttr sets mount attributes on the mount at path, and with recursive
+// on every mount beneath it too, atomically (mount_setattr): a remount
+// loop would leave a window with some submounts still writable.
+func setAttr(path string, attr uint64, recursive bool) error {
+	flags := uint(unix.AT_SYMLINK_NOFOLLOW)
+	if recursive {
+		flags |= unix.AT_RECURSIVE
+	}
+	if err := unix.MountSetattr(unix.AT_FDCWD, path, flags, &unix.MountAttr{Attr_set: attr}); err != nil {
+		return pathErr("mount_setattr", path, err)
+	}
+	return nil
+}
+
+// buildRoot builds the sandbox's root under a private tmpfs and pivots
+// into it. Nothing is mounted in the host's namespace and nothing is
+// created in the host's tree: mount points for masks live in the tmpfs.
+func buildRoot(spec *Spec) error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return pathErr("making mounts private", "/", err)
+	}
+	base := filepath.Join(spec.RuntimeDir, "base")
+	if err := os.Mkdir(base, 0o700); err != nil {
+		return err
+	}
+	if err := unix.Mount("tmpfs", base, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700"); err != nil {
+		return pathErr("mounting the staging tmpfs", base, err)
+	}
+	root, stage := filepath.Join(base, "root"), filepath.Join(base, "stage")
+	for _, d := range []string{root, stage} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			return err
+		}
+	}
+	// The whole host, read-only; its /proc and /dev are replaced by the
+	// sandbox's own, so their host copies are detached first.
+	if err := unix.Mount("/", root, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return pathErr("binding the host root", root, err)
+	}
+	// Also the copy of the staging tmpfs itself, which the recursive bind
+	// took along.
+	for _, sub := range []string{"proc", "dev", strings.TrimPrefix(base, "/")} {
+		if err := unix.Unmount(filepath.Join(root, sub), unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) {
+			return pathErr("detaching the host's", "/"+sub, err)
+		}
+	}
+	if err := setAttr(root, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, true); err != nil {
+		return err
+	}
+	for i, m := range spec.Plan.Mounts {
+		if err := applyMount(root, stage, i, m); err != nil {
+			return fmt.Errorf("%s %s (%s): %w", m.Kind, m.Path, m.Why, err)
+		}
+	}
+	if err := buildDev(filepath.Join(root, "dev")); err != nil {
+		return err
+	}
+	if err := unix.Mount("proc", filepath.Join(root, "proc"), "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return pathErr("mounting proc", "/proc", err)
+	}
+	// pivot_root(".", "."): the old root ends up stacked on the new one and
+	// is detached at once, with no directory needed for it in the tree.
+	if err := unix.Chdir(root); err != nil {
+		return err
+	}
+	if err := unix.PivotRoot(".", "."); err != nil {
+		return pathErr("pivot_root", root, err)
+	}
+	if err := unix.Unmount(".", unix.MNT_DETACH); err != nil {
+		return pathErr("detaching the old root", "/", err)
+	}
+	return unix.Chdir("/")
+}
+
+func applyMount(root, stage string, i int, m Mount) error {
+	target := filepath.Join(root, m.Path)
+	switch m.Kind {
+	case BindWritable, BindReadOnly:
+		if err := unix.Mount(m.Path, target, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return pathErr("bind", m.Path, err)
+		}
+		attr := uint64(unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV)
+		if m.Kind == BindReadOnly {
+			attr |= unix.MOUNT_ATTR_RDONLY
+		}
+		return setAttr(target, attr, true)
+	case MaskDir:
+		src := filepath.Join(stage, fmt.Sprintf("mask-%d", i))
+		if err := os.Mkdir(src, 0o755); err != nil {
+			return err
+		}
+		for _, k := range m.Keep {
+			if err := os.MkdirAll(filepath.Join(src, k), 0o755); err != nil {
+				return err
+			}
+		}
+		for _, k := range m.KeepFiles {
+			if err := os.MkdirAll(filepath.Dir(filepath.Join(src, k)), 0o755); err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(src, k), nil, 0o000); err != nil {
+				return err
+			}
+		}
+		// Read-only, not tmpfs: a writable mask would let the command
+		// stage files where the host later looks.
+		if err := unix.Mount(src, target, "", unix.MS_BIND, ""); err != nil {
+			return pathErr("mask", m.Path, err)
+		}
+		return setAttr(target, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, false)
+	case MaskFile:
+		src := filepath.Join(stage, fmt.Sprintf("mask-%d", i))
+		// Mode 000 on a read-only mount: reading it fails with EACCES
+		// (the command has no capability to override that), and chmod
+		// fails with EROFS.
+		if err := os.WriteFile(src, nil, 0o000); err != nil {
+			return err
+		}
+		if err := unix.Mount(src, target, "", unix.MS_BIND, ""); err != nil {
+			return pathErr("mask", m.Path, err)
+		}
+		return setAttr(target, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, false)
+	}
+	return fmt.Errorf("unknown mount kind %q", m.Kind)
+}
+
+// buildDev makes a minimal /dev: the harmless character devices, bound
+// from the host (a user namespace cannot mknod), a private devpts, a
+// private /dev/shm, and the usual links. Then /dev itself is read-only.
+func buildDev(dev string) error {
+	if err := unix.Mount("tmpfs", dev, "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "mode=0755,size=64k"); err != nil {
+		return pathErr("mounting", "/dev", err)
+	}
+	for _, name := range []string{"null", "zero", "full", "random", "urandom", "tty"} {
+		p := filepath.Join(dev, name)
+		if err := os.WriteFile(p, nil, 0o666); err != nil {
+			return err
+		}
+		if err := unix.Mount("/dev/"+name, p, "", unix.MS_BIND, ""); err != nil {
+			return pathErr("binding", "/dev/"+name, err)
+		}
+	}
+	for _, d := range []string{"pts", "shm"} {
+		if err := os.Mkdir(filepath.Join(dev, d), 0o755); err != nil {
+			return err
+		}
+	}
+	if err := unix.Mount("devpts", filepath.Join(dev, "pts"), "devpts", unix.MS_NOSUID|unix.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620"); err != nil {
+		return pathErr("mounting", "/dev/pts", err)
+	}
+	if err := unix.Mount("tmpfs", filepath.Join(dev, "shm"), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
+		return pathErr("mounting", "/dev/shm", err)
+	}
+	for link, target := range map[string]string{"ptmx": "pts/ptmx", "fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1", "stderr": "/proc/self/fd/2"} {
+		if err := os.Symlink(target, filepath.Join(dev, link)); err != nil {
+			return err
+		}
+	}
+	return setAttr(dev, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC, false)
+}

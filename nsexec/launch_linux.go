@@ -1,0 +1,208 @@
+package nsexec
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/srt-go/srt/config"
+)
+
+// Launch is one prepared run: the init's process, not yet started, and the
+// host state it needs (the runtime dir, the spec pipe).
+type Launch struct {
+	Cmd        *exec.Cmd
+	Plan       *Plan
+	RuntimeDir string
+	specR      *os.File
+	lock       *os.File
+}
+
+// Prepare computes the plan and builds the command that starts the
+// sandbox's init. The caller starts and waits for Cmd (forwarding
+// signals), then calls Close.
+func Prepare(s *config.Settings, argv, env []string, cwd, home string, debug bool) (*Launch, error) {
+	if len(argv) == 0 {
+		return nil, errors.New("no command")
+	}
+	dir, lock, err := newRuntimeDir()
+	if err != nil {
+		return nil, err
+	}
+	l := &Launch{RuntimeDir: dir, lock: lock}
+	ok := false
+	defer func() {
+		if !ok {
+			l.Close()
+		}
+	}()
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		return nil, err
+	}
+	var writable []string
+	if !s.Filesystem.Disabled {
+		writable = []string{tmp}
+		env = setEnv(env, "TMPDIR", tmp)
+	}
+	l.Plan, err = Build(s, Env{Home: home, Cwd: cwd, Writable: writable})
+	if err != nil {
+		return nil, err
+	}
+	data, err := json.Marshal(&Spec{Plan: l.Plan, Argv: argv, Env: env, Cwd: cwd, RuntimeDir: dir, Debug: debug})
+	if err != nil {
+		return nil, err
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	l.specR = r
+	// The write completes once the init reads, or fails with EPIPE if
+	// it dies first; the init refuses to start on a short spec.
+	go func() {
+		w.Write(data)
+		w.Close()
+	}()
+	// Nothing srt inherited may reach the sandbox: every descriptor above
+	// stdio becomes close-on-exec (the spec pipe is dup'ed to fd 3 by the
+	// fork itself).
+	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		return nil, fmt.Errorf("marking inherited descriptors close-on-exec: %w", err)
+	}
+	cmd := exec.Command("/proc/self/exe", roleInit)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.ExtraFiles = []*os.File{r}
+	cmd.Env = []string{}
+	uid, gid := os.Getuid(), os.Getgid()
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWNET |
+			syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS | syscall.CLONE_NEWCGROUP,
+		// The caller keeps its ids inside: files it owns stay its own.
+		UidMappings:                []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+		GidMappings:                []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
+		GidMappingsEnableSetgroups: false,
+		// The init needs its namespace capabilities after exec, though it
+		// runs as the caller's uid: ambient capabilities carry them. They
+		// are valid only in the new user namespace, and the init drops
+		// every one of them before the command runs.
+		AmbientCaps: allCaps(),
+		Pdeathsig:   syscall.SIGKILL,
+		// A session of its own: the command has no controlling terminal
+		// it could push keystrokes into (TIOCSTI).
+		Setsid: true,
+	}
+	l.Cmd = cmd
+	ok = true
+	return l, nil
+}
+
+// Close releases the run's host state: the spec pipe and the runtime dir
+// (with the per-run TMPDIR). Safe to call twice.
+func (l *Launch) Close() error {
+	if l.specR != nil {
+		l.specR.Close()
+		l.specR = nil
+	}
+	var err error
+	if l.RuntimeDir != "" {
+		err = os.RemoveAll(l.RuntimeDir)
+		l.RuntimeDir = ""
+	}
+	if l.lock != nil {
+		l.lock.Close()
+		l.lock = nil
+	}
+	return err
+}
+
+// allCaps lists every capability the kernel knows.
+func allCaps() []uintptr {
+	last := 40
+	if data, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
+		fmt.Sscan(strings.TrimSpace(string(data)), &last)
+	}
+	caps := make([]uintptr, 0, last+1)
+	for c := 0; c <= last; c++ {
+		caps = append(caps, uintptr(c))
+	}
+	return caps
+}
+
+func setEnv(env []string, key, value string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, key+"=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, key+"="+value)
+}
+
+// newRuntimeDir makes this run's private directory under a per-user base,
+// removing the directories of earlier runs whose supervisor is gone (a
+// SIGKILLed srt cannot clean up after itself). Each live run holds an
+// exclusive lock on its directory's lock file.
+func newRuntimeDir() (string, *os.File, error) {
+	base := filepath.Join(os.TempDir(), fmt.Sprintf("srt-%d", os.Getuid()))
+	if err := os.Mkdir(base, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return "", nil, fmt.Errorf("creating the runtime dir %s: %w", base, err)
+	}
+	// Another user could have made the base first, to watch or swap our
+	// files: it must be ours, private, and not a symlink.
+	fi, err := os.Lstat(base)
+	if err != nil {
+		return "", nil, err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !fi.IsDir() || !ok || int(st.Uid) != os.Getuid() || fi.Mode().Perm() != 0o700 {
+		return "", nil, fmt.Errorf("the runtime dir %s is not a private directory of uid %d; remove it", base, os.Getuid())
+	}
+	removeStale(base)
+	dir, err := os.MkdirTemp(base, "run-")
+	if err != nil {
+		return "", nil, err
+	}
+	// The lock file appears under its final name only once it is locked,
+	// so a concurrent run never mistakes this new directory for a stale one.
+	lock, err := os.OpenFile(filepath.Join(dir, "lock.new"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err == nil {
+		err = unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+	}
+	if err == nil {
+		err = os.Rename(filepath.Join(dir, "lock.new"), filepath.Join(dir, "lock"))
+	}
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", nil, fmt.Errorf("locking the runtime dir: %w", err)
+	}
+	return dir, lock, nil
+}
+
+func removeStale(base string) {
+	entries, err := os.ReadDir(base)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), "run-") {
+			continue
+		}
+		dir := filepath.Join(base, e.Name())
+		f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR, 0)
+		if err != nil {
+			continue // still being created, or not ours to judge
+		}
+		if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
+			os.RemoveAll(dir)
+		}
+		f.Close()
+	}
+}

@@ -1,0 +1,20 @@
+package nsexec
+
+// Spec is what the supervisor sends the init over a pipe (never argv:
+// plans with thousands of rules must not meet E2BIG or argument caps).
+type Spec struct {
+	Plan       *Plan    `json:"plan"`
+	Argv       []string `json:"argv"`
+	Env        []string `json:"env"`
+	Cwd        string   `json:"cwd"`
+	RuntimeDir string   `json:"runtimeDir"` // private 0700 directory of this run, on the host
+	Debug      bool     `json:"debug"`
+}
+
+// Roles of the re-executed binary, given as its first argument. A user
+// cannot reach them by accident: each refuses to run unless fd 3 carries a
+// spec and its namespaces are new.
+const (
+	roleInit   = "__srt_nsexec_init"
+	roleReaper = "__srt_nsexec_reaper"
+)
