@@ -173,36 +173,33 @@ func runReaper() error {
 		os.Exit(code)
 	}
 	pid := cmd.Process.Pid
-	for {
-		select {
-		case sig := <-sigs:
-			s := sig.(syscall.Signal)
-			switch s {
-			case syscall.SIGCHLD:
-				for {
-					var ws syscall.WaitStatus
-					got, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
-					if err != nil || got <= 0 {
-						break
-					}
-					if got == pid {
-						code := ws.ExitStatus()
-						if ws.Signaled() {
-							code = 128 + int(ws.Signal())
-						}
-						os.Exit(code)
-					}
+	for sig := range sigs {
+		switch s := sig.(syscall.Signal); s {
+		case syscall.SIGCHLD:
+			for {
+				var ws syscall.WaitStatus
+				got, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+				if err != nil || got <= 0 {
+					break
 				}
-			case syscall.SIGURG, syscall.SIGPIPE:
-			case syscall.SIGTSTP:
-				syscall.Kill(-1, syscall.SIGSTOP) // every process of the namespace but this one
-			case syscall.SIGCONT:
-				syscall.Kill(-1, syscall.SIGCONT)
-			default:
-				syscall.Kill(pid, s)
+				if got == pid {
+					code := ws.ExitStatus()
+					if ws.Signaled() {
+						code = 128 + int(ws.Signal())
+					}
+					os.Exit(code)
+				}
 			}
+		case syscall.SIGURG, syscall.SIGPIPE:
+		case syscall.SIGTSTP:
+			syscall.Kill(-1, syscall.SIGSTOP) // every process of the namespace but this one
+		case syscall.SIGCONT:
+			syscall.Kill(-1, syscall.SIGCONT)
+		default:
+			syscall.Kill(pid, s)
 		}
 	}
+	return errors.New("signal channel closed")
 }
 
 func unwrapExec(err error) error {
