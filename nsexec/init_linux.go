@@ -162,6 +162,9 @@ func runReaper() error {
 	if err := dropPrivileges(); err != nil {
 		return err
 	}
+	if err := installSeccomp(); err != nil {
+		return err
+	}
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs)
 	if err := cmd.Start(); err != nil {

@@ -18,6 +18,10 @@ import (
 // it is passed on to the unprivileged re-run.
 const srtEnv = "SRT_TEST_BINARY"
 
+// probeEnv makes the test binary, inside the sandbox, try a forbidden
+// operation (see probe).
+const probeEnv = "SRT_TEST_PROBE"
+
 // superviseEnv makes the test binary a stand-in supervisor (see
 // superviseHelper).
 const superviseEnv = "SRT_TEST_SUPERVISE"
@@ -26,6 +30,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(superviseEnv) != "" {
 		superviseHelper()
 		return
+	}
+	if what := os.Getenv(probeEnv); what != "" {
+		probe(what)
 	}
 	if os.Getenv(srtEnv) == "" {
 		dir, err := os.MkdirTemp("", "srt-bin-")

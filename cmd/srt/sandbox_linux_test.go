@@ -313,3 +313,25 @@ func TestSandboxLeavesNothing(t *testing.T) {
 		}
 	})
 }
+
+// Unix-domain sockets and io_uring are refused inside; inet sockets (for
+// loopback) are not.
+func TestSandboxSeccomp(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		exe, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := b.run(nil, probeEnv+"=unix-socket "+exe)
+		want := []string{"unix-socket: fd=-1 err=operation not permitted", "inet-socket: fd=", "io_uring_setup: r=-1 err=operation not permitted"}
+		for _, w := range want {
+			if !strings.Contains(r.stdout, w) {
+				t.Errorf("probe output %q lacks %q (stderr %q)", r.stdout, w, r.stderr)
+			}
+		}
+		if strings.Contains(r.stdout, "inet-socket: fd=-1") {
+			t.Errorf("inet sockets are refused: %q", r.stdout)
+		}
+	})
+}
