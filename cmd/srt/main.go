@@ -101,7 +101,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	status, err := supervise(l.Cmd)
 	l.Close()
 	if err != nil {
-		c.errorf("%v", err)
+		c.errorf("%v", explainStart(err))
 		return 1
 	}
 	return status

@@ -20,3 +20,5 @@ func (*launch) Close() error { return nil }
 func sandboxCommand(c *cli, settings *config.Settings, argv []string) (*launch, error) {
 	return nil, errNoBackend
 }
+
+func explainStart(err error) error { return err }

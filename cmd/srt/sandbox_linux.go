@@ -21,3 +21,6 @@ func sandboxCommand(c *cli, settings *config.Settings, argv []string) (*nsexec.L
 	c.debugf("Mount plan:\n%s", l.Plan)
 	return l, nil
 }
+
+// explainStart says why the sandbox could not start, with the fix.
+func explainStart(err error) error { return nsexec.Explain(err) }

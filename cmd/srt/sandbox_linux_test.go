@@ -335,3 +335,28 @@ func TestSandboxSeccomp(t *testing.T) {
 		}
 	})
 }
+
+// Where namespaces cannot be created, the command does not run, and the
+// error says why and how to fix it. The test makes such a host: a user
+// namespace (made with unshare(1)) whose user.max_user_namespaces is 0.
+func TestSandboxFailsClosed(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		if _, err := exec.LookPath("unshare"); err != nil {
+			t.Skip("requires unshare(1) to build a host without user namespaces")
+		}
+		marker := filepath.Join(b.W, "ran")
+		cmd := exec.Command("unshare", "-Ur", "sh", "-c", `echo 0 > /proc/sys/user/max_user_namespaces && exec "$0" -- /bin/touch "$1"`, os.Getenv(srtEnv), marker)
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + b.H, "TMPDIR=" + filepath.Dir(b.W)}
+		_, stderr, code, err := testenv.Output(cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if code != 1 || !strings.Contains(stderr, "srt: cannot create the sandbox's user namespace") || !strings.Contains(stderr, "user.max_user_namespaces=0") {
+			t.Errorf("exit %d, stderr %q", code, stderr)
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Error("the command ran without a sandbox")
+		}
+	})
+}

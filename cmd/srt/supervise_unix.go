@@ -41,7 +41,7 @@ func supervise(cmd *exec.Cmd) (int, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if err := cmd.Start(); err != nil {
-		return 0, fmt.Errorf("cannot start %s: %w", cmd.Path, err)
+		return 0, &startError{err}
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -67,6 +67,12 @@ func forward(p *os.Process, sig syscall.Signal) {
 		_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
 	}
 }
+
+// startError is a command that could not be started at all.
+type startError struct{ err error }
+
+func (e *startError) Error() string { return "cannot start the sandbox: " + e.err.Error() }
+func (e *startError) Unwrap() error { return e.err }
 
 func exitStatus(cmd *exec.Cmd, err error) (int, error) {
 	var ee *exec.ExitError

@@ -1,0 +1,45 @@
+package nsexec
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+)
+
+// Explain turns a failure to start the sandbox's init into a diagnosis:
+// which namespace setting of this host refused it, and how to change it.
+func Explain(err error) error {
+	if !errors.Is(err, syscall.EPERM) && !errors.Is(err, syscall.EACCES) && !errors.Is(err, syscall.ENOSPC) && !errors.Is(err, syscall.EINVAL) {
+		return err
+	}
+	read := func(p string) string {
+		data, _ := os.ReadFile(p)
+		return strings.TrimSpace(string(data))
+	}
+	var why string
+	switch {
+	case read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1":
+		why = `kernel.apparmor_restrict_unprivileged_userns=1 forbids unprivileged user namespaces; run "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0", or add an AppArmor profile for srt that allows "userns,"`
+	case read("/proc/sys/kernel/unprivileged_userns_clone") == "0":
+		why = `kernel.unprivileged_userns_clone=0 forbids unprivileged user namespaces; run "sysctl -w kernel.unprivileged_userns_clone=1"`
+	case read("/proc/sys/user/max_user_namespaces") == "0":
+		why = `user.max_user_namespaces=0 allows no user namespace; run "sysctl -w user.max_user_namespaces=15000"`
+	case errors.Is(err, syscall.ENOSPC):
+		why = "the limit of user namespaces (user.max_user_namespaces) is reached"
+	case inContainer():
+		why = "this looks like a container whose seccomp profile or capabilities forbid namespaces; run it with user namespaces allowed (e.g. Docker: --security-opt seccomp=unconfined), or use the Landlock fallback of a later release"
+	default:
+		why = "the kernel refused to create the namespaces"
+	}
+	return fmt.Errorf("cannot create the sandbox's user namespace: %v: %s", err, why)
+}
+
+func inContainer() bool {
+	if _, err := os.Stat("/.dockerenv"); err == nil {
+		return true
+	}
+	data, _ := os.ReadFile("/proc/1/cgroup")
+	return strings.Contains(string(data), "docker") || strings.Contains(string(data), "kubepods")
+}
