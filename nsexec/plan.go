@@ -325,7 +325,7 @@ func (b *builder) protect(s *config.Settings) {
 		if !b.writableSomewhereUnder(root) {
 			continue // nothing beneath can be written: no name there can change
 		}
-		for _, p := range findProtected(root, s.MandatoryDenySearchDepth, s.Filesystem.AllowGitConfig) {
+		for _, p := range findProtected(root, s.MandatoryDenySearchDepth, s.Filesystem.AllowGitConfig, b.writableSomewhereUnder) {
 			if !seen[p] {
 				seen[p] = true
 				b.writes = append(b.writes, rule{path: p, allow: false, why: "protected name " + p})
@@ -350,10 +350,17 @@ func (b *builder) writableSomewhereUnder(root string) bool {
 // .git or .claude directory counts). Matching ignores case. A .git directory
 // protects its hooks (and config, unless gitConfig), a .git file (a
 // worktree or submodule pointer) protects itself.
-func findProtected(root string, depth int, gitConfig bool) []string {
+//
+// Only directories that hold something writable are read (relevant):
+// a name where nothing can be written cannot change, so the walk costs
+// nothing in a large read-only tree.
+func findProtected(root string, depth int, gitConfig bool, relevant func(string) bool) []string {
 	var out []string
 	var walk func(dir string, level int)
 	walk = func(dir string, level int) {
+		if !relevant(dir) {
+			return
+		}
 		entries, err := os.ReadDir(dir)
 		if err != nil {
 			return
