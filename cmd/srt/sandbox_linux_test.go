@@ -3,11 +3,13 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -357,6 +359,49 @@ func TestSandboxFailsClosed(t *testing.T) {
 		}
 		if _, err := os.Stat(marker); err == nil {
 			t.Error("the command ran without a sandbox")
+		}
+	})
+}
+
+// Signals sent to srt travel through the init and the reaper to the
+// command; SIGKILL to srt takes the whole sandbox down.
+func TestSandboxSignals(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		for _, tc := range []struct {
+			sig  syscall.Signal
+			trap string
+			want int
+		}{{syscall.SIGTERM, "TERM", 42}, {syscall.SIGINT, "INT", 42}, {syscall.SIGHUP, "HUP", 42}, {syscall.SIGKILL, "", 137}} {
+			tag := fmt.Sprintf("%d", time.Now().UnixNano()%100000+200000)
+			script := "echo ready; while :; do sleep 0." + tag + "; done"
+			if tc.trap != "" {
+				script = "trap 'exit 42' " + tc.trap + "; " + script
+			}
+			cmd := exec.Command(os.Getenv(srtEnv), "-c", script)
+			cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + b.H}
+			cmd.Dir = b.W
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			line := make([]byte, 6)
+			if _, err := io.ReadFull(out, line); err != nil || string(line) != "ready\n" {
+				t.Fatalf("no ready line: %q %v", line, err)
+			}
+			cmd.Process.Signal(tc.sig)
+			cmd.Wait()
+			if code := cmd.ProcessState.ExitCode(); tc.sig != syscall.SIGKILL && code != tc.want {
+				t.Errorf("%v: exit %d, want %d", tc.sig, code, tc.want)
+			}
+			time.Sleep(100 * time.Millisecond)
+			if found, _ := exec.Command("pgrep", "-f", "sleep 0."+tag).Output(); len(found) > 0 {
+				exec.Command("pkill", "-f", "sleep 0."+tag).Run()
+				t.Errorf("%v: the command outlived srt", tc.sig)
+			}
 		}
 	})
 }
