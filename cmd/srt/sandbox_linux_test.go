@@ -405,3 +405,65 @@ func TestSandboxSignals(t *testing.T) {
 		}
 	})
 }
+
+// A SIGKILLed srt cannot remove its runtime dir; the next run does, and
+// leaves the directories of live runs alone.
+func TestSandboxRemovesStaleRuntimeDirs(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		tmp := filepath.Dir(b.W)
+		env := []string{"PATH=/usr/bin:/bin", "HOME=" + b.H, "TMPDIR=" + tmp}
+		live := exec.Command(os.Getenv(srtEnv), "-c", "echo ready; sleep 30")
+		live.Env, live.Dir = env, b.W
+		out, _ := live.StdoutPipe()
+		if err := live.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { live.Process.Kill(); live.Wait() }()
+		line := make([]byte, 6)
+		io.ReadFull(out, line)
+		killed := exec.Command(os.Getenv(srtEnv), "-c", "echo ready; sleep 30")
+		killed.Env, killed.Dir = env, b.W
+		out2, _ := killed.StdoutPipe()
+		if err := killed.Start(); err != nil {
+			t.Fatal(err)
+		}
+		io.ReadFull(out2, line)
+		killed.Process.Kill()
+		killed.Wait()
+		pattern := filepath.Join(tmp, fmt.Sprintf("srt-%d", os.Getuid()), "run-*")
+		if runs, _ := filepath.Glob(pattern); len(runs) != 2 {
+			t.Fatalf("runtime dirs before: %q, want the live and the killed run's", runs)
+		}
+		cmd := exec.Command(os.Getenv(srtEnv), "true")
+		cmd.Env, cmd.Dir = env, b.W
+		if err := cmd.Run(); err != nil {
+			t.Fatal(err)
+		}
+		if runs, _ := filepath.Glob(pattern); len(runs) != 1 {
+			t.Errorf("runtime dirs after: %q, want only the live run's", runs)
+		}
+	})
+}
+
+// A nested user namespace gets the command no way around the mounts.
+func TestSandboxNestedNamespaceAttack(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t, "~/.ssh/id_rsa")
+		b.write(".bashrc", "ORIGINAL")
+		if _, err := exec.LookPath("unshare"); err != nil {
+			t.Skip("requires unshare(1)")
+		}
+		ssh := b.path("~/.ssh")
+		r := b.run(fsMap{"denyRead": []string{"~/.ssh"}, "allowWrite": []string{"."}}, strings.Join([]string{
+			"unshare -rm sh -c 'umount -l " + ssh + "; cat " + ssh + "/id_rsa; mount -o remount,rw,bind " + b.path(".bashrc") + "; echo X > " + b.path(".bashrc") + "'",
+			"unshare -m sh -c 'umount -l " + ssh + "; cat " + ssh + "/id_rsa'",
+			"unshare -rUm --map-root-user sh -c 'cat " + ssh + "/id_rsa'",
+			"cat " + ssh + "/id_rsa; echo X > .bashrc",
+		}, "; "))
+		b.noCanary(r)
+		if b.read(".bashrc") != "ORIGINAL" {
+			t.Errorf(".bashrc changed: %q (%+v)", b.read(".bashrc"), r)
+		}
+	})
+}
