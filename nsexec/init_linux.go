@@ -29,6 +29,8 @@ func MaybeRun() {
 		err = runInit()
 	case roleReaper:
 		err = runReaper()
+	case roleProbe:
+		os.Exit(0)
 	default:
 		return
 	}

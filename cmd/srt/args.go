@@ -32,7 +32,7 @@ func usagef(format string, args ...any) error {
 
 // subcommands are recognised only as the very first argument, so that
 // "srt -- schema" still runs a program called schema.
-var subcommands = map[string]bool{"schema": true}
+var subcommands = map[string]bool{"schema": true, "doctor": true}
 
 // parseArgs reads srt's own options. They end at the first word that is
 // not one of them, or at "--": everything after belongs to the command,
@@ -183,6 +183,7 @@ func quoteWord(w string) string {
 const usage = `usage: srt [options] [--] command [args...]
        srt [options] -c 'shell string' [arg0 [args...]]
        srt schema
+       srt doctor
 
 Runs a command so that it and everything it starts can read, write and
 connect only where the settings allow, enforced by the kernel.
@@ -199,6 +200,7 @@ Options (they end at the first word that is not one, or at "--"):
 
 Subcommands:
   schema                print the JSON Schema of the settings file
+  doctor                show what this host supports; exit 1 if no sandbox can run
 
 Exit status: the command's own; 128+N when it died of signal N; 1 when srt
 itself fails (messages start with "srt: ").

@@ -61,6 +61,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		return 0
+	case o.subcommand == "doctor":
+		return doctor(c, o.subcmdArgs)
 	case o.help:
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -360,6 +360,19 @@ func TestSandboxFailsClosed(t *testing.T) {
 		if _, err := os.Stat(marker); err == nil {
 			t.Error("the command ran without a sandbox")
 		}
+		// srt doctor says the same, and fails.
+		cmd = exec.Command("unshare", "-Ur", "sh", "-c", `echo 0 > /proc/sys/user/max_user_namespaces && exec "$0" doctor`, os.Getenv(srtEnv))
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + b.H, "TMPDIR=" + filepath.Dir(b.W)}
+		stdout, _, code, err := testenv.Output(cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if code != 1 || !strings.Contains(stdout, "-- user namespaces") || !strings.Contains(stdout, "enforcement: none") {
+			t.Errorf("doctor on a host without namespaces: exit %d:\n%s", code, stdout)
+		}
+		if r := srt(t, nil, "doctor"); r.code != 0 || !strings.Contains(r.stdout, "ok user namespaces") || !strings.Contains(r.stdout, "enforcement: full") {
+			t.Errorf("doctor: exit %d:\n%s%s", r.code, r.stdout, r.stderr)
+		}
 	})
 }
 

@@ -1,0 +1,28 @@
+package main
+
+import "fmt"
+
+// doctor prints what this host supports and which enforcement a run would
+// get, and fails when no sandbox can run here.
+func doctor(c *cli, args []string) int {
+	if len(args) > 0 {
+		c.errorf("doctor takes no arguments (got %q)", args[0])
+		return 1
+	}
+	r := probeHost()
+	w := c.stdout
+	fmt.Fprintln(w, "srt doctor: what this host offers the sandbox")
+	for _, f := range r.Features {
+		mark := "ok"
+		if !f.OK {
+			mark = "--"
+		}
+		fmt.Fprintf(w, "  %s %-28s %s\n", mark, f.Name, f.Detail)
+	}
+	if !r.Runnable {
+		fmt.Fprintf(w, "enforcement: none — srt refuses to run commands here: %s\n", r.Why)
+		return 1
+	}
+	fmt.Fprintln(w, "enforcement: full (namespaces, mounts, seccomp); network: cut (the policy proxies are not built yet)")
+	return 0
+}

@@ -1,0 +1,96 @@
+package nsexec
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// roleProbe is the re-executed binary that only proves the namespaces
+// could be created.
+const roleProbe = "__srt_nsexec_probe"
+
+// Feature is one line of what the host supports.
+type Feature struct {
+	Name   string
+	OK     bool
+	Detail string
+}
+
+// Report is what srt doctor prints.
+type Report struct {
+	Features []Feature
+	// Runnable says whether the namespace sandbox can run here.
+	Runnable bool
+	Why      string
+}
+
+// Probe checks what this host offers the sandbox. It starts one process in
+// the sandbox's namespaces, the way a run would, and reads kernel settings.
+func Probe() *Report {
+	r := &Report{}
+	add := func(name string, ok bool, detail string) {
+		r.Features = append(r.Features, Feature{Name: name, OK: ok, Detail: detail})
+	}
+	err := probeNamespaces()
+	if err == nil {
+		add("user namespaces", true, "user, mount, PID, network, IPC, UTS and cgroup namespaces can be created")
+		r.Runnable = true
+	} else {
+		add("user namespaces", false, Explain(err).Error())
+		r.Why = Explain(err).Error()
+	}
+	abi, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
+	switch {
+	case errno == 0:
+		add("Landlock", true, fmt.Sprintf("ABI %d", abi))
+	case errno == unix.EOPNOTSUPP:
+		add("Landlock", false, "built into the kernel but disabled (add landlock to the lsm= boot parameter)")
+	default:
+		add("Landlock", false, fmt.Sprintf("not available (%v)", errno))
+	}
+	if _, err := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0); err == nil {
+		add("seccomp", true, "filters can be installed")
+	} else {
+		add("seccomp", false, err.Error())
+	}
+	_, nft := os.Stat("/sys/module/nf_tables")
+	add("nftables", nft == nil, map[bool]string{true: "nf_tables is loaded", false: "nf_tables is not loaded (it may load on first use)"}[nft == nil])
+	_, cg := os.Stat("/sys/fs/cgroup/cgroup.controllers")
+	add("cgroup v2", cg == nil, map[bool]string{true: "unified hierarchy at /sys/fs/cgroup", false: "no unified cgroup hierarchy"}[cg == nil])
+	c := inContainer()
+	add("container", !c, map[bool]string{true: "running inside a container", false: "not inside a container"}[c])
+	restrict := strings.TrimSpace(readFile("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"))
+	add("AppArmor userns restriction", restrict != "1", map[string]string{"1": "on: unprivileged user namespaces are refused", "0": "off", "": "not present"}[restrict])
+	return r
+}
+
+func readFile(p string) string {
+	data, _ := os.ReadFile(p)
+	return string(data)
+}
+
+func probeNamespaces() error {
+	cmd := exec.Command("/proc/self/exe", roleProbe)
+	uid, gid := os.Getuid(), os.Getgid()
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWNET |
+			syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS | syscall.CLONE_NEWCGROUP,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
+		Pdeathsig:   syscall.SIGKILL,
+	}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return fmt.Errorf("the probe failed inside the namespaces: %s", strings.TrimSpace(string(out)))
+		}
+		return err
+	}
+	return nil
+}
