@@ -157,6 +157,12 @@ func runReaper() error {
 	}
 	cmd := &exec.Cmd{Path: path, Args: spec.Argv, Env: spec.Env, Dir: spec.Cwd,
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
+	if spec.Terminal {
+		// A session of its own with the pty as controlling terminal:
+		// job control and Ctrl-C work, on a terminal that only the
+		// sandbox uses.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	}
 
 	// Capabilities, no_new_privs and the bounding set are per thread: set
 	// them on this locked thread, which is the one that forks the command.

@@ -25,10 +25,22 @@ type Launch struct {
 	lock       *os.File
 }
 
+// Options describe one run.
+type Options struct {
+	Argv      []string
+	Env       []string // the command's environment (TMPDIR is set per run)
+	Cwd, Home string
+	Debug     bool
+	// Terminal says the command's stdin is a pty made for it: it becomes
+	// the command's controlling terminal.
+	Terminal bool
+}
+
 // Prepare computes the plan and builds the command that starts the
 // sandbox's init. The caller starts and waits for Cmd (forwarding
 // signals), then calls Close.
-func Prepare(s *config.Settings, argv, env []string, cwd, home string, debug bool) (*Launch, error) {
+func Prepare(s *config.Settings, o Options) (*Launch, error) {
+	argv, env, cwd, home := o.Argv, o.Env, o.Cwd, o.Home
 	if len(argv) == 0 {
 		return nil, errors.New("no command")
 	}
@@ -56,7 +68,7 @@ func Prepare(s *config.Settings, argv, env []string, cwd, home string, debug boo
 	if err != nil {
 		return nil, err
 	}
-	data, err := json.Marshal(&Spec{Plan: l.Plan, Argv: argv, Env: env, Cwd: cwd, RuntimeDir: dir, Debug: debug})
+	data, err := json.Marshal(&Spec{Plan: l.Plan, Argv: argv, Env: env, Cwd: cwd, RuntimeDir: dir, Debug: o.Debug, Terminal: o.Terminal})
 	if err != nil {
 		return nil, err
 	}

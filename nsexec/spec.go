@@ -9,6 +9,7 @@ type Spec struct {
 	Cwd        string   `json:"cwd"`
 	RuntimeDir string   `json:"runtimeDir"` // private 0700 directory of this run, on the host
 	Debug      bool     `json:"debug"`
+	Terminal   bool     `json:"terminal"` // stdin is a pty of the sandbox's own: make it the controlling terminal
 }
 
 // Roles of the re-executed binary, given as its first argument. A user

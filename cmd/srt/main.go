@@ -100,7 +100,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		c.errorf("%v; refusing to run %q unconfined", err, o.commandText())
 		return 1
 	}
-	status, err := supervise(l.Cmd)
+	status, err := supervise(l.Cmd, l.started)
 	l.Close()
 	if err != nil {
 		c.errorf("%v", explainStart(err))

@@ -16,6 +16,7 @@ var errNoBackend = errors.New("no sandbox backend is available on this platform 
 type launch struct{ Cmd *exec.Cmd }
 
 func (*launch) Close() error { return nil }
+func (*launch) started()     {}
 
 func sandboxCommand(c *cli, settings *config.Settings, argv []string) (*launch, error) {
 	return nil, errNoBackend

@@ -27,7 +27,8 @@ var forwarded = []os.Signal{
 // SIGINT and SIGTERM are forwarded like the rest, and srt then exits with
 // the command's status (143 for a SIGTERM'd command): a killed job must not
 // look successful, unlike the reference, which exits 0.
-func supervise(cmd *exec.Cmd) (int, error) {
+// afterStart, if set, runs once the command has started.
+func supervise(cmd *exec.Cmd, afterStart func()) (int, error) {
 	sigs := make(chan os.Signal, 16)
 	// Listening starts before the child exists, so that a signal arriving
 	// while it starts is queued and delivered, not lost or fatal to srt
@@ -42,6 +43,9 @@ func supervise(cmd *exec.Cmd) (int, error) {
 	defer runtime.UnlockOSThread()
 	if err := cmd.Start(); err != nil {
 		return 0, &startError{err}
+	}
+	if afterStart != nil {
+		afterStart()
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
