@@ -75,20 +75,34 @@ func (b *box) read(rel string) string {
 // (BASE otherwise).
 func (b *box) run(fs map[string]any, script string) result {
 	b.t.Helper()
-	settings := map[string]any{
-		"network":    map[string]any{"allowedDomains": []string{}, "deniedDomains": []string{}},
-		"filesystem": map[string]any{"denyRead": []string{}, "allowWrite": []string{}, "denyWrite": []string{}},
+	return b.exec(fs, nil, "-c", script)
+}
+
+// exec runs srt with args after --settings (a file holding BASE with the
+// filesystem keys of fs; with fs == nil and env holding "NOSETTINGS",
+// no --settings at all, so the built-in defaults apply).
+func (b *box) exec(fs map[string]any, env []string, args ...string) result {
+	b.t.Helper()
+	var pre []string
+	if len(env) == 0 || env[0] != "NOSETTINGS" {
+		settings := map[string]any{
+			"network":    map[string]any{"allowedDomains": []string{}, "deniedDomains": []string{}},
+			"filesystem": map[string]any{"denyRead": []string{}, "allowWrite": []string{}, "denyWrite": []string{}},
+		}
+		for k, v := range fs {
+			settings["filesystem"].(map[string]any)[k] = v
+		}
+		data, _ := json.Marshal(settings)
+		cfg := filepath.Join(filepath.Dir(b.W), "settings.json")
+		if err := os.WriteFile(cfg, data, 0o644); err != nil {
+			b.t.Fatal(err)
+		}
+		pre = []string{"--settings", cfg}
+	} else {
+		env = env[1:]
 	}
-	for k, v := range fs {
-		settings["filesystem"].(map[string]any)[k] = v
-	}
-	data, _ := json.Marshal(settings)
-	cfg := filepath.Join(filepath.Dir(b.W), "settings.json")
-	if err := os.WriteFile(cfg, data, 0o644); err != nil {
-		b.t.Fatal(err)
-	}
-	cmd := exec.Command(os.Getenv(srtEnv), "--settings", cfg, "-c", script)
-	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + b.H}
+	cmd := exec.Command(os.Getenv(srtEnv), append(pre, args...)...)
+	cmd.Env = append([]string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + b.H}, env...)
 	cmd.Dir = b.W
 	out, errOut, code, err := testenv.Output(cmd)
 	if err != nil {
