@@ -372,9 +372,7 @@ func buildRoot(spec *Spec) error {
 	if err := unix.Mount("/", root, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		return pathErr("binding the host root", root, err)
 	}
-	// Also the copy of the staging tmpfs itself, which the recursive bind
-	// took along.
-	for _, sub := range []string{"proc", "dev", strings.TrimPrefix(base, "/")} {
+	for _, sub := range []string{"proc", "dev"} {
 		if err := unix.Unmount(filepath.Join(root, sub), unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) {
 			return pathErr("detaching the host's", "/"+sub, err)
 		}
@@ -385,6 +383,18 @@ func buildRoot(spec *Spec) error {
 	for i, m := range spec.Plan.Mounts {
 		if err := applyMount(root, stage, i, m); err != nil {
 			return fmt.Errorf("%s %s (%s): %w", m.Kind, m.Path, m.Why, err)
+		}
+	}
+	// Every recursive bind of an ancestor of the runtime dir (the host
+	// root, and allowWrite: ["/tmp"]) brings along a copy of the staging
+	// tmpfs, writable where the bind is: through it the command could fill
+	// its own masks. Detach every copy.
+	for {
+		if err := unix.Unmount(filepath.Join(root, base), unix.MNT_DETACH); err != nil {
+			if errors.Is(err, unix.EINVAL) {
+				break
+			}
+			return pathErr("detaching a copy of the staging area", base, err)
 		}
 	}
 	if err := buildDev(filepath.Join(root, "dev")); err != nil {

@@ -82,7 +82,7 @@ var conformance = []conformanceRow{
 	{id: "65", files: []string{".git/config", ".git/HEAD", ".git/hooks/"}, fs: fsMap{"allowWrite": []string{"."}, "allowGitConfig": true}, args: []string{"-c", "echo more >> .git/config; echo x > .git/hooks/x"}, code: -1, stderr: "Read-only file system", after: map[string]string{".git/config": "ORIGINALmore\n", ".git/hooks/x": ""}},
 	{id: "68", departure: "a protected directory counts like a file: a/b/.vscode (3 components) is protected at depth 3",
 		files: []string{"a/.bashrc", "a/b/.bashrc", "a/b/c/.bashrc", "a/b/c/d/.bashrc", "a/.vscode/x", "a/b/.vscode/x", "a/b/c/.vscode/x"}, fs: fsMap{"allowWrite": []string{"."}},
-		args: []string{"-c", "for f in a/.bashrc a/b/.bashrc a/b/c/.bashrc a/b/c/d/.bashrc a/.vscode/x a/b/.vscode/x a/b/c/.vscode/x; do echo W > $f; done"},
+		args:  []string{"-c", "for f in a/.bashrc a/b/.bashrc a/b/c/.bashrc a/b/c/d/.bashrc a/.vscode/x a/b/.vscode/x a/b/c/.vscode/x; do echo W > $f; done"},
 		after: map[string]string{"a/.bashrc": "ORIGINAL", "a/b/.bashrc": "ORIGINAL", "a/.vscode/x": "ORIGINAL", "a/b/.vscode/x": "ORIGINAL", "a/b/c/.bashrc": "W\n", "a/b/c/d/.bashrc": "W\n", "a/b/c/.vscode/x": "W\n"}},
 	{id: "70", fs: fsMap{"allowWrite": []string{"."}}, args: []string{"-c", "git init -q . && echo inited"}, stdout: "inited", after: map[string]string{".git/HEAD": "ref: refs/heads/"}},
 	{id: "71", files: []string{".git/HEAD", ".git/hooks/pre-commit"}, fs: fsMap{"allowWrite": []string{"."}}, args: []string{"-c", "mv .git .git2"}, code: -1, stderr: "Device or resource busy", after: map[string]string{".git2/HEAD": ""}},

@@ -494,3 +494,19 @@ func TestSandboxNestedNamespaceAttack(t *testing.T) {
 		}
 	})
 }
+
+// With the runtime dir inside a writable area (allowWrite: ["/tmp"] in the
+// reference's own example), the staging area of the masks must not be
+// reachable: a hidden directory is never a writable scratch area.
+func TestSandboxStagingUnreachable(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t, "hidden/secret")
+		tmp := filepath.Dir(b.W)
+		r := b.exec(fsMap{"allowWrite": []string{tmp}, "denyRead": []string{"hidden"}}, []string{"TMPDIR=" + tmp},
+			"-c", `base="$TMPDIR/../base"; ls -A "$base"; for d in "$base"/stage/*; do echo x > "$d/planted"; done; ls -A hidden; echo END`)
+		b.noCanary(r)
+		if !strings.HasSuffix(r.stdout, "END\n") || strings.Contains(r.stdout, "planted") || strings.Contains(r.stdout, "stage") {
+			t.Errorf("the staging area is reachable:\n%s\n%s", r.stdout, r.stderr)
+		}
+	})
+}
