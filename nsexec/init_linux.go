@@ -65,6 +65,12 @@ func runInit() error {
 	if os.Getpid() != 1 {
 		return errors.New("the init must be PID 1 of a new PID namespace")
 	}
+	// Namespace work stays on one thread. Mounts and the root belong to
+	// the whole process here (the namespaces came with the clone, nothing
+	// is unshared in this multithreaded runtime), but the reaper's
+	// ambient capabilities and parent-death signal are tied to the thread
+	// that forks it.
+	runtime.LockOSThread()
 	spec, err := readSpec()
 	if err != nil {
 		return err
