@@ -1,0 +1,134 @@
+package proxy
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"testing"
+)
+
+const benchBytes = 64 << 20
+
+// source serves benchBytes to every connection.
+func source(b *testing.B) uint16 {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ln.Close() })
+	chunk := make([]byte, 256<<10)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				for sent := 0; sent < benchBytes; sent += len(chunk) {
+					if _, err := c.Write(chunk); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return uint16(ln.Addr().(*net.TCPAddr).Port)
+}
+
+func drain(b *testing.B, c net.Conn) {
+	n, err := io.Copy(io.Discard, c)
+	c.Close()
+	if err != nil || n != benchBytes {
+		b.Fatalf("read %d bytes: %v", n, err)
+	}
+}
+
+// BenchmarkThroughput compares a 64 MiB download over loopback directly
+// and through the SOCKS proxy, side by side.
+func BenchmarkThroughput(b *testing.B) {
+	port := source(b)
+	b.Run("direct", func(b *testing.B) {
+		b.SetBytes(benchBytes)
+		for b.Loop() {
+			c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+			if err != nil {
+				b.Fatal(err)
+			}
+			drain(b, c)
+		}
+	})
+	b.Run("socks-proxy", func(b *testing.B) {
+		s := New(policy(b, []string{fmt.Sprintf("127.0.0.1:%d", port)}, nil, nil))
+		_, sa := start(b, s)
+		b.SetBytes(benchBytes)
+		for b.Loop() {
+			code, c := socksConnectB(b, sa, port)
+			if code != socksSucceeded {
+				b.Fatalf("reply %d", code)
+			}
+			drain(b, c)
+		}
+	})
+}
+
+// BenchmarkConnectionSetup is the cost of one proxied connection (decide,
+// dial, tunnel, close) against a direct one.
+func BenchmarkConnectionSetup(b *testing.B) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("x"))
+			c.Close()
+		}
+	}()
+	port := uint16(ln.Addr().(*net.TCPAddr).Port)
+	one := func(b *testing.B, c net.Conn) {
+		var buf [1]byte
+		if _, err := io.ReadFull(c, buf[:]); err != nil {
+			b.Fatal(err)
+		}
+		c.Close()
+	}
+	b.Run("direct", func(b *testing.B) {
+		for b.Loop() {
+			c, err := net.Dial("tcp", ln.Addr().String())
+			if err != nil {
+				b.Fatal(err)
+			}
+			one(b, c)
+		}
+	})
+	b.Run("socks-proxy", func(b *testing.B) {
+		s := New(policy(b, []string{fmt.Sprintf("127.0.0.1:%d", port)}, nil, nil))
+		_, sa := start(b, s)
+		for b.Loop() {
+			code, c := socksConnectB(b, sa, port)
+			if code != socksSucceeded {
+				b.Fatalf("reply %d", code)
+			}
+			one(b, c)
+		}
+	})
+}
+
+func socksConnectB(b *testing.B, addr string, port uint16) (byte, net.Conn) {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c.Write([]byte{5, 1, 0, 5, 1, 0, 1, 127, 0, 0, 1, byte(port >> 8), byte(port)})
+	var rep [12]byte
+	if _, err := io.ReadFull(c, rep[:12]); err != nil {
+		b.Fatal(err)
+	}
+	return rep[3], c
+}

@@ -1,0 +1,260 @@
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/textproto"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/srt-go/srt/netfilter"
+)
+
+// handleHTTP serves one HTTP proxy connection: a CONNECT tunnel, or one
+// absolute-form request (the connection closes after its response).
+func (s *Server) handleHTTP(c net.Conn) {
+	c.SetDeadline(time.Now().Add(HandshakeTimeout))
+	br := bufio.NewReaderSize(c, maxHead)
+	hostHeader, err := peekHostHeader(br)
+	if err != nil {
+		writeStatus(c, 400, "Bad Request", "", err.Error()+"\n")
+		return
+	}
+	req, err := http.ReadRequest(br)
+	if err != nil {
+		writeStatus(c, 400, "Bad Request", "", "malformed request\n")
+		return
+	}
+	target, err := requestTarget(req, hostHeader)
+	if err != nil {
+		writeStatus(c, 400, "Bad Request", "bad-request-target", err.Error()+"\n")
+		return
+	}
+	protocol := "http"
+	if req.Method == http.MethodConnect {
+		protocol = "connect"
+	}
+	d, p := s.decide(protocol, target.host, target.port)
+	if !d.Allowed {
+		if req.Method == http.MethodConnect {
+			// The reason in the status line, as the reference does: curl
+			// and git print it.
+			writeStatus(c, 403, sanitizeReason(d.Reason), "blocked-by-allowlist", "Connection blocked by network allowlist")
+		} else {
+			writeStatus(c, 403, "Forbidden", "blocked-by-allowlist", "Connection blocked by network allowlist\n")
+		}
+		return
+	}
+	up, err := s.dialAllowed(context.Background(), p, protocol, target.host, target.port)
+	if err != nil {
+		var re *netfilter.ResolvedError
+		if errors.As(err, &re) {
+			phrase := "Forbidden"
+			if req.Method == http.MethodConnect {
+				phrase = sanitizeReason(re.Error())
+			}
+			writeStatus(c, 403, phrase, "blocked-by-sandbox-runtime", fmt.Sprintf("Connection to %s blocked: %s\n", target.host, re.Error()))
+			return
+		}
+		writeStatus(c, 502, "Bad Gateway", "", "upstream dial failed\n")
+		return
+	}
+	defer up.Close()
+	c.SetDeadline(time.Time{})
+	if req.Method == http.MethodConnect {
+		if _, err := io.WriteString(c, "HTTP/1.1 200 Connection Established\r\n\r\n"); err != nil {
+			return
+		}
+		// Bytes the client sent after the request head go first.
+		if n := br.Buffered(); n > 0 {
+			head, _ := br.Peek(n)
+			if _, err := up.Write(head); err != nil {
+				return
+			}
+		}
+		relay(c, up)
+		return
+	}
+	removeHopByHop(req.Header)
+	req.Header.Set("Connection", "close")
+	req.RequestURI = ""
+	if err := req.Write(up); err != nil {
+		writeStatus(c, 502, "Bad Gateway", "", "upstream write failed\n")
+		return
+	}
+	io.Copy(c, up)
+}
+
+// maxHead bounds a request head.
+const maxHead = 64 << 10
+
+// peekHostHeader returns the Host header of the request head waiting in
+// br, without consuming it (net/http drops the header of an absolute-form
+// request, and the proxy must compare it with the target).
+func peekHostHeader(br *bufio.Reader) (string, error) {
+	for {
+		buf, _ := br.Peek(br.Buffered())
+		if end := bytes.Index(buf, []byte("\r\n\r\n")); end >= 0 {
+			return hostIn(buf[:end+4]), nil
+		}
+		if end := bytes.Index(buf, []byte("\n\n")); end >= 0 {
+			return hostIn(buf[:end+2]), nil
+		}
+		if len(buf) >= maxHead {
+			return "", errors.New("request head too large")
+		}
+		if _, err := br.Peek(len(buf) + 1); err != nil {
+			return "", errors.New("incomplete request head")
+		}
+	}
+}
+
+func hostIn(head []byte) string {
+	tp := textproto.NewReader(bufio.NewReader(bytes.NewReader(head)))
+	if _, err := tp.ReadLine(); err != nil {
+		return ""
+	}
+	h, _ := tp.ReadMIMEHeader()
+	return h.Get("Host")
+}
+
+// target is a decided destination.
+type target struct {
+	host string // as spelled, without brackets for IPv6
+	port uint16
+}
+
+// requestTarget extracts the destination of a proxy request. A CONNECT
+// names host:port; any other request must be in absolute form
+// ("GET http://host/path"), with a Host header that names the same host
+// and port, so that the proxy's decision and the origin server cannot
+// disagree about the destination.
+func requestTarget(req *http.Request, hostHeader string) (target, error) {
+	if req.Method == http.MethodConnect {
+		return splitTarget(req.RequestURI, 0)
+	}
+	u := req.URL
+	if u == nil || !u.IsAbs() || u.Host == "" {
+		return target{}, errors.New("not a proxy request: the target must be an absolute http:// URL")
+	}
+	if u.Scheme != "http" {
+		return target{}, fmt.Errorf("scheme %q cannot be proxied in plain HTTP; use CONNECT", u.Scheme)
+	}
+	t, err := splitTarget(u.Host, 80)
+	if err != nil {
+		return target{}, err
+	}
+	// net/http sets req.Host from the URL and drops the header for an
+	// absolute-form request; the origin server may not, so the header
+	// itself must agree.
+	if hdr := hostHeader; hdr != "" && hdr != u.Host {
+		h, err := splitTarget(hdr, 80)
+		if err != nil || !sameHost(h, t) {
+			return target{}, fmt.Errorf("the Host header %q does not name the request target %q", hdr, u.Host)
+		}
+	}
+	return t, nil
+}
+
+// sameHost compares two targets after canonicalisation.
+func sameHost(a, b target) bool {
+	ha, err1 := netfilter.ParseHost(a.host)
+	hb, err2 := netfilter.ParseHost(b.host)
+	return err1 == nil && err2 == nil && ha == hb && a.port == b.port
+}
+
+// splitTarget parses "host:port" (IPv6 in brackets); defPort applies when
+// the port is absent and defPort is not 0.
+func splitTarget(s string, defPort uint16) (target, error) {
+	if strings.ContainsAny(s, "\x00/@ \t\r\n") {
+		return target{}, fmt.Errorf("malformed target %q", s)
+	}
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		if defPort == 0 {
+			return target{}, fmt.Errorf("malformed target %q: %v", s, err)
+		}
+		host, port = strings.TrimSuffix(strings.TrimPrefix(s, "["), "]"), strconv.Itoa(int(defPort))
+	}
+	n, err := strconv.ParseUint(port, 10, 16)
+	if err != nil || n == 0 || (len(port) > 1 && port[0] == '0') {
+		return target{}, fmt.Errorf("malformed port %q", port)
+	}
+	if host == "" {
+		return target{}, errors.New("empty host")
+	}
+	return target{host: host, port: uint16(n)}, nil
+}
+
+// hopByHop are the headers a proxy must not forward.
+var hopByHop = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
+
+func removeHopByHop(h http.Header) {
+	for _, f := range h.Values("Connection") {
+		for _, name := range strings.Split(f, ",") {
+			h.Del(strings.TrimSpace(name))
+		}
+	}
+	for _, name := range hopByHop {
+		h.Del(name)
+	}
+}
+
+// writeStatus writes a complete response and nothing more; the caller
+// closes the connection.
+func writeStatus(c net.Conn, code int, phrase, proxyError, body string) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %d\r\nConnection: close\r\n", code, phrase, len(body))
+	if proxyError != "" {
+		fmt.Fprintf(&b, "X-Proxy-Error: %s\r\n", proxyError)
+	}
+	b.WriteString("\r\n")
+	b.WriteString(body)
+	c.SetWriteDeadline(time.Now().Add(HandshakeTimeout))
+	io.WriteString(c, b.String())
+}
+
+// sanitizeReason makes a reason safe for a status line (spec d.3): runs of
+// spaces, control or invisible characters become one space, '<' and '>' go, the
+// text is trimmed to 500 characters, and what is not printable ASCII
+// becomes '?'. An empty result is "Forbidden".
+func sanitizeReason(s string) string {
+	var b strings.Builder
+	space := false
+	n := 0
+	for _, r := range s {
+		if n >= 500 {
+			break
+		}
+		switch {
+		case r == '<' || r == '>':
+			continue
+		case r <= 0x20 || r == 0x7f || r == utf8.RuneError || (r >= 0x80 && r < 0xa0) || r == 0x200b || r == 0xfeff:
+			if !space {
+				b.WriteByte(' ')
+				space = true
+				n++
+			}
+			continue
+		case r > 0x7e:
+			b.WriteByte('?')
+		default:
+			b.WriteRune(r)
+		}
+		space = false
+		n++
+	}
+	out := strings.TrimSpace(b.String())
+	if out == "" {
+		return "Forbidden"
+	}
+	return out
+}

@@ -1,0 +1,246 @@
+// Package proxy holds the host-side policy proxies: an HTTP proxy
+// (CONNECT and absolute-form requests) and a SOCKS5 proxy, which ask
+// netfilter about every connection before dialling it. They serve any
+// listener; srt gives them Unix sockets that only its sandboxes reach.
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/srt-go/srt/netfilter"
+)
+
+// Timeouts of one connection.
+const (
+	// HandshakeTimeout bounds the time from accept to a complete request.
+	HandshakeTimeout = 10 * time.Second
+	// DialTimeout bounds name resolution plus the upstream connect.
+	DialTimeout = 15 * time.Second
+)
+
+// Decision is reported for every connection the proxies decide on.
+type Decision struct {
+	Protocol string // "http", "connect", "socks5"
+	Host     string // as the client spelled it
+	Port     uint16
+	netfilter.Decision
+	// Resolved is set when an allowed name was refused for the addresses
+	// it resolved to.
+	Resolved *netfilter.ResolvedError
+}
+
+// Server is the pair of proxies and their policy. The zero value is not
+// usable; make one with New.
+type Server struct {
+	policy atomic.Pointer[netfilter.Policy]
+
+	// Resolve looks up a host name; nil means the system resolver.
+	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
+	// Dial connects to an address; nil means a net.Dialer.
+	Dial func(ctx context.Context, network, address string) (net.Conn, error)
+	// OnDecision, if set, is called for each decision (violations).
+	OnDecision func(Decision)
+
+	mu     sync.Mutex
+	conns  map[net.Conn]struct{}
+	lns    map[net.Listener]struct{}
+	wg     sync.WaitGroup
+	closed bool
+}
+
+// New returns a server with policy p.
+func New(p *netfilter.Policy) *Server {
+	s := &Server{conns: map[net.Conn]struct{}{}, lns: map[net.Listener]struct{}{}}
+	s.policy.Store(p)
+	return s
+}
+
+// SetPolicy replaces the policy for the next connections. Readers never
+// lock: each connection loads the pointer once.
+func (s *Server) SetPolicy(p *netfilter.Policy) { s.policy.Store(p) }
+
+// Policy returns the current policy.
+func (s *Server) Policy() *netfilter.Policy { return s.policy.Load() }
+
+// ServeHTTP accepts HTTP proxy connections on l until Close.
+func (s *Server) ServeHTTP(l net.Listener) error { return s.serve(l, s.handleHTTP) }
+
+// ServeSOCKS accepts SOCKS5 connections on l until Close.
+func (s *Server) ServeSOCKS(l net.Listener) error { return s.serve(l, s.handleSOCKS) }
+
+func (s *Server) serve(l net.Listener, handle func(net.Conn)) error {
+	if !s.track(l) {
+		return net.ErrClosed
+	}
+	defer s.untrack(l)
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			if s.isClosed() || errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return err
+		}
+		if !s.track(c) {
+			c.Close()
+			return nil
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			defer s.untrack(c)
+			defer c.Close()
+			handle(c)
+		}()
+	}
+}
+
+func (s *Server) track(x any) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	switch x := x.(type) {
+	case net.Conn:
+		s.conns[x] = struct{}{}
+	case net.Listener:
+		s.lns[x] = struct{}{}
+	}
+	return true
+}
+
+func (s *Server) untrack(x any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch x := x.(type) {
+	case net.Conn:
+		delete(s.conns, x)
+	case net.Listener:
+		delete(s.lns, x)
+	}
+}
+
+func (s *Server) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// Close stops the listeners and every connection, and waits for their
+// goroutines. It is safe to call twice.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	for l := range s.lns {
+		l.Close()
+	}
+	for c := range s.conns {
+		c.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	return nil
+}
+
+// decide asks the policy about host:port and reports the decision.
+func (s *Server) decide(protocol, host string, port uint16) (netfilter.Decision, *netfilter.Policy) {
+	p := s.policy.Load()
+	d := p.Rules.Decide(host, port)
+	if s.OnDecision != nil {
+		s.OnDecision(Decision{Protocol: protocol, Host: host, Port: port, Decision: d})
+	}
+	return d, p
+}
+
+// dialAllowed connects to an allowed destination: an IP literal as is, a
+// name at the first address that the resolved-address check lets through
+// (one lookup; no second resolution that could answer differently).
+func (s *Server) dialAllowed(ctx context.Context, p *netfilter.Policy, protocol, host string, port uint16) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, DialTimeout)
+	defer cancel()
+	h, err := netfilter.ParseHost(host)
+	if err != nil {
+		return nil, err
+	}
+	var targets []netip.Addr
+	if h.IsAddr() {
+		targets = []netip.Addr{h.Addr}
+	} else {
+		resolve := s.Resolve
+		if resolve == nil {
+			resolve = func(ctx context.Context, host string) ([]netip.Addr, error) {
+				return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+			}
+		}
+		found, err := resolve(ctx, h.Name)
+		if err != nil {
+			return nil, err
+		}
+		targets, err = p.CheckResolved(h, port, found)
+		if err != nil {
+			var re *netfilter.ResolvedError
+			if errors.As(err, &re) && s.OnDecision != nil {
+				s.OnDecision(Decision{Protocol: protocol, Host: host, Port: port, Decision: netfilter.Decision{Rule: "resolved address", Reason: err.Error()}, Resolved: re})
+			}
+			return nil, err
+		}
+	}
+	dial := s.Dial
+	if dial == nil {
+		var d net.Dialer
+		dial = d.DialContext
+	}
+	var firstErr error
+	for _, a := range targets {
+		c, err := dial(ctx, "tcp", net.JoinHostPort(a.String(), strconv.Itoa(int(port))))
+		if err == nil {
+			return c, nil
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	return nil, fmt.Errorf("connecting to %s:%d: %w", host, port, firstErr)
+}
+
+// halfCloser is a connection whose write side can be shut alone.
+type halfCloser interface{ CloseWrite() error }
+
+// relay copies both ways until both sides are done. A clean EOF on one side
+// is passed on as a half-close, so request-then-response protocols finish;
+// an error on either side closes both, so neither goroutine can be left
+// blocked by a peer that died.
+func relay(a, b net.Conn) {
+	var wg sync.WaitGroup
+	copyOne := func(dst, src net.Conn) {
+		defer wg.Done()
+		_, err := io.Copy(dst, src)
+		if hc, ok := dst.(halfCloser); ok && err == nil {
+			if hc.CloseWrite() == nil {
+				return
+			}
+		}
+		a.Close()
+		b.Close()
+	}
+	wg.Add(2)
+	go copyOne(a, b)
+	go copyOne(b, a)
+	wg.Wait()
+	a.Close()
+	b.Close()
+}

@@ -1,0 +1,169 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"syscall"
+	"time"
+
+	"github.com/srt-go/srt/netfilter"
+)
+
+// SOCKS5 reply codes (RFC 1928).
+const (
+	socksSucceeded          = 0x00
+	socksGeneralFailure     = 0x01
+	socksNotAllowed         = 0x02
+	socksHostUnreachable    = 0x04
+	socksConnectionRefused  = 0x05
+	socksCommandUnsupported = 0x07
+	socksAddressUnsupported = 0x08
+)
+
+// socksRequest is a parsed SOCKS5 CONNECT.
+type socksRequest struct {
+	host string // a name, or an address in canonical text
+	port uint16
+}
+
+// errSOCKS carries the reply code a malformed request gets.
+type errSOCKS struct {
+	code byte
+	msg  string
+}
+
+func (e *errSOCKS) Error() string { return e.msg }
+
+// readSOCKS reads the greeting and the request. It offers only "no
+// authentication": the proxy listens where only the sandbox reaches.
+func readSOCKS(r *bufio.Reader, w io.Writer) (socksRequest, error) {
+	var hdr [2]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return socksRequest{}, err
+	}
+	if hdr[0] != 5 {
+		return socksRequest{}, fmt.Errorf("SOCKS version %d, want 5", hdr[0])
+	}
+	methods := make([]byte, hdr[1])
+	if _, err := io.ReadFull(r, methods); err != nil {
+		return socksRequest{}, err
+	}
+	noAuth := false
+	for _, m := range methods {
+		noAuth = noAuth || m == 0
+	}
+	if !noAuth {
+		w.Write([]byte{5, 0xff})
+		return socksRequest{}, errors.New("the client offers no method without authentication")
+	}
+	if _, err := w.Write([]byte{5, 0}); err != nil {
+		return socksRequest{}, err
+	}
+	var req [4]byte
+	if _, err := io.ReadFull(r, req[:]); err != nil {
+		return socksRequest{}, err
+	}
+	if req[0] != 5 {
+		return socksRequest{}, &errSOCKS{socksGeneralFailure, "bad request version"}
+	}
+	if req[1] != 1 {
+		return socksRequest{}, &errSOCKS{socksCommandUnsupported, fmt.Sprintf("command %d is not supported (only CONNECT)", req[1])}
+	}
+	var host string
+	switch req[3] {
+	case 1:
+		var a [4]byte
+		if _, err := io.ReadFull(r, a[:]); err != nil {
+			return socksRequest{}, err
+		}
+		host = netip.AddrFrom4(a).String()
+	case 4:
+		var a [16]byte
+		if _, err := io.ReadFull(r, a[:]); err != nil {
+			return socksRequest{}, err
+		}
+		host = netip.AddrFrom16(a).Unmap().String()
+	case 3:
+		n, err := r.ReadByte()
+		if err != nil {
+			return socksRequest{}, err
+		}
+		name := make([]byte, n)
+		if _, err := io.ReadFull(r, name); err != nil {
+			return socksRequest{}, err
+		}
+		// A name the canonicaliser refuses (NUL, '%', spaces, numeric
+		// tricks that are not an address) is refused here, before any
+		// rule could be fooled by it.
+		if _, err := netfilter.ParseHost(string(name)); err != nil {
+			return socksRequest{}, &errSOCKS{socksNotAllowed, err.Error()}
+		}
+		host = string(name)
+	default:
+		return socksRequest{}, &errSOCKS{socksAddressUnsupported, fmt.Sprintf("address type %d", req[3])}
+	}
+	var port [2]byte
+	if _, err := io.ReadFull(r, port[:]); err != nil {
+		return socksRequest{}, err
+	}
+	p := binary.BigEndian.Uint16(port[:])
+	if p == 0 {
+		return socksRequest{}, &errSOCKS{socksNotAllowed, "port 0"}
+	}
+	return socksRequest{host: host, port: p}, nil
+}
+
+func socksReply(w io.Writer, code byte) error {
+	_, err := w.Write([]byte{5, code, 0, 1, 0, 0, 0, 0, 0, 0})
+	return err
+}
+
+// handleSOCKS serves one SOCKS5 connection.
+func (s *Server) handleSOCKS(c net.Conn) {
+	c.SetDeadline(time.Now().Add(HandshakeTimeout))
+	br := bufio.NewReader(c)
+	req, err := readSOCKS(br, c)
+	if err != nil {
+		var se *errSOCKS
+		if errors.As(err, &se) {
+			socksReply(c, se.code)
+		}
+		return
+	}
+	d, p := s.decide("socks5", req.host, req.port)
+	if !d.Allowed {
+		socksReply(c, socksNotAllowed)
+		return
+	}
+	up, err := s.dialAllowed(context.Background(), p, "socks5", req.host, req.port)
+	if err != nil {
+		var re *netfilter.ResolvedError
+		switch {
+		case errors.As(err, &re):
+			socksReply(c, socksNotAllowed)
+		case errors.Is(err, syscall.ECONNREFUSED):
+			socksReply(c, socksConnectionRefused)
+		default:
+			socksReply(c, socksHostUnreachable)
+		}
+		return
+	}
+	defer up.Close()
+	if socksReply(c, socksSucceeded) != nil {
+		return
+	}
+	c.SetDeadline(time.Time{})
+	if n := br.Buffered(); n > 0 {
+		head, _ := br.Peek(n)
+		if _, err := up.Write(head); err != nil {
+			return
+		}
+	}
+	relay(c, up)
+}
