@@ -5,15 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/srt-go/srt/proxy"
 )
 
 // MaybeRun runs the sandbox's init or reaper when this process is one
@@ -75,11 +79,20 @@ func runInit() error {
 	if err != nil {
 		return err
 	}
+	// The runtime dir stays reachable through a descriptor opened before
+	// the pivot, even when a denyRead hides its path inside.
+	runDir, err := os.OpenFile(spec.RuntimeDir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
 	if err := buildRoot(spec); err != nil {
 		return err
 	}
 	if err := loopbackUp(); err != nil {
 		return fmt.Errorf("bringing up loopback: %w", err)
+	}
+	if err := startBridges(spec.Bridges, runDir); err != nil {
+		return err
 	}
 	data, err := json.Marshal(spec)
 	if err != nil {
@@ -126,6 +139,45 @@ func runInit() error {
 			os.Exit(exitCode(cmd.ProcessState))
 		}
 	}
+}
+
+// startBridges listens on each bridge's loopback port, inside the
+// sandbox's network namespace, and hands every connection to the proxy's
+// Unix socket on the host: the only way out of the namespace.
+func startBridges(bridges []Bridge, runDir *os.File) error {
+	for _, b := range bridges {
+		sock := fmt.Sprintf("/proc/self/fd/%d/%s", runDir.Fd(), b.Socket)
+		var lns []net.Listener
+		for _, host := range []string{"127.0.0.1", "::1"} {
+			ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(b.Port)))
+			if err != nil {
+				if host == "::1" {
+					continue // no IPv6 loopback in this kernel
+				}
+				return fmt.Errorf("bridge on port %d: %w", b.Port, err)
+			}
+			lns = append(lns, ln)
+		}
+		for _, ln := range lns {
+			go func() {
+				for {
+					c, err := ln.Accept()
+					if err != nil {
+						return
+					}
+					go func() {
+						up, err := net.Dial("unix", sock)
+						if err != nil {
+							c.Close()
+							return
+						}
+						proxy.Splice(c, up)
+					}()
+				}
+			}()
+		}
+	}
+	return nil
 }
 
 // exitCode maps a child's end to a shell-style status.

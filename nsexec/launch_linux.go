@@ -34,6 +34,11 @@ type Options struct {
 	// Terminal says the command's stdin is a pty made for it: it becomes
 	// the command's controlling terminal.
 	Terminal bool
+	// Network, if set, starts the proxies on Unix sockets in the run's
+	// private directory and returns the bridges that lead to them and the
+	// environment that points clients at the bridges. Without it the
+	// sandbox has no way out at all.
+	Network func(runtimeDir string) ([]Bridge, []string, error)
 }
 
 // Prepare computes the plan and builds the command that starts the
@@ -68,7 +73,19 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := json.Marshal(&Spec{Plan: l.Plan, Argv: argv, Env: env, Cwd: cwd, RuntimeDir: dir, Debug: o.Debug, Terminal: o.Terminal})
+	var bridges []Bridge
+	if o.Network != nil {
+		var netEnv []string
+		bridges, netEnv, err = o.Network(dir)
+		if err != nil {
+			return nil, err
+		}
+		for _, kv := range netEnv {
+			k, v, _ := strings.Cut(kv, "=")
+			env = setEnv(env, k, v)
+		}
+	}
+	data, err := json.Marshal(&Spec{Plan: l.Plan, Argv: argv, Env: env, Cwd: cwd, RuntimeDir: dir, Debug: o.Debug, Terminal: o.Terminal, Bridges: bridges})
 	if err != nil {
 		return nil, err
 	}
@@ -133,6 +150,18 @@ func (l *Launch) Close() error {
 		l.lock = nil
 	}
 	return err
+}
+
+// ShortPath names file inside dir by way of an open descriptor of dir,
+// "/proc/self/fd/N/file": a Unix socket's path is limited to 108 bytes,
+// and a runtime dir under a long TMPDIR is longer. The caller keeps the
+// returned *os.File open while it uses the path.
+func ShortPath(dir, file string) (string, *os.File, error) {
+	f, err := os.OpenFile(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", nil, err
+	}
+	return fmt.Sprintf("/proc/self/fd/%d/%s", f.Fd(), file), f, nil
 }
 
 // allCaps lists every capability the kernel knows.

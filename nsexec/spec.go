@@ -10,6 +10,14 @@ type Spec struct {
 	RuntimeDir string   `json:"runtimeDir"` // private 0700 directory of this run, on the host
 	Debug      bool     `json:"debug"`
 	Terminal   bool     `json:"terminal"` // stdin is a pty of the sandbox's own: make it the controlling terminal
+	Bridges    []Bridge `json:"bridges,omitempty"`
+}
+
+// Bridge is a loopback port inside the sandbox whose connections the init
+// hands to a proxy's Unix socket in the runtime dir.
+type Bridge struct {
+	Port   int    `json:"port"`   // on 127.0.0.1 and ::1 inside
+	Socket string `json:"socket"` // file name in the runtime dir
 }
 
 // Roles of the re-executed binary, given as its first argument. A user

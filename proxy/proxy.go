@@ -220,6 +220,10 @@ func (s *Server) dialAllowed(ctx context.Context, p *netfilter.Policy, protocol,
 // halfCloser is a connection whose write side can be shut alone.
 type halfCloser interface{ CloseWrite() error }
 
+// Splice joins two connections until both sides are done: the in-sandbox
+// bridges use it to hand a connection to the host's proxy.
+func Splice(a, b net.Conn) { relay(a, b) }
+
 // relay copies both ways until both sides are done. A clean EOF on one side
 // is passed on as a half-close, so request-then-response protocols finish;
 // an error on either side closes both, so neither goroutine can be left

@@ -2,16 +2,78 @@ package main
 
 import (
 	"fmt"
+	"net"
+	"net/netip"
 	"os"
 
 	"github.com/srt-go/srt/config"
+	"github.com/srt-go/srt/netfilter"
 	"github.com/srt-go/srt/nsexec"
+	"github.com/srt-go/srt/proxy"
 )
 
-// launch is a prepared run, with the pty relay when srt is on a terminal.
+// launch is a prepared run, with the pty relay when srt is on a terminal
+// and the policy proxies.
 type launch struct {
 	*nsexec.Launch
-	pty *ptyRelay
+	pty     *ptyRelay
+	proxies *proxy.Server
+}
+
+// Ports of the bridges inside the sandbox, as the reference uses them.
+const (
+	bridgeHTTPPort  = 3128
+	bridgeSOCKSPort = 1080
+)
+
+// startProxies compiles the network policy and serves the HTTP and SOCKS
+// proxies on Unix sockets in the run's private directory.
+func startProxies(settings *config.Settings, dir string) (*proxy.Server, []nsexec.Bridge, error) {
+	n := settings.Network
+	policy, err := netfilter.NewPolicy(n.AllowedDomains, n.DeniedDomains, n.DeniedDomainReasons, n.DeniedResolvedAddresses)
+	if err != nil {
+		return nil, nil, err
+	}
+	policy.HostAddrs = hostAddrs
+	s := proxy.New(policy)
+	var bridges []nsexec.Bridge
+	for _, p := range []struct {
+		name  string
+		port  int
+		serve func(net.Listener) error
+	}{{"http.sock", bridgeHTTPPort, s.ServeHTTP}, {"socks.sock", bridgeSOCKSPort, s.ServeSOCKS}} {
+		path, dirFD, err := nsexec.ShortPath(dir, p.name)
+		if err != nil {
+			s.Close()
+			return nil, nil, err
+		}
+		ln, err := net.Listen("unix", path)
+		dirFD.Close()
+		if err != nil {
+			s.Close()
+			return nil, nil, fmt.Errorf("listening for the proxy: %w", err)
+		}
+		ln.(*net.UnixListener).SetUnlinkOnClose(false) // the runtime dir goes whole
+		go p.serve(ln)
+		bridges = append(bridges, nsexec.Bridge{Port: p.port, Socket: p.name})
+	}
+	return s, bridges, nil
+}
+
+// hostAddrs lists this host's own addresses, which an allowed name may not
+// resolve to (spec d.5).
+func hostAddrs() []netip.Addr {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil
+	}
+	var out []netip.Addr
+	for _, a := range addrs {
+		if p, err := netip.ParsePrefix(a.String()); err == nil {
+			out = append(out, p.Addr())
+		}
+	}
+	return out
 }
 
 // sandboxCommand prepares argv to run in the Linux namespace sandbox.
@@ -25,10 +87,23 @@ func sandboxCommand(c *cli, settings *config.Settings, argv []string) (*launch, 
 	if err != nil {
 		return nil, fmt.Errorf("setting up the terminal: %w", err)
 	}
-	l, err := nsexec.Prepare(settings, nsexec.Options{Argv: argv, Env: os.Environ(), Cwd: cwd, Home: home, Debug: c.debug, Terminal: pty != nil})
+	var proxies *proxy.Server
+	network := func(dir string) ([]nsexec.Bridge, []string, error) {
+		var bridges []nsexec.Bridge
+		var err error
+		proxies, bridges, err = startProxies(settings, dir)
+		if err != nil {
+			return nil, nil, err
+		}
+		return bridges, proxy.Env(bridgeHTTPPort, bridgeSOCKSPort, os.Getenv("JAVA_TOOL_OPTIONS")), nil
+	}
+	l, err := nsexec.Prepare(settings, nsexec.Options{Argv: argv, Env: os.Environ(), Cwd: cwd, Home: home, Debug: c.debug, Terminal: pty != nil, Network: network})
 	if err != nil {
 		if pty != nil {
 			pty.stop()
+		}
+		if proxies != nil {
+			proxies.Close()
 		}
 		return nil, err
 	}
@@ -39,7 +114,7 @@ func sandboxCommand(c *cli, settings *config.Settings, argv []string) (*launch, 
 		}
 	}
 	c.debugf("Mount plan:\n%s", l.Plan)
-	return &launch{Launch: l, pty: pty}, nil
+	return &launch{Launch: l, pty: pty, proxies: proxies}, nil
 }
 
 // started runs once the sandbox holds its stdio.
@@ -54,6 +129,9 @@ func (l *launch) started() {
 func (l *launch) Close() error {
 	if l.pty != nil {
 		l.pty.stop()
+	}
+	if l.proxies != nil {
+		l.proxies.Close()
 	}
 	return l.Launch.Close()
 }

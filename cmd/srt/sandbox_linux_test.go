@@ -510,3 +510,67 @@ func TestSandboxStagingUnreachable(t *testing.T) {
 		}
 	})
 }
+
+// Through the in-sandbox bridges, the policy proxies let out exactly what
+// the settings allow; a loopback server on the host sees only the allowed
+// requests.
+func TestSandboxNetworkProxy(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		if _, err := exec.LookPath("curl"); err != nil {
+			t.Skip("requires curl")
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		hits := make(chan string, 100)
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				go func() {
+					defer c.Close()
+					buf := make([]byte, 4096)
+					n, _ := c.Read(buf)
+					line, _, _ := strings.Cut(string(buf[:n]), "\r\n")
+					hits <- line
+					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello")
+				}()
+			}
+		}()
+		port := ln.Addr().(*net.TCPAddr).Port
+		settings := filepath.Join(filepath.Dir(b.W), "net.json")
+		os.WriteFile(settings, []byte(fmt.Sprintf(`{"network":{"allowedDomains":["127.0.0.1:%d"],"deniedDomains":["127.0.0.2"]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`, port)), 0o644)
+		script := fmt.Sprintf(`P='--noproxy "" -x '$HTTP_PROXY
+echo "env=$HTTPS_PROXY"
+curl -s $P http://127.0.0.1:%[1]d/allowed; echo
+curl -s --noproxy "" --socks5-hostname localhost:1080 http://127.0.0.1:%[1]d/socks; echo
+curl -s -o /dev/null -w "%%{http_code}" $P http://127.0.0.1:%[2]d/otherport; echo
+curl -s -o /dev/null -w "%%{http_code}" $P http://127.0.0.2:%[1]d/denied; echo
+curl -s -o /dev/null -w "%%{http_code}" $P http://example.com/; echo
+curl -s --noproxy "" --socks5-hostname localhost:1080 http://127.0.0.2:%[1]d/socksdenied; echo "rc=$?"`, port, port+1)
+		cmd := exec.Command(os.Getenv(srtEnv), "--settings", settings, "-c", script)
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + b.H}
+		cmd.Dir = b.W
+		out, errOut, code, err := testenv.Output(cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "env=http://localhost:3128\nhello\nhello\n403\n403\n403\nrc=97\n"
+		if out != want || code != 0 {
+			t.Errorf("exit %d, output:\n%s\nwant:\n%s\nstderr: %s", code, out, want, errOut)
+		}
+		close(hits)
+		var got []string
+		for h := range hits {
+			got = append(got, h)
+		}
+		if len(got) != 2 || !strings.Contains(got[0]+got[1], "/allowed") || !strings.Contains(got[0]+got[1], "/socks") {
+			t.Errorf("the host server saw %q, want only the two allowed requests", got)
+		}
+	})
+}
