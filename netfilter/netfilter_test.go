@@ -357,3 +357,15 @@ func BenchmarkDecide(b *testing.B) {
 		}
 	}
 }
+
+func TestMayAllow(t *testing.T) {
+	r := mustCompile(t, []string{"api.example.com:443", "*.github.com", "10.0.0.1:22"}, []string{"evil.github.com", "*.github.com:22"}, nil)
+	for host, want := range map[string]bool{
+		"api.example.com": true, "API.example.com.": true, "x.github.com": true, "evil.github.com": false,
+		"other.org": false, "github.com": false, "10.0.0.1": true, "10.0.0.2": false, "bad\x00host": false,
+	} {
+		if got := r.MayAllow(host); got != want {
+			t.Errorf("MayAllow(%q) = %v, want %v", host, got, want)
+		}
+	}
+}

@@ -149,7 +149,27 @@ func (r *Rules) decideAddr(addr netip.Addr, port uint16) Decision {
 // decideName looks up a lower-case name: once as an exact name, then once
 // per suffix whose label count some "*." entry has.
 func decideName[T string | []byte](r *Rules, name T, port uint16) Decision {
-	m := matches{port: port}
+	return lookupName(r, name, matches{port: port})
+}
+
+// MayAllow reports whether a connection to host could be allowed on some
+// port: the DNS stub answers such names and refuses the rest, so that a
+// query for a denied name reveals nothing and goes nowhere.
+func (r *Rules) MayAllow(host string) bool {
+	h, err := ParseHost(host)
+	if err != nil {
+		return false
+	}
+	if h.IsAddr() {
+		m := matches{anyPort: true}
+		m.consider(r.any, 0)
+		m.consider(r.addrs[h.Addr.As16()], 0)
+		return m.decision().Allowed
+	}
+	return lookupName(r, h.Name, matches{anyPort: true}).Allowed
+}
+
+func lookupName[T string | []byte](r *Rules, name T, m matches) Decision {
 	m.consider(r.any, 0)
 	// Right to left: n is the label count of the suffix name[i+1:]. Only
 	// suffixes whose label count some "*." entry has are looked up.
@@ -192,14 +212,24 @@ func (m *matches) decision() Decision {
 
 // matches keeps the earliest matching entry of each list.
 type matches struct {
-	port        uint16
+	port uint16
+	// anyPort asks whether some port could be allowed: allow entries
+	// match whatever their port, deny entries only when they have none.
+	anyPort     bool
 	deny, allow *rule
 }
 
 func (m *matches) consider(rs []rule, depth int) {
 	for i := range rs {
 		r := &rs[i]
-		if (r.port != 0 && r.port != m.port) || depth < r.depth {
+		if depth < r.depth {
+			continue
+		}
+		if m.anyPort {
+			if r.deny && r.port != 0 {
+				continue
+			}
+		} else if r.port != 0 && r.port != m.port {
 			continue
 		}
 		best := &m.allow

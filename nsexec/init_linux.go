@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/srt-go/srt/netfilter"
 	"github.com/srt-go/srt/proxy"
 )
 
@@ -93,6 +94,13 @@ func runInit() error {
 	}
 	if err := startBridges(spec.Bridges, runDir); err != nil {
 		return err
+	}
+	if spec.Intercept != nil {
+		if err := intercept(spec, runDir); err != nil && spec.Debug {
+			// The network stays closed without it: only the programs
+			// that ignore the proxy variables are left without a way out.
+			fmt.Fprintf(os.Stderr, "[SandboxDebug] transparent network path unavailable: %v\n", err)
+		}
 	}
 	data, err := json.Marshal(spec)
 	if err != nil {
@@ -178,6 +186,20 @@ func startBridges(bridges []Bridge, runDir *os.File) error {
 		}
 	}
 	return nil
+}
+
+// intercept starts the transparent path towards the SOCKS bridge's socket.
+func intercept(spec *Spec, runDir *os.File) error {
+	rules, err := netfilter.Compile(spec.Intercept.Allowed, spec.Intercept.Denied, nil)
+	if err != nil {
+		return err
+	}
+	for _, b := range spec.Bridges {
+		if strings.HasPrefix(b.Socket, "socks") {
+			return startInterception(rules, fmt.Sprintf("/proc/self/fd/%d/%s", runDir.Fd(), b.Socket))
+		}
+	}
+	return errors.New("no SOCKS proxy to forward to")
 }
 
 // exitCode maps a child's end to a shell-style status.
@@ -455,6 +477,11 @@ func buildRoot(spec *Spec) error {
 			return pathErr("detaching a copy of the staging area", base, err)
 		}
 	}
+	if spec.Intercept != nil {
+		if err := pointResolverAtStub(root, stage); err != nil {
+			return err
+		}
+	}
 	if err := buildDev(filepath.Join(root, "dev")); err != nil {
 		return err
 	}
@@ -525,6 +552,24 @@ func applyMount(root, stage string, i int, m Mount) error {
 		return setAttr(target, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, false)
 	}
 	return fmt.Errorf("unknown mount kind %q", m.Kind)
+}
+
+// pointResolverAtStub covers /etc/resolv.conf (where it really is, for a
+// symlinked one) with a read-only file naming the DNS stub.
+func pointResolverAtStub(root, stage string) error {
+	real, err := filepath.EvalSymlinks("/etc/resolv.conf")
+	if err != nil {
+		return nil // no resolver configuration to replace
+	}
+	src := filepath.Join(stage, "resolv.conf")
+	if err := os.WriteFile(src, []byte("nameserver 127.0.0.1\n"), 0o444); err != nil {
+		return err
+	}
+	target := filepath.Join(root, real)
+	if err := unix.Mount(src, target, "", unix.MS_BIND, ""); err != nil {
+		return pathErr("binding", real, err)
+	}
+	return setAttr(target, unix.MOUNT_ATTR_RDONLY, false)
 }
 
 // buildDev makes a minimal /dev: the harmless character devices, bound

@@ -39,6 +39,9 @@ type Options struct {
 	// environment that points clients at the bridges. Without it the
 	// sandbox has no way out at all.
 	Network func(runtimeDir string) ([]Bridge, []string, error)
+	// Intercept, with Network, also catches connections of programs that
+	// ignore the proxy environment, and answers DNS inside.
+	Intercept *DomainLists
 }
 
 // Prepare computes the plan and builds the command that starts the
@@ -85,7 +88,7 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 			env = setEnv(env, k, v)
 		}
 	}
-	data, err := json.Marshal(&Spec{Plan: l.Plan, Argv: argv, Env: env, Cwd: cwd, RuntimeDir: dir, Debug: o.Debug, Terminal: o.Terminal, Bridges: bridges})
+	data, err := json.Marshal(&Spec{Plan: l.Plan, Argv: argv, Env: env, Cwd: cwd, RuntimeDir: dir, Debug: o.Debug, Terminal: o.Terminal, Bridges: bridges, Intercept: o.Intercept})
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,15 @@ type Spec struct {
 	Debug      bool     `json:"debug"`
 	Terminal   bool     `json:"terminal"` // stdin is a pty of the sandbox's own: make it the controlling terminal
 	Bridges    []Bridge `json:"bridges,omitempty"`
+	// Intercept, when set, turns on the transparent path and the DNS stub,
+	// which answers by these lists (the proxies decide each connection).
+	Intercept *DomainLists `json:"intercept,omitempty"`
+}
+
+// DomainLists are allowedDomains and deniedDomains as written.
+type DomainLists struct {
+	Allowed []string `json:"allowed"`
+	Denied  []string `json:"denied"`
 }
 
 // Bridge is a loopback port inside the sandbox whose connections the init

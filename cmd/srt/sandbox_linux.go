@@ -97,7 +97,8 @@ func sandboxCommand(c *cli, settings *config.Settings, argv []string) (*launch, 
 		}
 		return bridges, proxy.Env(bridgeHTTPPort, bridgeSOCKSPort, os.Getenv("JAVA_TOOL_OPTIONS")), nil
 	}
-	l, err := nsexec.Prepare(settings, nsexec.Options{Argv: argv, Env: os.Environ(), Cwd: cwd, Home: home, Debug: c.debug, Terminal: pty != nil, Network: network})
+	l, err := nsexec.Prepare(settings, nsexec.Options{Argv: argv, Env: os.Environ(), Cwd: cwd, Home: home, Debug: c.debug, Terminal: pty != nil, Network: network,
+		Intercept: &nsexec.DomainLists{Allowed: settings.Network.AllowedDomains, Denied: settings.Network.DeniedDomains}})
 	if err != nil {
 		if pty != nil {
 			pty.stop()

@@ -574,3 +574,91 @@ curl -s --noproxy "" --socks5-hostname localhost:1080 http://127.0.0.2:%[1]d/soc
 		}
 	})
 }
+
+// Programs that ignore the proxy variables go through the policy too: the
+// DNS stub answers only names the policy may allow (and forwards nothing),
+// connections to any address are caught and decided by the name they
+// carry, and UDP other than DNS has no way out.
+func TestSandboxTransparent(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		for _, tool := range []string{"curl", "bash", "getent"} {
+			if _, err := exec.LookPath(tool); err != nil {
+				t.Skipf("requires %s", tool)
+			}
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		hits := make(chan string, 100)
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				go func() {
+					defer c.Close()
+					buf := make([]byte, 4096)
+					n, _ := c.Read(buf)
+					line, _, _ := strings.Cut(string(buf[:n]), "\r\n")
+					hits <- line
+					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello")
+				}()
+			}
+		}()
+		udp, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer udp.Close()
+		gotUDP := make(chan struct{}, 10)
+		go func() {
+			buf := make([]byte, 512)
+			for {
+				if _, _, err := udp.ReadFrom(buf); err != nil {
+					return
+				}
+				gotUDP <- struct{}{}
+			}
+		}()
+		port := ln.Addr().(*net.TCPAddr).Port
+		uport := udp.LocalAddr().(*net.UDPAddr).Port
+		settings := filepath.Join(filepath.Dir(b.W), "net.json")
+		os.WriteFile(settings, []byte(`{"network":{"allowedDomains":["localhost","allowed.test"],"deniedDomains":["evil.test"]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`), 0o644)
+		script := fmt.Sprintf(`getent hosts allowed.test | cut -d' ' -f1 | cut -d. -f1-2
+getent hosts evil.test || echo NX
+getent hosts unlisted.test || echo NX2
+curl -s --noproxy '*' -H "Host: localhost:%[1]d" http://198.51.100.9:%[1]d/transparent; echo
+curl -s --noproxy '*' -o /dev/null -w "%%{http_code}" -H "Host: evil.test:%[1]d" http://198.51.100.9:%[1]d/denied; echo
+curl -s --noproxy '*' -o /dev/null -w "%%{http_code}" http://198.51.100.9:%[1]d/ip-only; echo
+bash -c 'echo x > /dev/udp/127.0.0.1/%[2]d; echo x > /dev/udp/198.51.100.9/%[2]d' 2>/dev/null; echo done`, port, uport)
+		cmd := exec.Command(os.Getenv(srtEnv), "--settings", settings, "-c", script)
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + b.H}
+		cmd.Dir = b.W
+		out, errOut, _, err := testenv.Output(cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "198.18\nNX\nNX2\nhello\n000\n000\ndone\n"
+		if out != want {
+			t.Errorf("output:\n%s\nwant:\n%s\nstderr: %s", out, want, errOut)
+		}
+		time.Sleep(100 * time.Millisecond)
+		close(hits)
+		var got []string
+		for h := range hits {
+			got = append(got, h)
+		}
+		if len(got) != 1 || !strings.Contains(got[0], "/transparent") {
+			t.Errorf("the host server saw %q, want only /transparent", got)
+		}
+		select {
+		case <-gotUDP:
+			t.Error("UDP reached the host's loopback")
+		default:
+		}
+	})
+}
