@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/netip"
@@ -390,35 +389,9 @@ func socksDial(sock, host string, port uint16) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.SetDeadline(time.Now().Add(30 * time.Second))
-	req := []byte{5, 1, 0, 5, 1, 0}
-	if a, err := netip.ParseAddr(host); err == nil {
-		if a.Is4() {
-			req = append(append(req, 1), a.AsSlice()...)
-		} else {
-			req = append(append(req, 4), a.AsSlice()...)
-		}
-	} else {
-		if len(host) > 255 {
-			c.Close()
-			return nil, errors.New("name too long")
-		}
-		req = append(append(req, 3, byte(len(host))), host...)
-	}
-	req = binary.BigEndian.AppendUint16(req, port)
-	if _, err := c.Write(req); err != nil {
+	if err := proxy.SOCKSConnect(c, host, port); err != nil {
 		c.Close()
 		return nil, err
 	}
-	var rep [12]byte // method reply (2) + connect reply (10)
-	if _, err := io.ReadFull(c, rep[:]); err != nil {
-		c.Close()
-		return nil, err
-	}
-	if rep[3] != 0 {
-		c.Close()
-		return nil, fmt.Errorf("refused by the proxy (SOCKS reply %d)", rep[3])
-	}
-	c.SetDeadline(time.Time{})
 	return c, nil
 }

@@ -32,7 +32,7 @@ func usagef(format string, args ...any) error {
 
 // subcommands are recognised only as the very first argument, so that
 // "srt -- schema" still runs a program called schema.
-var subcommands = map[string]bool{"schema": true, "doctor": true}
+var subcommands = map[string]bool{"schema": true, "doctor": true, "ssh-proxy": true}
 
 // parseArgs reads srt's own options. They end at the first word that is
 // not one of them, or at "--": everything after belongs to the command,
@@ -201,6 +201,7 @@ Options (they end at the first word that is not one, or at "--"):
 Subcommands:
   schema                print the JSON Schema of the settings file
   doctor                show what this host supports; exit 1 if no sandbox can run
+  ssh-proxy HOST PORT   inside the sandbox: ssh's ProxyCommand through the policy
 
 Exit status: the command's own; 128+N when it died of signal N; 1 when srt
 itself fails (messages start with "srt: ").

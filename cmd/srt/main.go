@@ -63,6 +63,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	case o.subcommand == "doctor":
 		return doctor(c, o.subcmdArgs)
+	case o.subcommand == "ssh-proxy":
+		return sshProxy(c, o.subcmdArgs)
 	case o.help:
 		fmt.Fprint(stdout, usage)
 		return 0

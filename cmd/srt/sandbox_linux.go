@@ -95,7 +95,12 @@ func sandboxCommand(c *cli, settings *config.Settings, argv []string) (*launch, 
 		if err != nil {
 			return nil, nil, err
 		}
-		return bridges, proxy.Env(bridgeHTTPPort, bridgeSOCKSPort, os.Getenv("JAVA_TOOL_OPTIONS")), nil
+		env := proxy.Env(bridgeHTTPPort, bridgeSOCKSPort, os.Getenv("JAVA_TOOL_OPTIONS"))
+		if self, err := os.Executable(); err == nil {
+			// git's ssh goes through the policy by way of srt itself.
+			env = append(env, "GIT_SSH_COMMAND=ssh -o ControlMaster=no -o ControlPath=none -o ProxyCommand='"+self+" ssh-proxy %h %p'")
+		}
+		return bridges, env, nil
 	}
 	l, err := nsexec.Prepare(settings, nsexec.Options{Argv: argv, Env: os.Environ(), Cwd: cwd, Home: home, Debug: c.debug, Terminal: pty != nil, Network: network,
 		Intercept: &nsexec.DomainLists{Allowed: settings.Network.AllowedDomains, Denied: settings.Network.DeniedDomains}})

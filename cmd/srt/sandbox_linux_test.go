@@ -662,3 +662,47 @@ bash -c 'echo x > /dev/udp/127.0.0.1/%[2]d; echo x > /dev/udp/198.51.100.9/%[2]d
 		}
 	})
 }
+
+// ssh's ProxyCommand inside is srt itself: "srt ssh-proxy HOST PORT"
+// reaches an allowed host through the policy and is refused elsewhere.
+func TestSandboxSSHProxy(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				go func() {
+					defer c.Close()
+					io.WriteString(c, "SSH-2.0-test\r\n")
+					data, _ := io.ReadAll(c)
+					c.Write(data)
+				}()
+			}
+		}()
+		port := ln.Addr().(*net.TCPAddr).Port
+		settings := filepath.Join(filepath.Dir(b.W), "net.json")
+		os.WriteFile(settings, []byte(`{"network":{"allowedDomains":["localhost"],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`), 0o644)
+		srtBin := os.Getenv(srtEnv)
+		script := fmt.Sprintf(`case "$GIT_SSH_COMMAND" in *"ssh-proxy %%h %%p"*) echo env-ok;; esac
+echo ping | %[1]s ssh-proxy localhost %[2]d
+%[1]s ssh-proxy denied.test 22 </dev/null; echo "rc=$?"`, srtBin, port)
+		cmd := exec.Command(srtBin, "--settings", settings, "-c", script)
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + b.H}
+		cmd.Dir = b.W
+		out, errOut, _, err := testenv.Output(cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out != "env-ok\nSSH-2.0-test\r\nping\nrc=1\n" || !strings.Contains(errOut, "refused by the sandbox's network policy") {
+			t.Errorf("output %q, stderr %q", out, errOut)
+		}
+	})
+}
