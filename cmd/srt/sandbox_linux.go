@@ -20,12 +20,6 @@ type launch struct {
 	proxies *proxy.Server
 }
 
-// Ports of the bridges inside the sandbox, as the reference uses them.
-const (
-	bridgeHTTPPort  = 3128
-	bridgeSOCKSPort = 1080
-)
-
 // startProxies compiles the network policy and serves the HTTP and SOCKS
 // proxies on Unix sockets in the run's private directory.
 func startProxies(settings *config.Settings, dir string) (*proxy.Server, []nsexec.Bridge, error) {

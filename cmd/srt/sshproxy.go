@@ -10,6 +10,12 @@ import (
 	"github.com/srt-go/srt/proxy"
 )
 
+// Ports of the bridges inside the sandbox, as the reference uses them.
+const (
+	bridgeHTTPPort  = 3128
+	bridgeSOCKSPort = 1080
+)
+
 // sshProxy is "srt ssh-proxy HOST PORT": ssh's ProxyCommand inside the
 // sandbox. It asks the SOCKS bridge for HOST:PORT and relays stdin and
 // stdout, so git's ssh goes through the policy with no nc or socat.
