@@ -49,6 +49,9 @@ type Server struct {
 	Dial func(ctx context.Context, network, address string) (net.Conn, error)
 	// OnDecision, if set, is called for each decision (violations).
 	OnDecision func(Decision)
+	// Parent, if set, is the upstream proxy allowed connections go
+	// through (taken when the proxies start; spec d.6).
+	Parent *Parent
 
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
@@ -176,6 +179,16 @@ func (s *Server) dialAllowed(ctx context.Context, p *netfilter.Policy, protocol,
 	if err != nil {
 		return nil, err
 	}
+	dial := s.Dial
+	if dial == nil {
+		var d net.Dialer
+		dial = d.DialContext
+	}
+	// Through a parent proxy, the name goes to it as decided; it resolves
+	// and dials (the resolved-address check does not apply there).
+	if u := s.Parent.via(h.String(), protocol == "http"); u != nil {
+		return dialParent(ctx, dial, u, h.String(), port)
+	}
 	var targets []netip.Addr
 	if h.IsAddr() {
 		targets = []netip.Addr{h.Addr}
@@ -198,11 +211,6 @@ func (s *Server) dialAllowed(ctx context.Context, p *netfilter.Policy, protocol,
 			}
 			return nil, err
 		}
-	}
-	dial := s.Dial
-	if dial == nil {
-		var d net.Dialer
-		dial = d.DialContext
 	}
 	var firstErr error
 	for _, a := range targets {

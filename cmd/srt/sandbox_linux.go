@@ -30,12 +30,24 @@ func startProxies(settings *config.Settings, dir string) (*proxy.Server, []nsexe
 	}
 	policy.HostAddrs = hostAddrs
 	s := proxy.New(policy)
+	if s.Parent, err = parentProxy(n.ParentProxy); err != nil {
+		return nil, nil, err
+	}
+	serveHTTP, serveSOCKS := s.ServeHTTP, s.ServeSOCKS
+	// The user's own proxies, when the settings name them, take the
+	// place of srt's (they decide, not the allow lists).
+	if n.HTTPProxyPort != nil {
+		serveHTTP = forwardTo(*n.HTTPProxyPort)
+	}
+	if n.SOCKSProxyPort != nil {
+		serveSOCKS = forwardTo(*n.SOCKSProxyPort)
+	}
 	var bridges []nsexec.Bridge
 	for _, p := range []struct {
 		name  string
 		port  int
 		serve func(net.Listener) error
-	}{{"http.sock", bridgeHTTPPort, s.ServeHTTP}, {"socks.sock", bridgeSOCKSPort, s.ServeSOCKS}} {
+	}{{"http.sock", bridgeHTTPPort, serveHTTP}, {"socks.sock", bridgeSOCKSPort, serveSOCKS}} {
 		path, dirFD, err := nsexec.ShortPath(dir, p.name)
 		if err != nil {
 			s.Close()
@@ -52,6 +64,44 @@ func startProxies(settings *config.Settings, dir string) (*proxy.Server, []nsexe
 		bridges = append(bridges, nsexec.Bridge{Port: p.port, Socket: p.name})
 	}
 	return s, bridges, nil
+}
+
+// parentProxy is network.parentProxy, or else srt's own HTTP(S)_PROXY and
+// NO_PROXY (read here, for the proxies only: the sandbox gets its own).
+func parentProxy(pp *config.ParentProxy) (*proxy.Parent, error) {
+	if pp != nil {
+		return proxy.ParseParent(pp.HTTP, pp.HTTPS, pp.NoProxy)
+	}
+	env := func(names ...string) string {
+		for _, n := range names {
+			if v := os.Getenv(n); v != "" {
+				return v
+			}
+		}
+		return ""
+	}
+	return proxy.ParseParent(env("HTTP_PROXY", "http_proxy"), env("HTTPS_PROXY", "https_proxy"), env("NO_PROXY", "no_proxy"))
+}
+
+// forwardTo serves a listener by handing each connection to a proxy of
+// the user's on the host's loopback.
+func forwardTo(port int) func(net.Listener) error {
+	return func(ln net.Listener) error {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return err
+			}
+			go func() {
+				up, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+				if err != nil {
+					c.Close()
+					return
+				}
+				proxy.Splice(c, up)
+			}()
+		}
+	}
 }
 
 // hostAddrs lists this host's own addresses, which an allowed name may not

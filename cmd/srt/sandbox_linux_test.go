@@ -706,3 +706,48 @@ echo ping | %[1]s ssh-proxy localhost %[2]d
 		}
 	})
 }
+
+// httpProxyPort hands the sandbox's HTTP proxy traffic to the user's own
+// proxy on the host's loopback.
+func TestSandboxExternalProxyPort(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		if _, err := exec.LookPath("curl"); err != nil {
+			t.Skip("requires curl")
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				go func() {
+					defer c.Close()
+					buf := make([]byte, 4096)
+					n, _ := c.Read(buf)
+					line, _, _ := strings.Cut(string(buf[:n]), "\r\n")
+					body := "user proxy saw: " + line
+					fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body)
+				}()
+			}
+		}()
+		port := ln.Addr().(*net.TCPAddr).Port
+		settings := filepath.Join(filepath.Dir(b.W), "net.json")
+		os.WriteFile(settings, []byte(fmt.Sprintf(`{"network":{"allowedDomains":[],"deniedDomains":[],"httpProxyPort":%d},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`, port)), 0o644)
+		cmd := exec.Command(os.Getenv(srtEnv), "--settings", settings, "-c", `curl -s --noproxy "" -x "$HTTP_PROXY" http://anything.test/x`)
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + b.H}
+		cmd.Dir = b.W
+		out, errOut, _, err := testenv.Output(cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out != "user proxy saw: GET http://anything.test/x HTTP/1.1" {
+			t.Errorf("output %q, stderr %q", out, errOut)
+		}
+	})
+}
