@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"runtime"
 	"testing"
+	"time"
 )
 
 const benchBytes = 64 << 20
@@ -131,4 +134,62 @@ func socksConnectB(b *testing.B, addr string, port uint16) (byte, net.Conn) {
 		b.Fatal(err)
 	}
 	return rep[3], c
+}
+
+// BenchmarkSequentialConnections runs b.N proxied connections one after
+// another (go test -bench Sequential -benchtime 10000x) and reports, and
+// fails on, growth of goroutines or open descriptors.
+func BenchmarkSequentialConnections(b *testing.B) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("x"))
+			c.Close()
+		}
+	}()
+	port := uint16(ln.Addr().(*net.TCPAddr).Port)
+	s := New(policy(b, []string{fmt.Sprintf("127.0.0.1:%d", port)}, nil, nil))
+	_, sa := start(b, s)
+	countFDs := func() int {
+		entries, _ := os.ReadDir("/proc/self/fd")
+		return len(entries)
+	}
+	var buf [1]byte
+	// Warm up first: the runtime's poller and the first connections'
+	// buffers are not growth.
+	for i := 0; i < 100; i++ {
+		_, c := socksConnectB(b, sa, port)
+		io.ReadFull(c, buf[:])
+		c.Close()
+	}
+	time.Sleep(100 * time.Millisecond)
+	g0, f0 := runtime.NumGoroutine(), countFDs()
+	for b.Loop() {
+		code, c := socksConnectB(b, sa, port)
+		if code != socksSucceeded {
+			b.Fatalf("reply %d", code)
+		}
+		io.ReadFull(c, buf[:])
+		c.Close()
+	}
+	b.StopTimer()
+	deadline := time.Now().Add(5 * time.Second)
+	g, f := runtime.NumGoroutine(), countFDs()
+	for (g > g0+2 || f > f0+2) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+		g, f = runtime.NumGoroutine(), countFDs()
+	}
+	b.ReportMetric(float64(g-g0), "goroutines-grown")
+	b.ReportMetric(float64(f-f0), "fds-grown")
+	if g > g0+2 || f > f0+2 {
+		b.Fatalf("after %d connections: goroutines %d -> %d, fds %d -> %d", b.N, g0, g, f0, f)
+	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -750,4 +752,97 @@ func TestSandboxExternalProxyPort(t *testing.T) {
 			t.Errorf("output %q, stderr %q", out, errOut)
 		}
 	})
+}
+
+// HTTPS through the proxy (CONNECT) and through the transparent path,
+// decided by the TLS server name.
+func TestSandboxHTTPS(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		if _, err := exec.LookPath("curl"); err != nil {
+			t.Skip("requires curl")
+		}
+		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprintf(w, "tls-hello %s", r.URL.Path)
+		}))
+		srv.StartTLS()
+		defer srv.Close()
+		port := srv.Listener.Addr().(*net.TCPAddr).Port
+		settings := filepath.Join(filepath.Dir(b.W), "net.json")
+		os.WriteFile(settings, []byte(`{"network":{"allowedDomains":["localhost"],"deniedDomains":["evil.test"]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`), 0o644)
+		script := fmt.Sprintf(`curl -sk --noproxy "" -x "$HTTPS_PROXY" https://localhost:%[1]d/connect; echo
+curl -sk --noproxy '*' --resolve localhost:%[1]d:198.51.100.9 https://localhost:%[1]d/sni; echo
+curl -sk --noproxy '*' -o /dev/null -w "%%{http_code}" --resolve evil.test:%[1]d:198.51.100.9 https://evil.test:%[1]d/; echo
+curl -sk --noproxy "" -x "$HTTPS_PROXY" -o /dev/null -w "%%{http_code}" https://evil.test:%[1]d/; echo`, port)
+		cmd := exec.Command(os.Getenv(srtEnv), "--settings", settings, "-c", script)
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + b.H}
+		cmd.Dir = b.W
+		out, errOut, _, err := testenv.Output(cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "tls-hello /connect\ntls-hello /sni\n000\n000\n"; out != want {
+			t.Errorf("output:\n%s\nwant:\n%s\nstderr %s", out, want, errOut)
+		}
+	})
+}
+
+// srt opens no TCP port on the host: the proxies listen on Unix sockets
+// in a private directory, where only the sandbox's bridges reach them.
+func TestSandboxOpensNoHostPort(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		settings := filepath.Join(filepath.Dir(b.W), "net.json")
+		os.WriteFile(settings, []byte(`{"network":{"allowedDomains":["example.com"],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`), 0o644)
+		cmd := exec.Command(os.Getenv(srtEnv), "--settings", settings, "-c", "echo ready; sleep 2")
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + b.H}
+		cmd.Dir = b.W
+		out, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		line := make([]byte, 6)
+		io.ReadFull(out, line)
+		// The sockets srt holds, by inode, against the host's TCP listeners.
+		mine := map[string]bool{}
+		fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", cmd.Process.Pid))
+		for _, fd := range fds {
+			if l, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", cmd.Process.Pid, fd.Name())); err == nil && strings.HasPrefix(l, "socket:[") {
+				mine[strings.TrimSuffix(strings.TrimPrefix(l, "socket:["), "]")] = true
+			}
+		}
+		if len(mine) < 2 {
+			t.Errorf("srt holds %d sockets; want at least its two proxy listeners", len(mine))
+		}
+		for addr, inode := range listeningPorts(t) {
+			if mine[inode] {
+				t.Errorf("srt listens on the host's TCP %s", addr)
+			}
+		}
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+		dir := filepath.Join(os.TempDir(), fmt.Sprintf("srt-%d", os.Getuid()))
+		if fi, err := os.Stat(dir); err == nil && fi.Mode().Perm() != 0o700 {
+			t.Errorf("%s has mode %v", dir, fi.Mode().Perm())
+		}
+	})
+}
+
+// listeningPorts maps the host's listening TCP sockets (local address
+// fields of /proc/net/tcp and tcp6 in state 0A) to their inodes.
+func listeningPorts(t *testing.T) map[string]string {
+	out := map[string]string{}
+	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, l := range strings.Split(string(data), "\n")[1:] {
+			fields := strings.Fields(l)
+			if len(fields) > 9 && fields[3] == "0A" {
+				out[fields[1]] = fields[9]
+			}
+		}
+	}
+	return out
 }
