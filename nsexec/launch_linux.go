@@ -113,27 +113,34 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.ExtraFiles = []*os.File{r}
 	cmd.Env = []string{}
-	uid, gid := os.Getuid(), os.Getgid()
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWNET |
-			syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS | syscall.CLONE_NEWCGROUP,
-		// The caller keeps its ids inside: files it owns stay its own.
-		UidMappings:                []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
-		GidMappings:                []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
-		GidMappingsEnableSetgroups: false,
-		// The init needs its namespace capabilities after exec, though it
-		// runs as the caller's uid: ambient capabilities carry them. They
-		// are valid only in the new user namespace, and the init drops
-		// every one of them before the command runs.
-		AmbientCaps: allCaps(),
-		Pdeathsig:   syscall.SIGKILL,
-		// A session of its own: the command has no controlling terminal
-		// it could push keystrokes into (TIOCSTI).
-		Setsid: true,
-	}
+	cmd.SysProcAttr = sandboxNamespaces()
+	// The init needs its namespace capabilities after exec, though it runs
+	// as the caller's uid: ambient capabilities carry them. They are valid
+	// only in the new user namespace, and the reaper drops every one of
+	// them before the command runs.
+	cmd.SysProcAttr.AmbientCaps = allCaps()
+	// A session of its own: the command has no controlling terminal it
+	// could push keystrokes into (TIOCSTI).
+	cmd.SysProcAttr.Setsid = true
 	l.Cmd = cmd
 	ok = true
 	return l, nil
+}
+
+// sandboxNamespaces is how the init (and the doctor's probe) is cloned:
+// new user, mount, PID, network, IPC, UTS and cgroup namespaces, with the
+// caller's ids mapped to themselves (files it owns stay its own), killed
+// with its parent.
+func sandboxNamespaces() *syscall.SysProcAttr {
+	uid, gid := os.Getuid(), os.Getgid()
+	return &syscall.SysProcAttr{
+		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWNET |
+			syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS | syscall.CLONE_NEWCGROUP,
+		UidMappings:                []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+		GidMappings:                []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
+		GidMappingsEnableSetgroups: false,
+		Pdeathsig:                  syscall.SIGKILL,
+	}
 }
 
 // Close releases the run's host state: the spec pipe and the runtime dir

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -77,14 +76,7 @@ func readFile(p string) string {
 
 func probeNamespaces() error {
 	cmd := exec.Command("/proc/self/exe", roleProbe)
-	uid, gid := os.Getuid(), os.Getgid()
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWNET |
-			syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS | syscall.CLONE_NEWCGROUP,
-		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
-		GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
-		Pdeathsig:   syscall.SIGKILL,
-	}
+	cmd.SysProcAttr = sandboxNamespaces()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {

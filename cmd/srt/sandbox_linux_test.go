@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -522,29 +523,7 @@ func TestSandboxNetworkProxy(t *testing.T) {
 		if _, err := exec.LookPath("curl"); err != nil {
 			t.Skip("requires curl")
 		}
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		hits := make(chan string, 100)
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				go func() {
-					defer c.Close()
-					buf := make([]byte, 4096)
-					n, _ := c.Read(buf)
-					line, _, _ := strings.Cut(string(buf[:n]), "\r\n")
-					hits <- line
-					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello")
-				}()
-			}
-		}()
-		port := ln.Addr().(*net.TCPAddr).Port
+		port, requests := hostHTTPServer(t)
 		settings := filepath.Join(filepath.Dir(b.W), "net.json")
 		os.WriteFile(settings, []byte(fmt.Sprintf(`{"network":{"allowedDomains":["127.0.0.1:%d"],"deniedDomains":["127.0.0.2"]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`, port)), 0o644)
 		script := fmt.Sprintf(`P='--noproxy "" -x '$HTTP_PROXY
@@ -566,11 +545,7 @@ curl -s --noproxy "" --socks5-hostname localhost:1080 http://127.0.0.2:%[1]d/soc
 		if out != want || code != 0 {
 			t.Errorf("exit %d, output:\n%s\nwant:\n%s\nstderr: %s", code, out, want, errOut)
 		}
-		close(hits)
-		var got []string
-		for h := range hits {
-			got = append(got, h)
-		}
+		got := requests()
 		if len(got) != 2 || !strings.Contains(got[0]+got[1], "/allowed") || !strings.Contains(got[0]+got[1], "/socks") {
 			t.Errorf("the host server saw %q, want only the two allowed requests", got)
 		}
@@ -589,28 +564,7 @@ func TestSandboxTransparent(t *testing.T) {
 				t.Skipf("requires %s", tool)
 			}
 		}
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		hits := make(chan string, 100)
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				go func() {
-					defer c.Close()
-					buf := make([]byte, 4096)
-					n, _ := c.Read(buf)
-					line, _, _ := strings.Cut(string(buf[:n]), "\r\n")
-					hits <- line
-					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello")
-				}()
-			}
-		}()
+		port, requests := hostHTTPServer(t)
 		udp, err := net.ListenPacket("udp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
@@ -626,7 +580,6 @@ func TestSandboxTransparent(t *testing.T) {
 				gotUDP <- struct{}{}
 			}
 		}()
-		port := ln.Addr().(*net.TCPAddr).Port
 		uport := udp.LocalAddr().(*net.UDPAddr).Port
 		settings := filepath.Join(filepath.Dir(b.W), "net.json")
 		os.WriteFile(settings, []byte(`{"network":{"allowedDomains":["localhost","allowed.test"],"deniedDomains":["evil.test"]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`), 0o644)
@@ -648,12 +601,7 @@ bash -c 'echo x > /dev/udp/127.0.0.1/%[2]d; echo x > /dev/udp/198.51.100.9/%[2]d
 		if out != want {
 			t.Errorf("output:\n%s\nwant:\n%s\nstderr: %s", out, want, errOut)
 		}
-		time.Sleep(100 * time.Millisecond)
-		close(hits)
-		var got []string
-		for h := range hits {
-			got = append(got, h)
-		}
+		got := requests()
 		if len(got) != 1 || !strings.Contains(got[0], "/transparent") {
 			t.Errorf("the host server saw %q, want only /transparent", got)
 		}
@@ -845,4 +793,39 @@ func listeningPorts(t *testing.T) map[string]string {
 		}
 	}
 	return out
+}
+
+// hostHTTPServer is an HTTP server on the host's loopback answering
+// "hello"; requests returns the request lines it has seen so far.
+func hostHTTPServer(t *testing.T) (port int, requests func() []string) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	var mu sync.Mutex
+	var seen []string
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				buf := make([]byte, 4096)
+				n, _ := c.Read(buf)
+				line, _, _ := strings.Cut(string(buf[:n]), "\r\n")
+				mu.Lock()
+				seen = append(seen, line)
+				mu.Unlock()
+				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello")
+			}()
+		}
+	}()
+	return ln.Addr().(*net.TCPAddr).Port, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), seen...)
+	}
 }
