@@ -3,14 +3,17 @@ module github.com/srt-go/srt
 go 1.26.0
 
 require (
+	github.com/google/nftables v0.3.0
+	github.com/miekg/dns v1.1.73
+	github.com/vishvananda/netlink v1.3.1
+	golang.org/x/net v0.63.0
+	golang.org/x/sys v0.50.0
+)
+
+require (
 	github.com/google/go-cmp v0.6.0 // indirect
-	github.com/google/nftables v0.3.0 // indirect
 	github.com/mdlayher/netlink v1.7.3-0.20250113171957-fbb4dce95f42 // indirect
 	github.com/mdlayher/socket v0.5.0 // indirect
-	github.com/miekg/dns v1.1.73 // indirect
-	github.com/vishvananda/netlink v1.3.1 // indirect
 	github.com/vishvananda/netns v0.0.5 // indirect
-	golang.org/x/net v0.63.0 // indirect
 	golang.org/x/sync v0.22.0 // indirect
-	golang.org/x/sys v0.50.0 // indirect
 )
