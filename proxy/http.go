@@ -80,7 +80,7 @@ func (s *Server) handleHTTP(c net.Conn) {
 				return
 			}
 		}
-		relay(c, up)
+		relay(c, up, s.IdleTimeout)
 		return
 	}
 	removeHopByHop(req.Header)

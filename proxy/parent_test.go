@@ -42,7 +42,7 @@ func fakeParent(t *testing.T) (addr string, asked func() []string) {
 					return
 				}
 				io.WriteString(c, "HTTP/1.1 200 OK\r\n\r\n")
-				relay(c, up)
+				relay(c, up, 0)
 			}()
 		}
 	}()

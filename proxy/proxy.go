@@ -25,6 +25,8 @@ const (
 	HandshakeTimeout = 10 * time.Second
 	// DialTimeout bounds name resolution plus the upstream connect.
 	DialTimeout = 15 * time.Second
+	// IdleTimeout is the default for Server.IdleTimeout.
+	IdleTimeout = 30 * time.Minute
 )
 
 // Decision is reported for every connection the proxies decide on.
@@ -52,6 +54,9 @@ type Server struct {
 	// Parent, if set, is the upstream proxy allowed connections go
 	// through (taken when the proxies start; spec d.6).
 	Parent *Parent
+	// IdleTimeout closes a tunnel on which nothing moved either way for
+	// that long; 0 means never.
+	IdleTimeout time.Duration
 
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
@@ -62,7 +67,7 @@ type Server struct {
 
 // New returns a server with policy p.
 func New(p *netfilter.Policy) *Server {
-	s := &Server{conns: map[net.Conn]struct{}{}, lns: map[net.Listener]struct{}{}}
+	s := &Server{conns: map[net.Conn]struct{}{}, lns: map[net.Listener]struct{}{}, IdleTimeout: IdleTimeout}
 	s.policy.Store(p)
 	return s
 }
@@ -230,19 +235,48 @@ type halfCloser interface{ CloseWrite() error }
 
 // Splice joins two connections until both sides are done: the in-sandbox
 // bridges use it to hand a connection to the host's proxy.
-func Splice(a, b net.Conn) { relay(a, b) }
+func Splice(a, b net.Conn) { relay(a, b, 0) }
+
+// chunk is how much one copy step moves: large enough that the kernel's
+// splice does the work, small enough that activity is seen.
+const chunk = 1 << 20
 
 // relay copies both ways until both sides are done. A clean EOF on one side
 // is passed on as a half-close, so request-then-response protocols finish;
 // an error on either side closes both, so neither goroutine can be left
-// blocked by a peer that died.
-func relay(a, b net.Conn) {
+// blocked by a peer that died. With idle > 0, a tunnel on which neither
+// direction moved a byte for that long is closed.
+func relay(a, b net.Conn, idle time.Duration) {
+	var last atomic.Int64 // unix nanoseconds of the last byte moved either way
+	last.Store(time.Now().UnixNano())
 	var wg sync.WaitGroup
 	copyOne := func(dst, src net.Conn) {
 		defer wg.Done()
-		_, err := io.Copy(dst, src)
-		if hc, ok := dst.(halfCloser); ok && err == nil {
-			if hc.CloseWrite() == nil {
+		var err error
+		for {
+			if idle > 0 {
+				// Wake up four times per idle period, so each direction
+				// records its progress for the other to see.
+				src.SetReadDeadline(time.Now().Add(idle / 4))
+			}
+			var n int64
+			// io.CopyN hands the kernel a LimitedReader, which Go still
+			// splices between sockets.
+			n, err = io.CopyN(dst, src, chunk)
+			if n > 0 {
+				last.Store(time.Now().UnixNano())
+			}
+			if err == nil {
+				continue
+			}
+			var ne net.Error
+			if idle > 0 && errors.As(err, &ne) && ne.Timeout() && time.Since(time.Unix(0, last.Load())) < idle {
+				continue // the other direction is busy
+			}
+			break
+		}
+		if err == io.EOF {
+			if hc, ok := dst.(halfCloser); ok && hc.CloseWrite() == nil {
 				return
 			}
 		}

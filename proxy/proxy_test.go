@@ -345,3 +345,50 @@ func TestSanitizeReason(t *testing.T) {
 		t.Errorf("length %d", len(got))
 	}
 }
+
+// A tunnel on which nothing moves is closed after the idle timeout; one
+// on which only one direction moves is not.
+func TestIdleTimeout(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { // sends a byte every 50 ms, never reads
+				defer c.Close()
+				for i := 0; i < 12; i++ {
+					if _, err := c.Write([]byte("t")); err != nil {
+						return
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+				time.Sleep(5 * time.Second)
+			}()
+		}
+	}()
+	port := uint16(ln.Addr().(*net.TCPAddr).Port)
+	s := New(policy(t, []string{fmt.Sprintf("127.0.0.1:%d", port)}, nil, nil))
+	s.IdleTimeout = 200 * time.Millisecond
+	_, sa := start(t, s)
+	code, c := socksConnect(t, sa, 1, []byte{127, 0, 0, 1}, port)
+	if code != socksSucceeded {
+		t.Fatalf("reply %d", code)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	start := time.Now()
+	got, _ := io.ReadAll(c) // ends when the proxy closes the idle tunnel
+	elapsed := time.Since(start)
+	if len(got) != 12 {
+		t.Errorf("got %d bytes, want all 12: the one-way traffic kept the tunnel alive", len(got))
+	}
+	if elapsed < 600*time.Millisecond || elapsed > 3*time.Second {
+		t.Errorf("tunnel closed after %v; want the idle timeout after the last byte", elapsed)
+	}
+}

@@ -165,5 +165,5 @@ func (s *Server) handleSOCKS(c net.Conn) {
 			return
 		}
 	}
-	relay(c, up)
+	relay(c, up, s.IdleTimeout)
 }
