@@ -392,3 +392,23 @@ func TestIdleTimeout(t *testing.T) {
 		t.Errorf("tunnel closed after %v; want the idle timeout after the last byte", elapsed)
 	}
 }
+
+// A denied or unlisted name is never looked up: no DNS query leaves for it,
+// through either proxy.
+func TestDeniedNamesAreNotResolved(t *testing.T) {
+	s := New(policy(t, []string{"allowed.test"}, []string{"evil.test"}, nil))
+	var asked []string
+	s.Resolve = func(_ context.Context, host string) ([]netip.Addr, error) {
+		asked = append(asked, host)
+		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+	}
+	h, sa := start(t, s)
+	rawHTTP(t, h, "CONNECT evil.test:443 HTTP/1.1\r\n\r\n")
+	rawHTTP(t, h, "GET http://unlisted.test/ HTTP/1.1\r\nHost: unlisted.test\r\n\r\n")
+	socksConnect(t, sa, 3, []byte("evil.test"), 443)
+	socksConnect(t, sa, 3, []byte("x.evil.test.unlisted"), 80)
+	rawHTTP(t, h, "CONNECT allowed.test:443 HTTP/1.1\r\n\r\n")
+	if len(asked) != 1 || asked[0] != "allowed.test" {
+		t.Errorf("resolver asked for %q, want only allowed.test", asked)
+	}
+}
