@@ -250,7 +250,7 @@ func runReaper() error {
 	if err := dropPrivileges(); err != nil {
 		return err
 	}
-	if err := installSeccomp(); err != nil {
+	if err := installSeccomp(spec.AllowUnixSockets); err != nil {
 		return err
 	}
 	sigs := make(chan os.Signal, 16)

@@ -88,7 +88,8 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 			env = setEnv(env, k, v)
 		}
 	}
-	data, err := json.Marshal(&Spec{Plan: l.Plan, Argv: argv, Env: env, Cwd: cwd, RuntimeDir: dir, Debug: o.Debug, Terminal: o.Terminal, Bridges: bridges, Intercept: o.Intercept})
+	data, err := json.Marshal(&Spec{Plan: l.Plan, Argv: argv, Env: env, Cwd: cwd, RuntimeDir: dir, Debug: o.Debug, Terminal: o.Terminal, Bridges: bridges, Intercept: o.Intercept,
+		AllowUnixSockets: s.Network.AllowAllUnixSockets})
 	if err != nil {
 		return nil, err
 	}

@@ -56,9 +56,10 @@ const (
 
 // Filter returns the command's filter for arch. It kills the process on a
 // foreign architecture (a 32-bit binary's syscalls would bypass every rule)
-// and on x32 numbers, refuses AF_UNIX and AF_VSOCK sockets and io_uring
-// with EPERM, and allows the rest.
-func Filter(a Arch) []bpf.Instruction {
+// and on x32 numbers, refuses AF_UNIX (unless allowUnix: the settings'
+// allowAllUnixSockets) and AF_VSOCK sockets and io_uring with EPERM, and
+// allows the rest.
+func Filter(a Arch, allowUnix bool) []bpf.Instruction {
 	const (
 		kill  = "kill"
 		eperm = "eperm"
@@ -79,7 +80,9 @@ func Filter(a Arch) []bpf.Instruction {
 	p.ret(retAllow)
 	p.label(sock)
 	p.load(offArg0)
-	p.jumpIf(afUnix, eperm)
+	if !allowUnix {
+		p.jumpIf(afUnix, eperm)
+	}
 	p.jumpIf(afVsock, eperm)
 	p.ret(retAllow)
 	p.label(eperm)

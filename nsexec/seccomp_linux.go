@@ -13,12 +13,12 @@ import (
 // must be locked and must be the thread that forks the command: a filter
 // belongs to a thread and is inherited across fork and exec. It requires
 // no_new_privs, which dropPrivileges sets first.
-func installSeccomp() error {
+func installSeccomp(allowUnix bool) error {
 	arch, ok := Arches[runtime.GOARCH]
 	if !ok {
 		return fmt.Errorf("no seccomp filter for %s; refusing to run without one", runtime.GOARCH)
 	}
-	raw, err := bpf.Assemble(Filter(arch))
+	raw, err := bpf.Assemble(Filter(arch, allowUnix))
 	if err != nil {
 		return fmt.Errorf("assembling the seccomp filter: %w", err)
 	}

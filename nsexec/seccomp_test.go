@@ -20,12 +20,24 @@ func seccompData(nr, arch, arg0 uint32) []byte {
 func TestSeccompFilterTable(t *testing.T) {
 	const i386 = 0x40000003
 	for name, a := range Arches {
-		vm, err := bpf.NewVM(Filter(a))
+		vm, err := bpf.NewVM(Filter(a, false))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if _, err := bpf.Assemble(Filter(a)); err != nil {
+		if _, err := bpf.Assemble(Filter(a, false)); err != nil {
 			t.Fatalf("%s: %v", name, err)
+		}
+		// allowAllUnixSockets lifts the AF_UNIX rule and nothing else.
+		lifted, err := bpf.NewVM(Filter(a, true))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			nr, arg0, want uint32
+		}{{a.Socket, afUnix, retAllow}, {a.Socket, afVsock, retErrno | errnoEPERM}, {a.IOUring[0], 0, retErrno | errnoEPERM}} {
+			if got, _ := lifted.Run(seccompData(c.nr, a.AuditArch, c.arg0)); uint32(got) != c.want {
+				t.Errorf("%s with AF_UNIX allowed: nr %d arg %d: %#x, want %#x", name, c.nr, c.arg0, got, c.want)
+			}
 		}
 		cases := []struct {
 			what     string

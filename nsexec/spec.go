@@ -11,6 +11,9 @@ type Spec struct {
 	Debug      bool     `json:"debug"`
 	Terminal   bool     `json:"terminal"` // stdin is a pty of the sandbox's own: make it the controlling terminal
 	Bridges    []Bridge `json:"bridges,omitempty"`
+	// AllowUnixSockets lifts the seccomp refusal of AF_UNIX sockets
+	// (allowAllUnixSockets); the rest of the filter stays.
+	AllowUnixSockets bool `json:"allowUnixSockets,omitempty"`
 	// Intercept, when set, turns on the transparent path and the DNS stub,
 	// which answers by these lists (the proxies decide each connection).
 	Intercept *DomainLists `json:"intercept,omitempty"`

@@ -352,6 +352,13 @@ func TestSandboxSeccomp(t *testing.T) {
 		if strings.Contains(r.stdout, "inet-socket: fd=-1") {
 			t.Errorf("inet sockets are refused: %q", r.stdout)
 		}
+		// network.allowAllUnixSockets lifts the AF_UNIX rule only.
+		settings := filepath.Join(filepath.Dir(b.W), "unix.json")
+		os.WriteFile(settings, []byte(`{"network":{"allowedDomains":[],"deniedDomains":[],"allowAllUnixSockets":true},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`), 0o644)
+		r = b.exec(nil, []string{"NOSETTINGS"}, "--settings", settings, "-c", probeEnv+"=unix-socket "+exe)
+		if strings.Contains(r.stdout, "unix-socket: fd=-1") || !strings.Contains(r.stdout, "io_uring_setup: r=-1 err=operation not permitted") {
+			t.Errorf("with allowAllUnixSockets: %q (stderr %q)", r.stdout, r.stderr)
+		}
 	})
 }
 
