@@ -17,7 +17,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/srt-go/srt/netfilter"
 	"github.com/srt-go/srt/proxy"
 )
 
@@ -95,7 +94,7 @@ func runInit() error {
 	if err := startBridges(spec.Bridges, runDir); err != nil {
 		return err
 	}
-	if spec.Intercept != nil {
+	if spec.Intercept {
 		if err := intercept(spec, runDir); err != nil && spec.Debug {
 			// The network stays closed without it: only the programs
 			// that ignore the proxy variables are left without a way out.
@@ -190,13 +189,9 @@ func startBridges(bridges []Bridge, runDir *os.File) error {
 
 // intercept starts the transparent path towards the SOCKS bridge's socket.
 func intercept(spec *Spec, runDir *os.File) error {
-	rules, err := netfilter.Compile(spec.Intercept.Allowed, spec.Intercept.Denied, nil)
-	if err != nil {
-		return err
-	}
 	for _, b := range spec.Bridges {
 		if strings.HasPrefix(b.Socket, "socks") {
-			return startInterception(rules, fmt.Sprintf("/proc/self/fd/%d/%s", runDir.Fd(), b.Socket))
+			return startInterception(fmt.Sprintf("/proc/self/fd/%d/%s", runDir.Fd(), b.Socket))
 		}
 	}
 	return errors.New("no SOCKS proxy to forward to")
@@ -477,7 +472,7 @@ func buildRoot(spec *Spec) error {
 			return pathErr("detaching a copy of the staging area", base, err)
 		}
 	}
-	if spec.Intercept != nil {
+	if spec.Intercept {
 		if err := pointResolverAtStub(root, stage); err != nil {
 			return err
 		}

@@ -21,7 +21,6 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
-	"github.com/srt-go/srt/netfilter"
 	"github.com/srt-go/srt/proxy"
 )
 
@@ -73,7 +72,6 @@ func (t *nameTable) name(a netip.Addr) (string, bool) {
 
 // interception is the running transparent path of one sandbox.
 type interception struct {
-	rules *netfilter.Rules
 	names *nameTable
 	socks string // path of the host's SOCKS proxy socket
 }
@@ -81,8 +79,8 @@ type interception struct {
 // startInterception sets up routes, the nftables redirect, the
 // transparent listener and the DNS stub. It runs in the init, in the
 // sandbox's network namespace, after loopback is up.
-func startInterception(rules *netfilter.Rules, socksPath string) error {
-	ic := &interception{rules: rules, names: newNameTable(), socks: socksPath}
+func startInterception(socksPath string) error {
+	ic := &interception{names: newNameTable(), socks: socksPath}
 	ln4, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -181,6 +179,18 @@ func redirectRules(port, dnsPort uint16) error {
 	return c.Flush()
 }
 
+// mayAllow asks the host's proxy, so the answer follows the live policy.
+// Anything but a clear yes is a no.
+func (ic *interception) mayAllow(name string) bool {
+	c, err := net.DialTimeout("unix", ic.socks, 5*time.Second)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	ok, err := proxy.SOCKSAsk(c, name)
+	return ok && err == nil
+}
+
 // answer is the DNS stub: A records from the fake range for names the
 // policy may allow, an empty answer for other types of those names, and
 // NXDOMAIN for the rest. Nothing is forwarded anywhere.
@@ -190,7 +200,7 @@ func (ic *interception) answer(w dns.ResponseWriter, q *dns.Msg) {
 	m.Authoritative = true
 	for _, question := range q.Question {
 		name := strings.TrimSuffix(strings.ToLower(question.Name), ".")
-		if !ic.rules.MayAllow(name) {
+		if !ic.mayAllow(name) {
 			m.Rcode = dns.RcodeNameError
 			break
 		}

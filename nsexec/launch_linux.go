@@ -41,7 +41,7 @@ type Options struct {
 	Network func(runtimeDir string) ([]Bridge, []string, error)
 	// Intercept, with Network, also catches connections of programs that
 	// ignore the proxy environment, and answers DNS inside.
-	Intercept *DomainLists
+	Intercept bool
 }
 
 // Prepare computes the plan and builds the command that starts the

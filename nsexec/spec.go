@@ -14,15 +14,9 @@ type Spec struct {
 	// AllowUnixSockets lifts the seccomp refusal of AF_UNIX sockets
 	// (allowAllUnixSockets); the rest of the filter stays.
 	AllowUnixSockets bool `json:"allowUnixSockets,omitempty"`
-	// Intercept, when set, turns on the transparent path and the DNS stub,
-	// which answers by these lists (the proxies decide each connection).
-	Intercept *DomainLists `json:"intercept,omitempty"`
-}
-
-// DomainLists are allowedDomains and deniedDomains as written.
-type DomainLists struct {
-	Allowed []string `json:"allowed"`
-	Denied  []string `json:"denied"`
+	// Intercept turns on the transparent path and the DNS stub, which ask
+	// the host's proxy, and so follow the live policy.
+	Intercept bool `json:"intercept,omitempty"`
 }
 
 // Bridge is a loopback port inside the sandbox whose connections the init

@@ -412,3 +412,34 @@ func TestDeniedNamesAreNotResolved(t *testing.T) {
 		t.Errorf("resolver asked for %q, want only allowed.test", asked)
 	}
 }
+
+// The DNS stub's question, answered by the live policy, with nothing
+// resolved or dialled.
+func TestSOCKSAsk(t *testing.T) {
+	s := New(policy(t, []string{"*.allowed.test"}, []string{"bad.allowed.test"}, nil))
+	resolved := 0
+	s.Resolve = func(context.Context, string) ([]netip.Addr, error) { resolved++; return nil, nil }
+	_, sa := start(t, s)
+	ask := func(name string) bool {
+		c, err := net.Dial("tcp", sa)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		ok, err := SOCKSAsk(c, name)
+		if err != nil {
+			t.Fatalf("ask %s: %v", name, err)
+		}
+		return ok
+	}
+	if !ask("api.allowed.test") || ask("bad.allowed.test") || ask("other.test") {
+		t.Error("wrong answers before the update")
+	}
+	s.SetPolicy(policy(t, []string{"other.test"}, nil, nil))
+	if ask("api.allowed.test") || !ask("other.test") {
+		t.Error("the answers do not follow the new policy")
+	}
+	if resolved != 0 {
+		t.Errorf("asking resolved %d names", resolved)
+	}
+}

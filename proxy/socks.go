@@ -28,6 +28,10 @@ const (
 
 // socksRequest is a parsed SOCKS5 CONNECT.
 type socksRequest struct {
+	// ask is the private "may this name be allowed?" command (0xF0, the
+	// number Tor uses for its RESOLVE extension): the sandbox's DNS stub
+	// asks it, so its answers follow the live policy.
+	ask  bool
 	host string // a name, or an address in canonical text
 	port uint16
 }
@@ -72,7 +76,7 @@ func readSOCKS(r *bufio.Reader, w io.Writer) (socksRequest, error) {
 	if req[0] != 5 {
 		return socksRequest{}, &errSOCKS{socksGeneralFailure, "bad request version"}
 	}
-	if req[1] != 1 {
+	if req[1] != 1 && req[1] != cmdAsk {
 		return socksRequest{}, &errSOCKS{socksCommandUnsupported, fmt.Sprintf("command %d is not supported (only CONNECT)", req[1])}
 	}
 	var host string
@@ -113,11 +117,17 @@ func readSOCKS(r *bufio.Reader, w io.Writer) (socksRequest, error) {
 		return socksRequest{}, err
 	}
 	p := binary.BigEndian.Uint16(port[:])
-	if p == 0 {
+	if p == 0 && req[1] != cmdAsk {
 		return socksRequest{}, &errSOCKS{socksNotAllowed, "port 0"}
+	}
+	if req[1] == cmdAsk {
+		return socksRequest{ask: true, host: host, port: p}, nil
 	}
 	return socksRequest{host: host, port: p}, nil
 }
+
+// cmdAsk is the private SOCKS command of SOCKSAsk.
+const cmdAsk = 0xf0
 
 func socksReply(w io.Writer, code byte) error {
 	_, err := w.Write([]byte{5, code, 0, 1, 0, 0, 0, 0, 0, 0})
@@ -134,6 +144,15 @@ func (s *Server) handleSOCKS(c net.Conn) {
 		if errors.As(err, &se) {
 			socksReply(c, se.code)
 		}
+		return
+	}
+	if req.ask {
+		// Nothing is dialled or resolved: only the policy is consulted.
+		code := byte(socksNotAllowed)
+		if s.policy.Load().Rules.MayAllow(req.host) {
+			code = socksSucceeded
+		}
+		socksReply(c, code)
 		return
 	}
 	d, p := s.decide("socks5", req.host, req.port)

@@ -147,7 +147,7 @@ func sandboxCommand(c *cli, settings *config.Settings, argv []string) (*launch, 
 		return bridges, env, nil
 	}
 	l, err := nsexec.Prepare(settings, nsexec.Options{Argv: argv, Env: os.Environ(), Cwd: cwd, Home: home, Debug: c.debug, Terminal: pty != nil, Network: network,
-		Intercept: &nsexec.DomainLists{Allowed: settings.Network.AllowedDomains, Denied: settings.Network.DeniedDomains}})
+		Intercept: true})
 	if err != nil {
 		if pty != nil {
 			pty.stop()
