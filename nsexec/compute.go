@@ -154,11 +154,12 @@ func viewAt(p string, reads, writes map[string][]rule) view {
 // ruleWhy names the rules at p, for the plan's readers.
 func ruleWhy(p string, reads, writes map[string][]rule, pins map[string]string) string {
 	var whys []string
-	for _, r := range reads[p] {
-		whys = append(whys, r.why)
-	}
-	for _, r := range writes[p] {
-		whys = append(whys, r.why)
+	seen := map[string]bool{}
+	for _, r := range append(append([]rule(nil), reads[p]...), writes[p]...) {
+		if !seen[r.why] {
+			seen[r.why] = true
+			whys = append(whys, r.why)
+		}
 	}
 	if pin := pins[p]; pin != "" {
 		whys = append(whys, "pinned: "+pin)
