@@ -532,7 +532,7 @@ func TestSandboxNetworkProxy(t *testing.T) {
 		}
 		port, requests := hostHTTPServer(t)
 		settings := filepath.Join(filepath.Dir(b.W), "net.json")
-		os.WriteFile(settings, []byte(fmt.Sprintf(`{"network":{"allowedDomains":["127.0.0.1:%d"],"deniedDomains":["127.0.0.2"]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`, port)), 0o644)
+		os.WriteFile(settings, []byte(fmt.Sprintf(`{"network":{"allowedDomains":["127.0.0.1:%d","127.0.0.2"],"deniedDomains":["127.0.0.2"]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`, port)), 0o644)
 		script := fmt.Sprintf(`P='--noproxy "" -x '$HTTP_PROXY
 echo "env=$HTTPS_PROXY"
 curl -s $P http://127.0.0.1:%[1]d/allowed; echo
@@ -540,7 +540,9 @@ curl -s --noproxy "" --socks5-hostname localhost:1080 http://127.0.0.1:%[1]d/soc
 curl -s -o /dev/null -w "%%{http_code}" $P http://127.0.0.1:%[2]d/otherport; echo
 curl -s -o /dev/null -w "%%{http_code}" $P http://127.0.0.2:%[1]d/denied; echo
 curl -s -o /dev/null -w "%%{http_code}" $P http://example.com/; echo
-curl -s --noproxy "" --socks5-hostname localhost:1080 http://127.0.0.2:%[1]d/socksdenied; echo "rc=$?"`, port, port+1)
+curl -s --noproxy "" --socks5-hostname localhost:1080 http://127.0.0.2:%[1]d/socksdenied; echo "rc=$?"
+curl -s $P http://2130706433:%[1]d/numeric; echo
+curl -s -o /dev/null -w "%%{http_code}" $P http://0x7f.0.0.2:%[1]d/hexdenied; echo`, port, port+1)
 		cmd := exec.Command(os.Getenv(srtEnv), "--settings", settings, "-c", script)
 		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + b.H}
 		cmd.Dir = b.W
@@ -548,13 +550,15 @@ curl -s --noproxy "" --socks5-hostname localhost:1080 http://127.0.0.2:%[1]d/soc
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := "env=http://localhost:3128\nhello\nhello\n403\n403\n403\nrc=97\n"
+		// 127.0.0.2 is in both lists: the deny wins; numeric spellings are
+		// the addresses they spell.
+		want := "env=http://localhost:3128\nhello\nhello\n403\n403\n403\nrc=97\nhello\n403\n"
 		if out != want || code != 0 {
 			t.Errorf("exit %d, output:\n%s\nwant:\n%s\nstderr: %s", code, out, want, errOut)
 		}
 		got := requests()
-		if len(got) != 2 || !strings.Contains(got[0]+got[1], "/allowed") || !strings.Contains(got[0]+got[1], "/socks") {
-			t.Errorf("the host server saw %q, want only the two allowed requests", got)
+		if all := strings.Join(got, " "); len(got) != 3 || !strings.Contains(all, "/allowed") || !strings.Contains(all, "/socks") || !strings.Contains(all, "/numeric") {
+			t.Errorf("the host server saw %q, want only the three allowed requests", got)
 		}
 	})
 }
