@@ -98,16 +98,23 @@ func startInterception(socksPath string) error {
 	if err6 == nil {
 		go ic.serve(ln6, true)
 	}
+	// The stub's sockets are opened here, so it answers before the
+	// command starts; serving goes on in the background.
+	handler := dns.HandlerFunc(ic.answer)
 	for _, addr := range []string{"127.0.0.1:53", "[::1]:53"} {
-		for _, network := range []string{"udp", "tcp"} {
-			srv := &dns.Server{Addr: addr, Net: network, Handler: dns.HandlerFunc(ic.answer)}
-			started := make(chan error, 1)
-			srv.NotifyStartedFunc = func() { started <- nil }
-			go func() { started <- srv.ListenAndServe() }()
-			if err := <-started; err != nil && addr == "127.0.0.1:53" {
-				return fmt.Errorf("DNS stub on %s/%s: %w", addr, network, err)
+		pc, err := net.ListenPacket("udp", addr)
+		if err != nil {
+			if addr == "[::1]:53" {
+				continue // no IPv6 loopback
 			}
+			return fmt.Errorf("DNS stub on %s/udp: %w", addr, err)
 		}
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return fmt.Errorf("DNS stub on %s/tcp: %w", addr, err)
+		}
+		go (&dns.Server{PacketConn: pc, Handler: handler}).ActivateAndServe()
+		go (&dns.Server{Listener: ln, Handler: handler}).ActivateAndServe()
 	}
 	return nil
 }
