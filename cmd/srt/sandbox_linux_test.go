@@ -114,6 +114,16 @@ func (b *box) exec(fs map[string]any, env []string, args ...string) result {
 	return result{out, errOut, code}
 }
 
+// runJSON runs a shell command with a whole settings document.
+func (b *box) runJSON(settings, script string) result {
+	b.t.Helper()
+	cfg := filepath.Join(filepath.Dir(b.W), "settings-doc.json")
+	if err := os.WriteFile(cfg, []byte(settings), 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+	return b.exec(nil, []string{"NOSETTINGS"}, "--settings", cfg, "-c", script)
+}
+
 func (b *box) noCanary(r result) {
 	b.t.Helper()
 	if strings.Contains(r.stdout+r.stderr, b.canary) {
@@ -531,8 +541,6 @@ func TestSandboxNetworkProxy(t *testing.T) {
 			t.Skip("requires curl")
 		}
 		port, requests := hostHTTPServer(t)
-		settings := filepath.Join(filepath.Dir(b.W), "net.json")
-		os.WriteFile(settings, []byte(fmt.Sprintf(`{"network":{"allowedDomains":["127.0.0.1:%d","127.0.0.2"],"deniedDomains":["127.0.0.2"]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`, port)), 0o644)
 		script := fmt.Sprintf(`P='--noproxy "" -x '$HTTP_PROXY
 echo "env=$HTTPS_PROXY"
 curl -s $P http://127.0.0.1:%[1]d/allowed; echo
@@ -543,13 +551,8 @@ curl -s -o /dev/null -w "%%{http_code}" $P http://example.com/; echo
 curl -s --noproxy "" --socks5-hostname localhost:1080 http://127.0.0.2:%[1]d/socksdenied; echo "rc=$?"
 curl -s $P http://2130706433:%[1]d/numeric; echo
 curl -s -o /dev/null -w "%%{http_code}" $P http://0x7f.0.0.2:%[1]d/hexdenied; echo`, port, port+1)
-		cmd := exec.Command(os.Getenv(srtEnv), "--settings", settings, "-c", script)
-		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + b.H}
-		cmd.Dir = b.W
-		out, errOut, code, err := testenv.Output(cmd)
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := b.runJSON(fmt.Sprintf(`{"network":{"allowedDomains":["127.0.0.1:%d","127.0.0.2"],"deniedDomains":["127.0.0.2"]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`, port), script)
+		out, errOut, code := r.stdout, r.stderr, r.code
 		// 127.0.0.2 is in both lists: the deny wins; numeric spellings are
 		// the addresses they spell.
 		want := "env=http://localhost:3128\nhello\nhello\n403\n403\n403\nrc=97\nhello\n403\n"
@@ -592,8 +595,6 @@ func TestSandboxTransparent(t *testing.T) {
 			}
 		}()
 		uport := udp.LocalAddr().(*net.UDPAddr).Port
-		settings := filepath.Join(filepath.Dir(b.W), "net.json")
-		os.WriteFile(settings, []byte(`{"network":{"allowedDomains":["localhost","allowed.test"],"deniedDomains":["evil.test"]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`), 0o644)
 		script := fmt.Sprintf(`getent hosts allowed.test | cut -d' ' -f1 | cut -d. -f1-2
 getent hosts evil.test || echo NX
 getent hosts unlisted.test || echo NX2
@@ -601,13 +602,8 @@ curl -s --noproxy '*' -H "Host: localhost:%[1]d" http://198.51.100.9:%[1]d/trans
 curl -s --noproxy '*' -o /dev/null -w "%%{http_code}" -H "Host: evil.test:%[1]d" http://198.51.100.9:%[1]d/denied; echo
 curl -s --noproxy '*' -o /dev/null -w "%%{http_code}" http://198.51.100.9:%[1]d/ip-only; echo
 bash -c 'echo x > /dev/udp/127.0.0.1/%[2]d; echo x > /dev/udp/198.51.100.9/%[2]d' 2>/dev/null; echo done`, port, uport)
-		cmd := exec.Command(os.Getenv(srtEnv), "--settings", settings, "-c", script)
-		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + b.H}
-		cmd.Dir = b.W
-		out, errOut, _, err := testenv.Output(cmd)
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := b.runJSON(`{"network":{"allowedDomains":["localhost","allowed.test"],"deniedDomains":["evil.test"]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`, script)
+		out, errOut, _ := r.stdout, r.stderr, r.code
 		want := "198.18\nNX\nNX2\nhello\n000\n000\ndone\n"
 		if out != want {
 			t.Errorf("output:\n%s\nwant:\n%s\nstderr: %s", out, want, errOut)
@@ -698,15 +694,8 @@ func TestSandboxExternalProxyPort(t *testing.T) {
 			}
 		}()
 		port := ln.Addr().(*net.TCPAddr).Port
-		settings := filepath.Join(filepath.Dir(b.W), "net.json")
-		os.WriteFile(settings, []byte(fmt.Sprintf(`{"network":{"allowedDomains":[],"deniedDomains":[],"httpProxyPort":%d},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`, port)), 0o644)
-		cmd := exec.Command(os.Getenv(srtEnv), "--settings", settings, "-c", `curl -s --noproxy "" -x "$HTTP_PROXY" http://anything.test/x`)
-		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + b.H}
-		cmd.Dir = b.W
-		out, errOut, _, err := testenv.Output(cmd)
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := b.runJSON(fmt.Sprintf(`{"network":{"allowedDomains":[],"deniedDomains":[],"httpProxyPort":%d},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`, port), `curl -s --noproxy "" -x "$HTTP_PROXY" http://anything.test/x`)
+		out, errOut, _ := r.stdout, r.stderr, r.code
 		if out != "user proxy saw: GET http://anything.test/x HTTP/1.1" {
 			t.Errorf("output %q, stderr %q", out, errOut)
 		}
@@ -727,19 +716,12 @@ func TestSandboxHTTPS(t *testing.T) {
 		srv.StartTLS()
 		defer srv.Close()
 		port := srv.Listener.Addr().(*net.TCPAddr).Port
-		settings := filepath.Join(filepath.Dir(b.W), "net.json")
-		os.WriteFile(settings, []byte(`{"network":{"allowedDomains":["localhost"],"deniedDomains":["evil.test"]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`), 0o644)
 		script := fmt.Sprintf(`curl -sk --noproxy "" -x "$HTTPS_PROXY" https://localhost:%[1]d/connect; echo
 curl -sk --noproxy '*' --resolve localhost:%[1]d:198.51.100.9 https://localhost:%[1]d/sni; echo
 curl -sk --noproxy '*' -o /dev/null -w "%%{http_code}" --resolve evil.test:%[1]d:198.51.100.9 https://evil.test:%[1]d/; echo
 curl -sk --noproxy "" -x "$HTTPS_PROXY" -o /dev/null -w "%%{http_code}" https://evil.test:%[1]d/; echo`, port)
-		cmd := exec.Command(os.Getenv(srtEnv), "--settings", settings, "-c", script)
-		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + b.H}
-		cmd.Dir = b.W
-		out, errOut, _, err := testenv.Output(cmd)
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := b.runJSON(`{"network":{"allowedDomains":["localhost"],"deniedDomains":["evil.test"]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`, script)
+		out, errOut, _ := r.stdout, r.stderr, r.code
 		if want := "tls-hello /connect\ntls-hello /sni\n000\n000\n"; out != want {
 			t.Errorf("output:\n%s\nwant:\n%s\nstderr %s", out, want, errOut)
 		}
