@@ -9,8 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
+
+	"github.com/srt-go/srt/internal/testenv"
 )
 
 var (
@@ -38,19 +39,6 @@ func srtBinary(b *testing.B) string {
 		b.Fatal(buildErr)
 	}
 	return srtPath
-}
-
-func requireUserNamespaces(b *testing.B) {
-	cmd := exec.Command("/bin/true")
-	uid, gid := os.Getuid(), os.Getgid()
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID,
-		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
-		GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
-	}
-	if err := cmd.Run(); err != nil {
-		b.Skipf("requires user namespaces: %v", err)
-	}
 }
 
 // settings20 writes a policy of 20 filesystem rules over a small tree.
@@ -85,7 +73,7 @@ func BenchmarkLaunch(b *testing.B) {
 		}
 	})
 	b.Run("srt-20-rules", func(b *testing.B) {
-		requireUserNamespaces(b)
+		testenv.RequireUserNamespaces(b)
 		srt := srtBinary(b)
 		cfg, work := settings20(b)
 		for b.Loop() {

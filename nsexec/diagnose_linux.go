@@ -14,10 +14,7 @@ func Explain(err error) error {
 	if !errors.Is(err, syscall.EPERM) && !errors.Is(err, syscall.EACCES) && !errors.Is(err, syscall.ENOSPC) && !errors.Is(err, syscall.EINVAL) {
 		return err
 	}
-	read := func(p string) string {
-		data, _ := os.ReadFile(p)
-		return strings.TrimSpace(string(data))
-	}
+	read := func(p string) string { return strings.TrimSpace(readFile(p)) }
 	var why string
 	switch {
 	case read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1":

@@ -153,7 +153,7 @@ func runInit() error {
 // Unix socket on the host: the only way out of the namespace.
 func startBridges(bridges []Bridge, runDir *os.File) error {
 	for _, b := range bridges {
-		sock := fmt.Sprintf("/proc/self/fd/%d/%s", runDir.Fd(), b.Socket)
+		sock := fdPath(runDir, b.Socket)
 		var lns []net.Listener
 		for _, host := range []string{"127.0.0.1", "::1"} {
 			ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(b.Port)))
@@ -166,22 +166,7 @@ func startBridges(bridges []Bridge, runDir *os.File) error {
 			lns = append(lns, ln)
 		}
 		for _, ln := range lns {
-			go func() {
-				for {
-					c, err := ln.Accept()
-					if err != nil {
-						return
-					}
-					go func() {
-						up, err := net.Dial("unix", sock)
-						if err != nil {
-							c.Close()
-							return
-						}
-						proxy.Splice(c, up)
-					}()
-				}
-			}()
+			go proxy.Forward(ln, "unix", sock)
 		}
 	}
 	return nil
@@ -191,7 +176,7 @@ func startBridges(bridges []Bridge, runDir *os.File) error {
 func intercept(spec *Spec, runDir *os.File) error {
 	for _, b := range spec.Bridges {
 		if strings.HasPrefix(b.Socket, "socks") {
-			return startInterception(fmt.Sprintf("/proc/self/fd/%d/%s", runDir.Fd(), b.Socket))
+			return startInterception(fdPath(runDir, b.Socket))
 		}
 	}
 	return errors.New("no SOCKS proxy to forward to")
@@ -199,10 +184,19 @@ func intercept(spec *Spec, runDir *os.File) error {
 
 // exitCode maps a child's end to a shell-style status.
 func exitCode(ps *os.ProcessState) int {
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal())
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok {
+		return statusCode(ws)
 	}
 	return ps.ExitCode()
+}
+
+// statusCode is the shell's status for a wait status: the exit code, or
+// 128+N for a death by signal N.
+func statusCode(ws syscall.WaitStatus) int {
+	if ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ws.ExitStatus()
 }
 
 // runReaper is PID 1 of the command's PID namespace: it mounts a /proc of
@@ -269,11 +263,7 @@ func runReaper() error {
 					break
 				}
 				if got == pid {
-					code := ws.ExitStatus()
-					if ws.Signaled() {
-						code = 128 + int(ws.Signal())
-					}
-					os.Exit(code)
+					os.Exit(statusCode(ws))
 				}
 			}
 		case syscall.SIGURG, syscall.SIGPIPE:

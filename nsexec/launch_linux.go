@@ -172,7 +172,12 @@ func ShortPath(dir, file string) (string, *os.File, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	return fmt.Sprintf("/proc/self/fd/%d/%s", f.Fd(), file), f, nil
+	return fdPath(f, file), f, nil
+}
+
+// fdPath names file in the directory open as dir, whatever its path.
+func fdPath(dir *os.File, file string) string {
+	return fmt.Sprintf("/proc/self/fd/%d/%s", dir.Fd(), file)
 }
 
 // allCaps lists every capability the kernel knows.

@@ -237,6 +237,25 @@ type halfCloser interface{ CloseWrite() error }
 // bridges use it to hand a connection to the host's proxy.
 func Splice(a, b net.Conn) { relay(a, b, 0) }
 
+// Forward accepts connections on ln until it fails and splices each to a
+// new connection to address: a bridge with no policy of its own.
+func Forward(ln net.Listener, network, address string) error {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return err
+		}
+		go func() {
+			up, err := net.Dial(network, address)
+			if err != nil {
+				c.Close()
+				return
+			}
+			Splice(c, up)
+		}()
+	}
+}
+
 // chunk is how much one copy step moves: large enough that the kernel's
 // splice does the work, small enough that activity is seen.
 const chunk = 1 << 20

@@ -5,6 +5,8 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"sync"
+	"time"
 
 	"github.com/srt-go/srt/config"
 	"github.com/srt-go/srt/netfilter"
@@ -86,39 +88,36 @@ func parentProxy(pp *config.ParentProxy) (*proxy.Parent, error) {
 // forwardTo serves a listener by handing each connection to a proxy of
 // the user's on the host's loopback.
 func forwardTo(port int) func(net.Listener) error {
-	return func(ln net.Listener) error {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return err
-			}
-			go func() {
-				up, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-				if err != nil {
-					c.Close()
-					return
-				}
-				proxy.Splice(c, up)
-			}()
-		}
-	}
+	return func(ln net.Listener) error { return proxy.Forward(ln, "tcp", fmt.Sprintf("127.0.0.1:%d", port)) }
 }
 
 // hostAddrs lists this host's own addresses, which an allowed name may not
-// resolve to (spec d.5).
-func hostAddrs() []netip.Addr {
-	addrs, err := net.InterfaceAddrs()
-	if err != nil {
-		return nil
-	}
-	var out []netip.Addr
-	for _, a := range addrs {
-		if p, err := netip.ParsePrefix(a.String()); err == nil {
-			out = append(out, p.Addr())
+// resolve to (spec d.5). The proxies ask for every resolved connection, so
+// the list is read from the kernel at most once a second.
+var hostAddrs = func() func() []netip.Addr {
+	var mu sync.Mutex
+	var cached []netip.Addr
+	var read time.Time
+	return func() []netip.Addr {
+		mu.Lock()
+		defer mu.Unlock()
+		if time.Since(read) < time.Second {
+			return cached
 		}
+		addrs, err := net.InterfaceAddrs()
+		if err != nil {
+			return cached
+		}
+		cached = cached[:0:0]
+		for _, a := range addrs {
+			if p, err := netip.ParsePrefix(a.String()); err == nil {
+				cached = append(cached, p.Addr())
+			}
+		}
+		read = time.Now()
+		return cached
 	}
-	return out
-}
+}()
 
 // sandboxCommand prepares argv to run in the Linux namespace sandbox.
 func sandboxCommand(c *cli, settings *config.Settings, argv []string) (*launch, error) {
