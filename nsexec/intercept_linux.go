@@ -266,7 +266,7 @@ func (ic *interception) handle(c *net.TCPConn, v6 bool) {
 			return
 		}
 	}
-	proxy.Splice(c, up)
+	proxy.Join(c, up)
 }
 
 // originalDst reads the destination the redirect replaced.

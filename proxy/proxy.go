@@ -233,11 +233,11 @@ func (s *Server) dialAllowed(ctx context.Context, p *netfilter.Policy, protocol,
 // halfCloser is a connection whose write side can be shut alone.
 type halfCloser interface{ CloseWrite() error }
 
-// Splice joins two connections until both sides are done: the in-sandbox
+// Join joins two connections until both sides are done: the in-sandbox
 // bridges use it to hand a connection to the host's proxy.
-func Splice(a, b net.Conn) { relay(a, b, 0) }
+func Join(a, b net.Conn) { relay(a, b, 0) }
 
-// Forward accepts connections on ln until it fails and splices each to a
+// Forward accepts connections on ln until it fails and joins each to a
 // new connection to address: a bridge with no policy of its own.
 func Forward(ln net.Listener, network, address string) error {
 	for {
@@ -251,14 +251,18 @@ func Forward(ln net.Listener, network, address string) error {
 				c.Close()
 				return
 			}
-			Splice(c, up)
+			Join(c, up)
 		}()
 	}
 }
 
-// chunk is how much one copy step moves: large enough that the kernel's
-// splice does the work, small enough that activity is seen.
-const chunk = 1 << 20
+// bufSize is the copy buffer of one direction of a tunnel. Measured on
+// loopback (BenchmarkThroughput), a 64 KiB buffer that stays in cache moves
+// bytes faster than kernel splice or larger buffers do: splice to a
+// loopback socket costs more than the copy it saves.
+const bufSize = 64 << 10
+
+var buffers = sync.Pool{New: func() any { return new([bufSize]byte) }}
 
 // relay copies both ways until both sides are done. A clean EOF on one side
 // is passed on as a half-close, so request-then-response protocols finish;
@@ -271,29 +275,9 @@ func relay(a, b net.Conn, idle time.Duration) {
 	var wg sync.WaitGroup
 	copyOne := func(dst, src net.Conn) {
 		defer wg.Done()
-		var err error
-		for {
-			if idle > 0 {
-				// Wake up four times per idle period, so each direction
-				// records its progress for the other to see.
-				src.SetReadDeadline(time.Now().Add(idle / 4))
-			}
-			var n int64
-			// io.CopyN hands the kernel a LimitedReader, which Go still
-			// splices between sockets.
-			n, err = io.CopyN(dst, src, chunk)
-			if n > 0 {
-				last.Store(time.Now().UnixNano())
-			}
-			if err == nil {
-				continue
-			}
-			var ne net.Error
-			if idle > 0 && errors.As(err, &ne) && ne.Timeout() && time.Since(time.Unix(0, last.Load())) < idle {
-				continue // the other direction is busy
-			}
-			break
-		}
+		buf := buffers.Get().(*[bufSize]byte)
+		defer buffers.Put(buf)
+		err := copyLoop(dst, src, buf[:], idle, &last)
 		if err == io.EOF {
 			if hc, ok := dst.(halfCloser); ok && hc.CloseWrite() == nil {
 				return
@@ -308,4 +292,39 @@ func relay(a, b net.Conn, idle time.Duration) {
 	wg.Wait()
 	a.Close()
 	b.Close()
+}
+
+// copyLoop moves bytes from src to dst until src ends (io.EOF), either side
+// fails, or the tunnel has been idle both ways for idle.
+func copyLoop(dst, src net.Conn, buf []byte, idle time.Duration, last *atomic.Int64) error {
+	var deadline time.Time
+	for {
+		if idle > 0 {
+			// Re-arm the read deadline at most four times per idle period,
+			// not on every read: each direction records its progress for
+			// the other to see.
+			if now := time.Now(); deadline.Sub(now) < idle*3/4 {
+				deadline = now.Add(idle)
+				src.SetReadDeadline(deadline)
+			}
+		}
+		n, err := src.Read(buf)
+		if n > 0 {
+			if idle > 0 {
+				last.Store(time.Now().UnixNano())
+			}
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return werr
+			}
+		}
+		if err == nil {
+			continue
+		}
+		var ne net.Error
+		if idle > 0 && errors.As(err, &ne) && ne.Timeout() && time.Since(time.Unix(0, last.Load())) < idle {
+			deadline = time.Time{} // the other direction is busy
+			continue
+		}
+		return err
+	}
 }
