@@ -116,6 +116,19 @@ func runInit() error {
 	cmd := exec.Command("/proc/self/exe", roleReaper)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.ExtraFiles = []*os.File{r}
+	var listenerFrom *os.File
+	if spec.Seccomp.notifies() {
+		// The reaper hands the filter's listener back over fd 4; the
+		// init, outside the command's PID namespace and unfiltered,
+		// answers the command's connects.
+		pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		listenerFrom = os.NewFile(uintptr(pair[0]), "listener")
+		toInit := os.NewFile(uintptr(pair[1]), "listener")
+		cmd.ExtraFiles = append(cmd.ExtraFiles, toInit)
+	}
 	cmd.Env = []string{}
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		// Its own PID namespace, so the command can neither see nor
@@ -131,6 +144,19 @@ func runInit() error {
 		return fmt.Errorf("starting the reaper: %w", err)
 	}
 	r.Close()
+	if listenerFrom != nil {
+		cmd.ExtraFiles[1].Close()
+		pol := &ConnectPolicy{Proc: "/proc", Unix: spec.Seccomp.Unix, UnixPaths: spec.UnixSocketPaths}
+		go func() {
+			// Nothing arrives when the reaper fails before the command
+			// starts; its exit status then says why.
+			listener, err := receiveFd(listenerFrom)
+			listenerFrom.Close()
+			if err == nil {
+				ServeConnects(listener, pol)
+			}
+		}()
+	}
 	done := make(chan struct{})
 	go func() {
 		cmd.Wait()
@@ -239,8 +265,18 @@ func runReaper() error {
 	if err := dropPrivileges(); err != nil {
 		return err
 	}
-	if err := installSeccomp(spec.AllowUnixSockets); err != nil {
+	listener, err := installSeccomp(spec.Seccomp)
+	if err != nil {
 		return err
+	}
+	if listener >= 0 {
+		toInit := os.NewFile(4, "listener")
+		err := sendFd(toInit, listener)
+		toInit.Close()
+		unix.Close(listener)
+		if err != nil {
+			return fmt.Errorf("handing the seccomp listener to the init: %w", err)
+		}
 	}
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs)
@@ -276,6 +312,30 @@ func runReaper() error {
 		}
 	}
 	return errors.New("signal channel closed")
+}
+
+// sendFd passes fd over the Unix socket c.
+func sendFd(c *os.File, fd int) error {
+	return unix.Sendmsg(int(c.Fd()), []byte{0}, unix.UnixRights(fd), nil, 0)
+}
+
+// receiveFd takes one descriptor from the Unix socket c.
+func receiveFd(c *os.File) (int, error) {
+	buf := make([]byte, 1)
+	oob := make([]byte, unix.CmsgSpace(4))
+	_, oobn, _, _, err := unix.Recvmsg(int(c.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
+	if err != nil {
+		return -1, err
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	if err != nil || len(msgs) != 1 {
+		return -1, errors.New("no descriptor received")
+	}
+	fds, err := unix.ParseUnixRights(&msgs[0])
+	if err != nil || len(fds) != 1 {
+		return -1, errors.New("no descriptor received")
+	}
+	return fds[0], nil
 }
 
 func unwrapExec(err error) error {

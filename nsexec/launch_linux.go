@@ -20,6 +20,7 @@ import (
 type Launch struct {
 	Cmd        *exec.Cmd
 	Plan       *Plan
+	Seccomp    FilterOptions // the command's filter (DescribeFilter prints it)
 	RuntimeDir string
 	specR      *os.File
 	lock       *os.File
@@ -88,8 +89,10 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 			env = setEnv(env, k, v)
 		}
 	}
+	filter, unixPaths := SeccompFor(s, home, cwd)
+	l.Seccomp = filter
 	data, err := json.Marshal(&Spec{Plan: l.Plan, Argv: argv, Env: env, Cwd: cwd, RuntimeDir: dir, Debug: o.Debug, Terminal: o.Terminal, Bridges: bridges, Intercept: o.Intercept,
-		AllowUnixSockets: s.Network.AllowAllUnixSockets})
+		Seccomp: filter, UnixSocketPaths: unixPaths})
 	if err != nil {
 		return nil, err
 	}

@@ -2,69 +2,186 @@ package nsexec
 
 import (
 	"fmt"
+	"path/filepath"
+	"runtime"
+	"strings"
 
+	"github.com/srt-go/srt/config"
 	"golang.org/x/net/bpf"
 )
 
 // The seccomp filter of the command, as data: a classic BPF program over
-// struct seccomp_data, assembled here, interpreted in unit tests, and
-// installed by seccomp_linux.go. This is the first, minimal filter; the
-// full one (spec e.5) extends the same table.
+// struct seccomp_data, assembled here, interpreted in unit tests, printed
+// by --debug, and installed by seccomp_linux.go.
 
 // Seccomp return actions (linux/seccomp.h).
 const (
 	retAllow       = 0x7fff0000
 	retErrno       = 0x00050000
+	retUserNotif   = 0x7fc00000
 	retKillProcess = 0x80000000
 	errnoEPERM     = 1
+	errnoENOSYS    = 38
 )
 
-// Offsets in struct seccomp_data: nr, arch, then args[6] from 16 (the low
-// 32 bits of each argument first, on the little-endian machines we target).
+// Offsets in struct seccomp_data: nr, arch, then args[6] from 16. The low
+// 32 bits of an argument come first on the little-endian machines we
+// target, and every argument the filter reads is one the kernel truncates
+// to 32 bits (an int family or type, an unsigned int ioctl command, clone
+// flags taken through lower_32_bits).
 const (
 	offNr   = 0
 	offArch = 4
 	offArg0 = 16
 )
 
-// Arch describes one syscall ABI the filter knows.
+func offArg(i uint32) uint32 { return offArg0 + 8*i }
+
+// Arch describes one syscall ABI the filter knows: its audit arch and the
+// numbers of the syscalls the filter names.
 type Arch struct {
 	Name      string
 	AuditArch uint32 // AUDIT_ARCH_*
 	// X32Bit, when set, marks syscall numbers of another ABI sharing this
 	// audit arch (x32 on x86-64): they are refused whole.
 	X32Bit uint32
-	Socket uint32
-	// IOUring are io_uring_setup, io_uring_enter and io_uring_register:
-	// io_uring can create sockets without calling socket(2).
-	IOUring [3]uint32
+	// Last is the highest syscall number the filter knows of; anything
+	// above is newer than the filter and gets ENOSYS, so a libc falls back
+	// to an older call the filter can judge.
+	Last uint32
+	Nr   map[string]uint32
 }
 
-// Arches are the ABIs the filter is built for.
-var Arches = map[string]Arch{
-	"amd64": {Name: "x86_64", AuditArch: 0xc000003e, X32Bit: 0x40000000, Socket: 41, IOUring: [3]uint32{425, 426, 427}},
-	"arm64": {Name: "aarch64", AuditArch: 0xc00000b7, Socket: 198, IOUring: [3]uint32{425, 426, 427}},
-}
-
-// Address families the command may not create sockets in: AF_UNIX reaches
-// host services through their socket files (a docker.sock is a host
-// escape), AF_VSOCK reaches the hypervisor.
-const (
-	afUnix  = 1
-	afVsock = 40
+// Syscall numbers from the kernel's tables (arch/x86/entry/syscalls and
+// the asm-generic table arm64 uses); 425 and up are shared by both.
+var (
+	sharedNr = map[string]uint32{
+		"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
+		"open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431,
+		"fsmount": 432, "fspick": 433, "clone3": 435, "mount_setattr": 442,
+		"open_tree_attr": 467,
+	}
+	amd64Nr = withShared(map[string]uint32{
+		"read": 0, "ioctl": 16, "socket": 41, "connect": 42, "sendto": 44, "sendmsg": 46,
+		"socketpair": 53, "clone": 56, "pivot_root": 155, "mount": 165, "umount2": 166,
+		"init_module": 175, "delete_module": 176, "kexec_load": 246, "add_key": 248,
+		"request_key": 249, "keyctl": 250, "unshare": 272, "perf_event_open": 298,
+		"open_by_handle_at": 304, "sendmmsg": 307, "setns": 308, "finit_module": 313,
+		"kexec_file_load": 320, "bpf": 321, "userfaultfd": 323,
+	})
+	arm64Nr = withShared(map[string]uint32{
+		"read": 63, "ioctl": 29, "socket": 198, "connect": 203, "sendto": 206, "sendmsg": 211,
+		"socketpair": 199, "clone": 220, "pivot_root": 41, "mount": 40, "umount2": 39,
+		"init_module": 105, "delete_module": 106, "kexec_load": 104, "add_key": 217,
+		"request_key": 218, "keyctl": 219, "unshare": 97, "perf_event_open": 241,
+		"open_by_handle_at": 265, "sendmmsg": 269, "setns": 268, "finit_module": 273,
+		"kexec_file_load": 294, "bpf": 280, "userfaultfd": 282,
+	})
 )
+
+func withShared(m map[string]uint32) map[string]uint32 {
+	for k, v := range sharedNr {
+		m[k] = v
+	}
+	return m
+}
+
+// Arches are the ABIs the filter is built for, by GOARCH.
+var Arches = map[string]Arch{
+	"amd64": {Name: "x86_64", AuditArch: 0xc000003e, X32Bit: 0x40000000, Last: 471, Nr: amd64Nr},
+	"arm64": {Name: "aarch64", AuditArch: 0xc00000b7, Last: 471, Nr: arm64Nr},
+}
+
+// Socket address families and types, ioctl commands and clone flags the
+// filter reads.
+const (
+	afUnix       = 1
+	afInet       = 2
+	afInet6      = 10
+	afVsock      = 40
+	sockStream   = 1
+	sockTypeMask = 0xf
+	tiocsti      = 0x5412 // push a byte into the terminal's input: keystroke injection
+	tioclinux    = 0x541c // the virtual console's selection paste does the same
+	cloneNewNS   = 0x00020000
+	cloneNewUser = 0x10000000
+	msgFastOpen  = 0x20000000 // sendto/sendmsg that connects a TCP socket
+)
+
+// refused are syscalls the command never needs and that reach kernel
+// state shared with the host: keyrings, eBPF, perf, userfaultfd (a
+// building block of kernel exploits), kexec, modules, and file handles
+// (open_by_handle_at opens a file by inode number, past every mount mask).
+var refused = []string{
+	"keyctl", "add_key", "request_key", "bpf", "perf_event_open", "userfaultfd",
+	"kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
+	"open_by_handle_at",
+	// io_uring performs socket, connect and open on the kernel's side,
+	// where no seccomp rule sees them.
+	"io_uring_setup", "io_uring_enter", "io_uring_register",
+}
+
+// mountCalls are the mount family: without allowNestedUserNamespaces
+// nothing inside may rearrange mounts, even in a namespace of its own.
+var mountCalls = []string{"mount", "umount2", "pivot_root", "open_tree", "open_tree_attr",
+	"move_mount", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr", "setns"}
+
+// UnixSockets is how the filter treats Unix-domain sockets.
+type UnixSockets int
+
+const (
+	// UnixNone refuses socket(AF_UNIX) (the default: a socket file such as
+	// docker.sock can be a host escape). socketpair stays allowed: its two
+	// ends reach nothing outside the process tree.
+	UnixNone UnixSockets = iota
+	// UnixByPath allows stream sockets (whose sendmsg cannot carry an
+	// address) and sends every connect to the supervisor, which checks
+	// the path against allowUnixSockets and connects on the command's
+	// behalf. Datagram and seqpacket Unix sockets stay refused.
+	UnixByPath
+	// UnixAll is allowAllUnixSockets: the AF_UNIX rule is lifted, nothing
+	// else.
+	UnixAll
+)
+
+// FilterOptions select the rules of the command's filter.
+type FilterOptions struct {
+	Unix UnixSockets
+	// NestedNamespaces is allowNestedUserNamespaces: user and mount
+	// namespaces and the mount family are allowed.
+	NestedNamespaces bool
+	// HostNetwork is the fallback sandbox, which shares the host's network
+	// namespace: only TCP (IPv4, IPv6) and the Unix rule above may create
+	// sockets, so no UDP (no direct DNS), raw, packet or netlink socket;
+	// every connect goes to the supervisor, which lets only the proxies
+	// through; and no sendto/sendmsg may connect with MSG_FASTOPEN.
+	HostNetwork bool
+}
+
+// notifies reports whether the filter sends connect to the supervisor,
+// which must then hold the listener.
+func (o FilterOptions) notifies() bool { return o.Unix == UnixByPath || o.HostNetwork }
 
 // Filter returns the command's filter for arch. It kills the process on a
 // foreign architecture (a 32-bit binary's syscalls would bypass every rule)
-// and on x32 numbers, refuses AF_UNIX (unless allowUnix: the settings'
-// allowAllUnixSockets) and AF_VSOCK sockets and io_uring with EPERM, and
-// allows the rest.
-func Filter(a Arch, allowUnix bool) []bpf.Instruction {
+// and on x32 numbers, answers syscalls newer than it knows with ENOSYS,
+// refuses with EPERM the calls listed above, AF_VSOCK sockets (the
+// hypervisor), the terminal-injection ioctls, Unix sockets as o says, and
+// user and mount namespaces unless allowed; everything else is allowed.
+func Filter(a Arch, o FilterOptions) []bpf.Instruction {
 	const (
-		kill  = "kill"
-		eperm = "eperm"
-		allow = "allow"
-		sock  = "socket"
+		kill    = "kill"
+		eperm   = "eperm"
+		enosys  = "enosys"
+		allow   = "allow"
+		notify  = "notify"
+		socket  = "socket"
+		ioctl   = "ioctl"
+		cloneNs = "clone-namespaces"
+		unixTyp = "unix-type"
+		inetTyp = "inet-type"
+		fastOp2 = "fastopen-arg2"
+		fastOp3 = "fastopen-arg3"
 	)
 	var p program
 	p.load(offArch)
@@ -73,23 +190,198 @@ func Filter(a Arch, allowUnix bool) []bpf.Instruction {
 	if a.X32Bit != 0 {
 		p.jumpIfAtLeast(a.X32Bit, kill)
 	}
-	p.jumpIf(a.Socket, sock)
-	for _, nr := range a.IOUring {
-		p.jumpIf(nr, eperm)
+	p.jumpIfAtLeast(a.Last+1, enosys)
+	for _, name := range refused {
+		p.jumpIf(a.Nr[name], eperm)
+	}
+	p.jumpIf(a.Nr["socket"], socket)
+	p.jumpIf(a.Nr["ioctl"], ioctl)
+	if !o.NestedNamespaces {
+		for _, name := range mountCalls {
+			p.jumpIf(a.Nr[name], eperm)
+		}
+		p.jumpIf(a.Nr["clone"], cloneNs)
+		p.jumpIf(a.Nr["unshare"], cloneNs)
+		// clone3 takes its flags in memory, out of a filter's reach:
+		// ENOSYS makes libc fall back to clone, whose flags it can read.
+		p.jumpIf(a.Nr["clone3"], enosys)
+	}
+	if o.notifies() {
+		p.jumpIf(a.Nr["connect"], notify)
+	}
+	if o.HostNetwork {
+		p.jumpIf(a.Nr["sendto"], fastOp3)
+		p.jumpIf(a.Nr["sendmsg"], fastOp2)
+		p.jumpIf(a.Nr["sendmmsg"], fastOp3)
 	}
 	p.ret(retAllow)
-	p.label(sock)
-	p.load(offArg0)
-	if !allowUnix {
+
+	p.label(socket)
+	p.load(offArg(0))
+	switch o.Unix {
+	case UnixNone:
 		p.jumpIf(afUnix, eperm)
+	case UnixByPath:
+		p.jumpIf(afUnix, unixTyp)
 	}
 	p.jumpIf(afVsock, eperm)
+	if o.HostNetwork {
+		p.jumpIf(afInet, inetTyp)
+		p.jumpIf(afInet6, inetTyp)
+		if o.Unix == UnixAll {
+			p.jumpIf(afUnix, allow)
+		}
+		p.ret(retErrno | errnoEPERM)
+		p.label(inetTyp)
+		p.load(offArg(1))
+		p.and(sockTypeMask)
+		p.jumpIf(sockStream, allow)
+		p.ret(retErrno | errnoEPERM)
+	} else {
+		p.ret(retAllow)
+	}
+	if o.Unix == UnixByPath {
+		p.label(unixTyp)
+		p.load(offArg(1))
+		p.and(sockTypeMask)
+		p.jumpIf(sockStream, allow)
+		p.ret(retErrno | errnoEPERM)
+	}
+
+	p.label(ioctl)
+	p.load(offArg(1))
+	p.jumpIf(tiocsti, eperm)
+	p.jumpIf(tioclinux, eperm)
 	p.ret(retAllow)
+
+	if !o.NestedNamespaces {
+		p.label(cloneNs)
+		p.load(offArg(0))
+		p.jumpIfAnySet(cloneNewUser|cloneNewNS, eperm)
+		p.ret(retAllow)
+	}
+	if o.HostNetwork {
+		p.label(fastOp2)
+		p.load(offArg(2))
+		p.jumpIfAnySet(msgFastOpen, eperm)
+		p.ret(retAllow)
+		p.label(fastOp3)
+		p.load(offArg(3))
+		p.jumpIfAnySet(msgFastOpen, eperm)
+		p.ret(retAllow)
+	}
+
+	p.label(allow)
+	p.ret(retAllow)
+	if o.notifies() {
+		p.label(notify)
+		p.ret(retUserNotif)
+	}
 	p.label(eperm)
 	p.ret(retErrno | errnoEPERM)
+	p.label(enosys)
+	p.ret(retErrno | errnoENOSYS)
 	p.label(kill)
 	p.ret(retKillProcess)
 	return p.assemble()
+}
+
+// Disassemble prints a filter one instruction per line, with syscall
+// numbers named for arch, for srt --debug.
+func Disassemble(a Arch, prog []bpf.Instruction) string {
+	names := map[uint32]string{}
+	for name, nr := range a.Nr {
+		names[nr] = name
+	}
+	var b strings.Builder
+	loadedNr := false
+	for i, ins := range prog {
+		line := fmt.Sprint(ins)
+		switch in := ins.(type) {
+		case bpf.LoadAbsolute:
+			loadedNr = in.Off == offNr
+			line += "  ; " + fieldName(in.Off)
+		case bpf.JumpIf:
+			op := map[bpf.JumpTest]string{bpf.JumpEqual: "==", bpf.JumpGreaterOrEqual: ">=", bpf.JumpBitsSet: "&"}[in.Cond]
+			val := fmt.Sprintf("%#x", in.Val)
+			if loadedNr {
+				val = fmt.Sprint(in.Val)
+			}
+			line = fmt.Sprintf("if A %s %s goto %d else %d", op, val, i+1+int(in.SkipTrue), i+1+int(in.SkipFalse))
+			if loadedNr {
+				if n, ok := names[in.Val]; ok {
+					line += "  ; " + n
+				}
+			}
+		case bpf.RetConstant:
+			line += "  ; " + actionName(in.Val)
+		}
+		fmt.Fprintf(&b, "%3d  %s\n", i, line)
+	}
+	return b.String()
+}
+
+func fieldName(off uint32) string {
+	switch {
+	case off == offNr:
+		return "syscall number"
+	case off == offArch:
+		return "audit arch"
+	case off >= offArg0 && (off-offArg0)%8 == 0:
+		return fmt.Sprintf("arg%d (low 32 bits)", (off-offArg0)/8)
+	}
+	return fmt.Sprintf("offset %d", off)
+}
+
+func actionName(v uint32) string {
+	switch {
+	case v == retAllow:
+		return "allow"
+	case v == retUserNotif:
+		return "ask the supervisor"
+	case v == retKillProcess:
+		return "kill the process"
+	case v&0xffff0000 == retErrno:
+		return fmt.Sprintf("errno %d", v&0xffff)
+	}
+	return fmt.Sprintf("action %#x", v)
+}
+
+// SeccompFor returns the filter options of settings s and the Unix socket
+// paths a connect may reach (allowUnixSockets, expanded like filesystem
+// entries, symlinks resolved where they exist).
+func SeccompFor(s *config.Settings, home, cwd string) (FilterOptions, []string) {
+	o := FilterOptions{NestedNamespaces: s.AllowNestedUserNamespaces}
+	var paths []string
+	switch {
+	case s.Network.AllowAllUnixSockets:
+		o.Unix = UnixAll
+	case len(s.Network.AllowUnixSockets) > 0:
+		for _, e := range s.Network.AllowUnixSockets {
+			p, ok, err := config.Expand(config.PathEntry{Path: e, Literal: true}, home, cwd)
+			if err != nil || !ok {
+				continue
+			}
+			if real, err := filepath.EvalSymlinks(p.Path); err == nil {
+				paths = append(paths, real)
+			} else {
+				paths = append(paths, p.Path)
+			}
+		}
+		if len(paths) > 0 {
+			o.Unix = UnixByPath
+		}
+	}
+	return o, paths
+}
+
+// DescribeFilter prints the filter of o for the running architecture.
+func DescribeFilter(o FilterOptions) string {
+	a, ok := Arches[runtime.GOARCH]
+	if !ok {
+		return "no seccomp filter for " + runtime.GOARCH + "\n"
+	}
+	return fmt.Sprintf("%s, %+v:\n%s", a.Name, o, Disassemble(a, Filter(a, o)))
 }
 
 // program is a tiny assembler with forward labels for conditional jumps.
@@ -109,19 +401,22 @@ func (p *program) load(off uint32) {
 	p.ins = append(p.ins, bpf.LoadAbsolute{Off: off, Size: 4})
 }
 
-func (p *program) jumpIf(v uint32, label string) {
-	p.fixups = append(p.fixups, fixup{at: len(p.ins), label: label})
-	p.ins = append(p.ins, bpf.JumpIf{Cond: bpf.JumpEqual, Val: v})
+func (p *program) and(v uint32) {
+	p.ins = append(p.ins, bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: v})
 }
 
-func (p *program) jumpIfNot(v uint32, label string) {
-	p.fixups = append(p.fixups, fixup{at: len(p.ins), label: label, onNot: true})
-	p.ins = append(p.ins, bpf.JumpIf{Cond: bpf.JumpEqual, Val: v})
+func (p *program) jump(cond bpf.JumpTest, v uint32, label string, onNot bool) {
+	p.fixups = append(p.fixups, fixup{at: len(p.ins), label: label, onNot: onNot})
+	p.ins = append(p.ins, bpf.JumpIf{Cond: cond, Val: v})
 }
 
+func (p *program) jumpIf(v uint32, label string)    { p.jump(bpf.JumpEqual, v, label, false) }
+func (p *program) jumpIfNot(v uint32, label string) { p.jump(bpf.JumpEqual, v, label, true) }
 func (p *program) jumpIfAtLeast(v uint32, label string) {
-	p.fixups = append(p.fixups, fixup{at: len(p.ins), label: label})
-	p.ins = append(p.ins, bpf.JumpIf{Cond: bpf.JumpGreaterOrEqual, Val: v})
+	p.jump(bpf.JumpGreaterOrEqual, v, label, false)
+}
+func (p *program) jumpIfAnySet(bits uint32, label string) {
+	p.jump(bpf.JumpBitsSet, bits, label, false)
 }
 
 func (p *program) ret(v uint32) { p.ins = append(p.ins, bpf.RetConstant{Val: v}) }
@@ -129,6 +424,9 @@ func (p *program) ret(v uint32) { p.ins = append(p.ins, bpf.RetConstant{Val: v})
 func (p *program) label(name string) {
 	if p.labels == nil {
 		p.labels = map[string]int{}
+	}
+	if _, dup := p.labels[name]; dup {
+		panic(fmt.Sprintf("seccomp: label %q placed twice", name))
 	}
 	p.labels[name] = len(p.ins)
 }

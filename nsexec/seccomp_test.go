@@ -2,6 +2,7 @@ package nsexec
 
 import (
 	"encoding/binary"
+	"strings"
 	"testing"
 
 	"golang.org/x/net/bpf"
@@ -9,69 +10,196 @@ import (
 
 // seccompData encodes struct seccomp_data for the interpreter, which loads
 // words big-endian: each field is written so that the load yields its value.
-func seccompData(nr, arch, arg0 uint32) []byte {
+func seccompData(nr, arch uint32, args ...uint32) []byte {
 	b := make([]byte, 64)
 	binary.BigEndian.PutUint32(b[offNr:], nr)
 	binary.BigEndian.PutUint32(b[offArch:], arch)
-	binary.BigEndian.PutUint32(b[offArg0:], arg0)
+	for i, a := range args {
+		binary.BigEndian.PutUint32(b[offArg(uint32(i)):], a)
+	}
 	return b
 }
 
+const (
+	eperm  = retErrno | errnoEPERM
+	enosys = retErrno | errnoENOSYS
+	i386   = 0x40000003
+)
+
+type call struct {
+	what string
+	nr   string // a name of Arch.Nr, or "" with raw
+	raw  uint32
+	arch uint32 // 0: the filter's own
+	args []uint32
+}
+
+func run(t *testing.T, a Arch, o FilterOptions, c call) uint32 {
+	t.Helper()
+	prog := Filter(a, o)
+	if _, err := bpf.Assemble(prog); err != nil {
+		t.Fatalf("%s: %v", a.Name, err)
+	}
+	vm, err := bpf.NewVM(prog)
+	if err != nil {
+		t.Fatalf("%s: %v", a.Name, err)
+	}
+	nr := c.raw
+	if c.nr != "" {
+		var ok bool
+		if nr, ok = a.Nr[c.nr]; !ok {
+			t.Fatalf("%s has no number for %s", a.Name, c.nr)
+		}
+	}
+	arch := c.arch
+	if arch == 0 {
+		arch = a.AuditArch
+	}
+	got, err := vm.Run(seccompData(nr, arch, c.args...))
+	if err != nil {
+		t.Fatalf("%s %s: %v", a.Name, c.what, err)
+	}
+	return uint32(got)
+}
+
+// TestSeccompFilterTable runs the assembled filter in the BPF interpreter
+// for both architectures over (options, syscall, arguments) → action.
 func TestSeccompFilterTable(t *testing.T) {
-	const i386 = 0x40000003
-	for name, a := range Arches {
-		vm, err := bpf.NewVM(Filter(a, false))
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if _, err := bpf.Assemble(Filter(a, false)); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		// allowAllUnixSockets lifts the AF_UNIX rule and nothing else.
-		lifted, err := bpf.NewVM(Filter(a, true))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, c := range []struct {
-			nr, arg0, want uint32
-		}{{a.Socket, afUnix, retAllow}, {a.Socket, afVsock, retErrno | errnoEPERM}, {a.IOUring[0], 0, retErrno | errnoEPERM}} {
-			if got, _ := lifted.Run(seccompData(c.nr, a.AuditArch, c.arg0)); uint32(got) != c.want {
-				t.Errorf("%s with AF_UNIX allowed: nr %d arg %d: %#x, want %#x", name, c.nr, c.arg0, got, c.want)
+	none := FilterOptions{}
+	byPath := FilterOptions{Unix: UnixByPath}
+	all := FilterOptions{Unix: UnixAll}
+	nested := FilterOptions{NestedNamespaces: true}
+	host := FilterOptions{HostNetwork: true}
+	hostAll := FilterOptions{HostNetwork: true, Unix: UnixAll}
+	hostPath := FilterOptions{HostNetwork: true, Unix: UnixByPath}
+	cases := []struct {
+		o    FilterOptions
+		c    call
+		want uint32
+	}{
+		// Architecture.
+		{none, call{what: "read", nr: "read"}, retAllow},
+		{none, call{what: "anything on a foreign arch", raw: 3, arch: i386}, retKillProcess},
+		{none, call{what: "socket on a foreign arch", nr: "socket", arch: i386, args: []uint32{afUnix}}, retKillProcess},
+		{none, call{what: "a syscall newer than the filter", raw: 472}, enosys},
+		{none, call{what: "the newest known syscall", raw: 471}, retAllow},
+		// Sockets.
+		{none, call{what: "socket(AF_UNIX)", nr: "socket", args: []uint32{afUnix, sockStream}}, eperm},
+		{none, call{what: "socket(AF_UNIX, SOCK_DGRAM)", nr: "socket", args: []uint32{afUnix, 2}}, eperm},
+		{none, call{what: "socket(AF_VSOCK)", nr: "socket", args: []uint32{afVsock, sockStream}}, eperm},
+		{none, call{what: "socket(AF_INET)", nr: "socket", args: []uint32{afInet, sockStream}}, retAllow},
+		{none, call{what: "socket(AF_INET6, SOCK_DGRAM)", nr: "socket", args: []uint32{afInet6, 2}}, retAllow},
+		{none, call{what: "socketpair(AF_UNIX)", nr: "socketpair", args: []uint32{afUnix, sockStream}}, retAllow},
+		{none, call{what: "connect", nr: "connect"}, retAllow},
+		{all, call{what: "socket(AF_UNIX) with allowAllUnixSockets", nr: "socket", args: []uint32{afUnix, 2}}, retAllow},
+		{all, call{what: "socket(AF_VSOCK) with allowAllUnixSockets", nr: "socket", args: []uint32{afVsock, sockStream}}, eperm},
+		{all, call{what: "io_uring_setup with allowAllUnixSockets", nr: "io_uring_setup"}, eperm},
+		{all, call{what: "keyctl with allowAllUnixSockets", nr: "keyctl"}, eperm},
+		{byPath, call{what: "socket(AF_UNIX, SOCK_STREAM|SOCK_CLOEXEC) by path", nr: "socket", args: []uint32{afUnix, sockStream | 0x80000}}, retAllow},
+		{byPath, call{what: "socket(AF_UNIX, SOCK_DGRAM) by path", nr: "socket", args: []uint32{afUnix, 2}}, eperm},
+		{byPath, call{what: "socket(AF_UNIX, SOCK_SEQPACKET) by path", nr: "socket", args: []uint32{afUnix, 5}}, eperm},
+		{byPath, call{what: "connect by path", nr: "connect"}, retUserNotif},
+		{byPath, call{what: "socket(AF_VSOCK) by path", nr: "socket", args: []uint32{afVsock, sockStream}}, eperm},
+		// The fallback's host network.
+		{host, call{what: "host: socket(AF_INET, SOCK_STREAM)", nr: "socket", args: []uint32{afInet, sockStream | 0x800}}, retAllow},
+		{host, call{what: "host: socket(AF_INET6, SOCK_STREAM)", nr: "socket", args: []uint32{afInet6, sockStream}}, retAllow},
+		{host, call{what: "host: socket(AF_INET, SOCK_DGRAM)", nr: "socket", args: []uint32{afInet, 2}}, eperm},
+		{host, call{what: "host: socket(AF_INET6, SOCK_RAW)", nr: "socket", args: []uint32{afInet6, 3}}, eperm},
+		{host, call{what: "host: socket(AF_NETLINK)", nr: "socket", args: []uint32{16, 3}}, eperm},
+		{host, call{what: "host: socket(AF_PACKET)", nr: "socket", args: []uint32{17, 3}}, eperm},
+		{host, call{what: "host: socket(AF_UNIX)", nr: "socket", args: []uint32{afUnix, sockStream}}, eperm},
+		{hostAll, call{what: "host: socket(AF_UNIX) with allowAllUnixSockets", nr: "socket", args: []uint32{afUnix, 2}}, retAllow},
+		{hostPath, call{what: "host: socket(AF_UNIX) by path", nr: "socket", args: []uint32{afUnix, sockStream}}, retAllow},
+		{host, call{what: "host: connect", nr: "connect"}, retUserNotif},
+		{host, call{what: "host: sendto with MSG_FASTOPEN", nr: "sendto", args: []uint32{3, 0, 0, msgFastOpen}}, eperm},
+		{host, call{what: "host: sendto", nr: "sendto", args: []uint32{3, 0, 0, 0x40}}, retAllow},
+		{host, call{what: "host: sendmsg with MSG_FASTOPEN", nr: "sendmsg", args: []uint32{3, 0, msgFastOpen}}, eperm},
+		{host, call{what: "host: sendmmsg with MSG_FASTOPEN", nr: "sendmmsg", args: []uint32{3, 0, 1, msgFastOpen}}, eperm},
+		{none, call{what: "sendto with MSG_FASTOPEN in the sandbox's own network", nr: "sendto", args: []uint32{3, 0, 0, msgFastOpen}}, retAllow},
+		// Terminal injection.
+		{none, call{what: "ioctl(TIOCSTI)", nr: "ioctl", args: []uint32{0, tiocsti}}, eperm},
+		{none, call{what: "ioctl(TIOCLINUX)", nr: "ioctl", args: []uint32{0, tioclinux}}, eperm},
+		{none, call{what: "ioctl(TCGETS)", nr: "ioctl", args: []uint32{0, 0x5401}}, retAllow},
+		{none, call{what: "ioctl(TIOCGWINSZ)", nr: "ioctl", args: []uint32{1, 0x5413}}, retAllow},
+		// Namespaces and mounts.
+		{none, call{what: "unshare(CLONE_NEWUSER)", nr: "unshare", args: []uint32{cloneNewUser}}, eperm},
+		{none, call{what: "unshare(CLONE_NEWNS)", nr: "unshare", args: []uint32{cloneNewNS}}, eperm},
+		{none, call{what: "unshare(CLONE_FILES)", nr: "unshare", args: []uint32{0x400}}, retAllow},
+		{none, call{what: "clone(CLONE_NEWUSER|SIGCHLD)", nr: "clone", args: []uint32{cloneNewUser | 17}}, eperm},
+		{none, call{what: "clone for a thread", nr: "clone", args: []uint32{0x3d0f00}}, retAllow},
+		{none, call{what: "clone(SIGCHLD) for fork", nr: "clone", args: []uint32{17}}, retAllow},
+		{none, call{what: "clone3", nr: "clone3"}, enosys},
+		{none, call{what: "mount", nr: "mount"}, eperm},
+		{none, call{what: "fsopen", nr: "fsopen"}, eperm},
+		{none, call{what: "open_tree_attr", nr: "open_tree_attr"}, eperm},
+		{none, call{what: "setns", nr: "setns"}, eperm},
+		{nested, call{what: "unshare(CLONE_NEWUSER) nested", nr: "unshare", args: []uint32{cloneNewUser}}, retAllow},
+		{nested, call{what: "clone3 nested", nr: "clone3"}, retAllow},
+		{nested, call{what: "mount nested", nr: "mount"}, retAllow},
+		{nested, call{what: "bpf nested", nr: "bpf"}, eperm},
+		{nested, call{what: "socket(AF_UNIX) nested", nr: "socket", args: []uint32{afUnix}}, eperm},
+	}
+	for _, name := range refused {
+		cases = append(cases, struct {
+			o    FilterOptions
+			c    call
+			want uint32
+		}{none, call{what: name, nr: name}, eperm})
+	}
+	for goarch, a := range Arches {
+		for _, c := range cases {
+			if got := run(t, a, c.o, c.c); got != c.want {
+				t.Errorf("%s (%s) %s %+v: action %#x, want %#x", goarch, a.Name, c.c.what, c.o, got, c.want)
 			}
 		}
-		cases := []struct {
-			what     string
-			nr, arch uint32
-			arg0     uint32
-			want     uint32
-		}{
-			{"socket(AF_UNIX)", a.Socket, a.AuditArch, afUnix, retErrno | errnoEPERM},
-			{"socket(AF_VSOCK)", a.Socket, a.AuditArch, afVsock, retErrno | errnoEPERM},
-			{"socket(AF_INET)", a.Socket, a.AuditArch, 2, retAllow},
-			{"socket(AF_INET6)", a.Socket, a.AuditArch, 10, retAllow},
-			{"io_uring_setup", a.IOUring[0], a.AuditArch, 0, retErrno | errnoEPERM},
-			{"io_uring_enter", a.IOUring[1], a.AuditArch, 0, retErrno | errnoEPERM},
-			{"io_uring_register", a.IOUring[2], a.AuditArch, 0, retErrno | errnoEPERM},
-			{"read", 0, a.AuditArch, 0, retAllow},
-			{"socket on a foreign arch", a.Socket, i386, afUnix, retKillProcess},
-			{"anything on a foreign arch", 3, i386, 0, retKillProcess},
+		ptrace := map[string]uint32{"amd64": 101, "arm64": 117}[goarch]
+		if got := run(t, a, none, call{what: "ptrace", raw: ptrace}); got != retAllow {
+			t.Errorf("%s ptrace: %#x, want allowed", goarch, got)
 		}
 		if a.X32Bit != 0 {
-			cases = append(cases, struct {
-				what     string
-				nr, arch uint32
-				arg0     uint32
-				want     uint32
-			}{"x32 socket", a.X32Bit | a.Socket, a.AuditArch, afUnix, retKillProcess})
+			if got := run(t, a, none, call{what: "x32 socket", raw: a.X32Bit | a.Nr["socket"], args: []uint32{afInet}}); got != retKillProcess {
+				t.Errorf("%s x32 socket: %#x, want kill", goarch, got)
+			}
+			if got := run(t, a, none, call{what: "x32 read", raw: a.X32Bit}); got != retKillProcess {
+				t.Errorf("%s x32 read: %#x, want kill", goarch, got)
+			}
 		}
-		for _, c := range cases {
-			got, err := vm.Run(seccompData(c.nr, c.arch, c.arg0))
-			if err != nil {
-				t.Fatalf("%s %s: %v", name, c.what, err)
+	}
+}
+
+// The two tables agree where the kernel's do: every name is numbered on
+// both architectures, and numbers from 425 up are shared.
+func TestSeccompTables(t *testing.T) {
+	amd, arm := Arches["amd64"], Arches["arm64"]
+	for name, n := range amd.Nr {
+		m, ok := arm.Nr[name]
+		if !ok {
+			t.Errorf("aarch64 lacks %s", name)
+		}
+		if n >= 425 && n != m {
+			t.Errorf("%s: %d on x86_64, %d on aarch64", name, n, m)
+		}
+	}
+	for _, a := range Arches {
+		seen := map[uint32]string{}
+		for name, n := range a.Nr {
+			if other, dup := seen[n]; dup {
+				t.Errorf("%s: %s and %s share %d", a.Name, name, other, n)
 			}
-			if uint32(got) != c.want {
-				t.Errorf("%s %s: action %#x, want %#x", name, c.what, got, c.want)
+			seen[n] = name
+			if n > a.Last {
+				t.Errorf("%s: %s (%d) is above Last %d", a.Name, name, n, a.Last)
 			}
+		}
+	}
+}
+
+func TestSeccompDisassembly(t *testing.T) {
+	a := Arches["amd64"]
+	out := Disassemble(a, Filter(a, FilterOptions{Unix: UnixByPath}))
+	for _, want := range []string{"audit arch", "; keyctl", "; connect", "ask the supervisor", "kill the process", "errno 38", "arg1 (low 32 bits)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("disassembly lacks %q:\n%s", want, out)
 		}
 	}
 }

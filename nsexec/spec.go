@@ -11,9 +11,12 @@ type Spec struct {
 	Debug      bool     `json:"debug"`
 	Terminal   bool     `json:"terminal"` // stdin is a pty of the sandbox's own: make it the controlling terminal
 	Bridges    []Bridge `json:"bridges,omitempty"`
-	// AllowUnixSockets lifts the seccomp refusal of AF_UNIX sockets
-	// (allowAllUnixSockets); the rest of the filter stays.
-	AllowUnixSockets bool `json:"allowUnixSockets,omitempty"`
+	// Seccomp selects the rules of the command's filter.
+	Seccomp FilterOptions `json:"seccomp"`
+	// UnixSocketPaths are allowUnixSockets, absolute, with symlinks
+	// resolved: with Seccomp.Unix == UnixByPath a connect reaches a Unix
+	// socket only at or under one of them.
+	UnixSocketPaths []string `json:"unixSocketPaths,omitempty"`
 	// Intercept turns on the transparent path and the DNS stub, which ask
 	// the host's proxy, and so follow the live policy.
 	Intercept bool `json:"intercept,omitempty"`

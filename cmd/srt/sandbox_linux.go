@@ -163,6 +163,9 @@ func sandboxCommand(c *cli, settings *config.Settings, argv []string) (*launch, 
 		}
 	}
 	c.debugf("Mount plan:\n%s", l.Plan)
+	if c.debug {
+		c.debugf("Seccomp filter for %s", nsexec.DescribeFilter(l.Seccomp))
+	}
 	return &launch{Launch: l, pty: pty, proxies: proxies}, nil
 }
 

@@ -343,8 +343,8 @@ func TestSandboxLeavesNothing(t *testing.T) {
 	})
 }
 
-// Unix-domain sockets and io_uring are refused inside; inet sockets (for
-// loopback) are not.
+// Unix-domain and vsock sockets and io_uring are refused inside; inet
+// sockets (for loopback) and socketpair are not.
 func TestSandboxSeccomp(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
 		b := newBox(t)
@@ -353,21 +353,163 @@ func TestSandboxSeccomp(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := b.run(nil, probeEnv+"=unix-socket "+exe)
-		want := []string{"unix-socket: fd=-1 err=operation not permitted", "inet-socket: fd=", "io_uring_setup: r=-1 err=operation not permitted"}
+		want := []string{"unix-socket: fd=-1 err=operation not permitted", "unix-dgram: fd=-1 err=operation not permitted",
+			"vsock: fd=-1 err=operation not permitted", "socketpair: fd=", "inet-socket: fd=", "io_uring_setup: r=-1 err=operation not permitted"}
 		for _, w := range want {
 			if !strings.Contains(r.stdout, w) {
 				t.Errorf("probe output %q lacks %q (stderr %q)", r.stdout, w, r.stderr)
 			}
 		}
-		if strings.Contains(r.stdout, "inet-socket: fd=-1") {
-			t.Errorf("inet sockets are refused: %q", r.stdout)
+		if strings.Contains(r.stdout, "inet-socket: fd=-1") || strings.Contains(r.stdout, "socketpair: fd=-1") {
+			t.Errorf("inet sockets or socketpair refused: %q", r.stdout)
 		}
 		// network.allowAllUnixSockets lifts the AF_UNIX rule only.
-		settings := filepath.Join(filepath.Dir(b.W), "unix.json")
-		os.WriteFile(settings, []byte(`{"network":{"allowedDomains":[],"deniedDomains":[],"allowAllUnixSockets":true},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`), 0o644)
-		r = b.exec(nil, []string{"NOSETTINGS"}, "--settings", settings, "-c", probeEnv+"=unix-socket "+exe)
-		if strings.Contains(r.stdout, "unix-socket: fd=-1") || !strings.Contains(r.stdout, "io_uring_setup: r=-1 err=operation not permitted") {
+		r = b.runJSON(`{"network":{"allowedDomains":[],"deniedDomains":[],"allowAllUnixSockets":true},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`,
+			probeEnv+"=unix-socket "+exe)
+		if strings.Contains(r.stdout, "unix-socket: fd=-1") || strings.Contains(r.stdout, "unix-dgram: fd=-1") ||
+			!strings.Contains(r.stdout, "io_uring_setup: r=-1 err=operation not permitted") || !strings.Contains(r.stdout, "vsock: fd=-1 err=operation not permitted") {
 			t.Errorf("with allowAllUnixSockets: %q (stderr %q)", r.stdout, r.stderr)
+		}
+	})
+}
+
+// Every call the filter refuses fails with EPERM inside; outside, the same
+// probe gets the kernel's own answers, so the EPERM is the filter's.
+func TestSandboxSeccompRefusals(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		exe, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		outside := exec.Command(exe)
+		outside.Env = []string{probeEnv + "=syscalls"}
+		host, _, _, err := testenv.Output(outside)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := b.run(nil, probeEnv+"=syscalls "+exe+" </dev/null")
+		got := map[string]string{}
+		for _, line := range strings.Split(r.stdout, "\n") {
+			if name, res, ok := strings.Cut(line, ": "); ok {
+				got[name] = res
+			}
+		}
+		for _, name := range []string{"TIOCSTI", "TIOCLINUX", "keyctl", "add_key", "request_key", "bpf", "perf_event_open",
+			"userfaultfd", "kexec_load", "init_module", "finit_module", "delete_module", "open_by_handle_at",
+			"mount", "umount2", "pivot_root", "fsopen", "open_tree", "setns"} {
+			if got[name] != "r=-1 err=operation not permitted" {
+				t.Errorf("%s inside: %q, want EPERM (outside: %s)", name, got[name], host)
+			}
+		}
+		// Not everything is EPERM: the terminal's ordinary ioctls pass.
+		if got["TCGETS"] == "r=-1 err=operation not permitted" || got["TCGETS"] == "" {
+			t.Errorf("TCGETS inside: %q", got["TCGETS"])
+		}
+		// The filter made the difference for these at least.
+		for _, name := range []string{"TIOCSTI", "keyctl"} {
+			if strings.Contains(host, name+": r=-1 err=operation not permitted") {
+				t.Errorf("%s is refused outside the sandbox too; the test proves nothing: %s", name, host)
+			}
+		}
+	})
+}
+
+// New user and mount namespaces are refused inside unless
+// allowNestedUserNamespaces; with it, the mounts the sandbox inherited
+// stay locked: a nested namespace cannot unmask a denied tree.
+func TestSandboxNestedNamespaces(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		if _, err := exec.LookPath("unshare"); err != nil {
+			t.Skip("requires unshare(1)")
+		}
+		b := newBox(t, "~/.ssh/id_rsa")
+		r := b.run(nil, "unshare -U true && echo CREATED; unshare -m true && echo CREATED")
+		if strings.Contains(r.stdout, "CREATED") || !strings.Contains(r.stderr, "Operation not permitted") {
+			t.Errorf("namespaces created without allowNestedUserNamespaces: %+v", r)
+		}
+		ssh := b.path("~/.ssh")
+		doc := `{"allowNestedUserNamespaces":true,"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"denyRead":["~/.ssh"],"allowWrite":[],"denyWrite":[]}}`
+		r = b.runJSON(doc, "unshare -U true && echo CREATED; unshare -U sh -c 'umount -l "+ssh+"; cat "+ssh+"/id_rsa'")
+		if !strings.Contains(r.stdout, "CREATED") {
+			t.Errorf("allowNestedUserNamespaces: no user namespace: %+v", r)
+		}
+		b.noCanary(r)
+		if os.Getuid() != 0 {
+			// Mapping one's own uid needs no privilege, except for uid 0,
+			// where the kernel asks for CAP_SETFCAP, which the command
+			// never has.
+			r = b.runJSON(doc, "unshare -rm sh -c 'umount -l "+ssh+"; cat "+ssh+"/id_rsa; mount -t tmpfs x "+ssh+" && echo MOUNTED'")
+			if !strings.Contains(r.stdout, "MOUNTED") {
+				t.Errorf("allowNestedUserNamespaces: no mount in a nested namespace: %+v", r)
+			}
+			b.noCanary(r)
+		}
+	})
+}
+
+// allowUnixSockets opens exactly the listed sockets (and those under a
+// listed directory): another socket, a symlink to it, or a path that
+// leaves the listed directory reaches nothing, and its listener, watched
+// from outside, sees no connection.
+func TestSandboxUnixSocketsByPath(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		exe, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Short: a socket path must fit in sun_path's 108 bytes.
+		dir, err := os.MkdirTemp("/tmp", "srt-us-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		os.MkdirAll(filepath.Join(dir, "ok"), 0o755)
+		os.MkdirAll(filepath.Join(dir, "no"), 0o755)
+		var mu sync.Mutex
+		accepted := map[string]int{}
+		listen := func(p string) {
+			ln, err := net.Listen("unix", p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.Chmod(p, 0o777)
+			t.Cleanup(func() { ln.Close() })
+			go func() {
+				for {
+					c, err := ln.Accept()
+					if err != nil {
+						return
+					}
+					mu.Lock()
+					accepted[p]++
+					mu.Unlock()
+					fmt.Fprintf(c, "hello from %s", filepath.Base(p))
+					c.Close()
+				}
+			}()
+		}
+		agent, other, docker := filepath.Join(dir, "ok", "agent.sock"), filepath.Join(dir, "no", "other.sock"), filepath.Join(dir, "docker.sock")
+		listen(agent)
+		listen(other)
+		listen(docker)
+		os.Symlink(docker, filepath.Join(dir, "ok", "link.sock"))
+		doc := fmt.Sprintf(`{"network":{"allowedDomains":[],"deniedDomains":[],"allowUnixSockets":[%q]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`, filepath.Join(dir, "ok"))
+		r := b.runJSON(doc, "cd "+dir+" && "+probeEnv+"=unix-connect "+exe+" "+strings.Join([]string{
+			agent, "ok/agent.sock", other, docker, filepath.Join(dir, "ok", "link.sock"), filepath.Join(dir, "ok", "..", "docker.sock")}, " "))
+		for _, want := range []string{agent + `: read "hello from agent.sock"`, `ok/agent.sock: read "hello from agent.sock"`} {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("output lacks %q: %+v", want, r)
+			}
+		}
+		if strings.Count(r.stdout, "permission denied") != 4 {
+			t.Errorf("want 4 refusals: %+v", r)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if accepted[other] != 0 || accepted[docker] != 0 || accepted[agent] != 2 {
+			t.Errorf("connections seen outside: %v", accepted)
 		}
 	})
 }

@@ -1,0 +1,309 @@
+package nsexec
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The connect supervisor. When the filter sends connect(2) to us
+// (SECCOMP_RET_USER_NOTIF), we never let the kernel continue the call: the
+// address lives in the command's memory and the descriptor in its table,
+// and another of its threads could change either between our check and
+// the kernel's own read. Instead we copy the address once, take a
+// duplicate of the socket (pidfd_getfd), judge the copy, perform the
+// connect ourselves on the duplicate — the same socket, so the command
+// sees it connected — and answer with its result.
+
+// seccompNotif and seccompNotifResp are struct seccomp_notif and
+// struct seccomp_notif_resp.
+type seccompNotif struct {
+	ID    uint64
+	Pid   uint32
+	Flags uint32
+	Nr    int32
+	Arch  uint32
+	IP    uint64
+	Args  [6]uint64
+}
+
+type seccompNotifResp struct {
+	ID    uint64
+	Val   int64
+	Error int32
+	Flags uint32
+}
+
+// seccompIoctlNotifIDValid is SECCOMP_IOCTL_NOTIF_ID_VALID, _IOW('!', 2, u64).
+const seccompIoctlNotifIDValid = 0x40082102
+
+// ConnectPolicy is what the supervisor lets a connect reach.
+type ConnectPolicy struct {
+	// Proc is the procfs in which the notifying pids are numbered.
+	Proc string
+	// Unix says which Unix-domain addresses are allowed; with UnixByPath
+	// only UnixPaths and what lies under them (and, with HostNetwork
+	// false, abstract addresses, which are private to the sandbox's
+	// network namespace).
+	Unix      UnixSockets
+	UnixPaths []string
+	// Inet, when set, decides every IPv4 and IPv6 destination (the
+	// fallback sandbox allows only its proxies); nil allows them all.
+	Inet func(netip.AddrPort) bool
+	// HostNetwork: the command shares the host's network namespace, where
+	// abstract Unix addresses reach host services.
+	HostNetwork bool
+	// Denied, when set, hears of each refused connect.
+	Denied func(pid int, target string)
+}
+
+// ServeConnects answers the connect notifications of listener until the
+// last process of the filter is gone (or the listener fails). Each connect
+// is performed in its own goroutine: a blocking one must not hold up the
+// others.
+func ServeConnects(listener int, pol *ConnectPolicy) error {
+	defer unix.Close(listener)
+	for {
+		fds := []unix.PollFd{{Fd: int32(listener), Events: unix.POLLIN}}
+		if _, err := unix.Poll(fds, -1); err != nil {
+			if err == unix.EINTR {
+				continue
+			}
+			return err
+		}
+		if fds[0].Revents&unix.POLLIN == 0 {
+			return nil // POLLHUP: nothing is left under the filter
+		}
+		var req seccompNotif
+		if err := ioctlPtr(listener, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(&req)); err != nil {
+			if err == unix.EINTR || err == unix.ENOENT {
+				continue // the caller died or was interrupted before we read it
+			}
+			return fmt.Errorf("receiving a seccomp notification: %w", err)
+		}
+		go func() {
+			resp := seccompNotifResp{ID: req.ID}
+			if errno := pol.connect(listener, &req); errno != 0 {
+				resp.Val, resp.Error = -1, -int32(errno)
+			}
+			// ENOENT here means the caller is gone; nothing to answer.
+			ioctlPtr(listener, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
+		}()
+	}
+}
+
+func ioctlPtr(fd int, req uint, arg unsafe.Pointer) error {
+	_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), uintptr(req), uintptr(arg))
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+// stillWaiting reports whether the notification is still pending: the pid
+// it names has not been reused by another process since.
+func stillWaiting(listener int, id uint64) bool {
+	return ioctlPtr(listener, seccompIoctlNotifIDValid, unsafe.Pointer(&id)) == nil
+}
+
+// connect performs one notified connect(fd, addr, len) and returns its
+// errno (0 for success).
+func (pol *ConnectPolicy) connect(listener int, req *seccompNotif) unix.Errno {
+	pid := int(req.Pid)
+	fd, ptr, n := int(int32(req.Args[0])), uintptr(req.Args[1]), int(uint32(req.Args[2]))
+	if n < 2 || n > unix.SizeofSockaddrAny {
+		return unix.EINVAL
+	}
+	addr := make([]byte, n)
+	if _, err := unix.ProcessVMReadv(pid, []unix.Iovec{{Base: &addr[0], Len: uint64(n)}},
+		[]unix.RemoteIovec{{Base: ptr, Len: n}}, 0); err != nil {
+		return unix.EFAULT
+	}
+	pidfd, err := pol.pidfd(pid)
+	if err != nil || !stillWaiting(listener, req.ID) {
+		if err == nil {
+			unix.Close(pidfd)
+		}
+		return unix.ESRCH
+	}
+	defer unix.Close(pidfd)
+	sock, err := unix.PidfdGetfd(pidfd, fd, 0)
+	if err != nil {
+		if errors.Is(err, unix.EBADF) {
+			return unix.EBADF
+		}
+		return unix.EPERM
+	}
+	defer unix.Close(sock)
+
+	switch family := binary.LittleEndian.Uint16(addr); family {
+	case unix.AF_UNIX:
+		return pol.connectUnix(pid, sock, addr)
+	case unix.AF_INET, unix.AF_INET6:
+		if pol.Inet != nil {
+			ap, ok := inetAddr(addr)
+			if !ok {
+				return unix.EINVAL
+			}
+			if !pol.Inet(ap) {
+				pol.deny(pid, ap.String())
+				return unix.EACCES
+			}
+		}
+	}
+	return rawConnect(sock, addr)
+}
+
+// pidfd opens a pidfd for the thread that made the call: the
+// notification names a thread, which pidfd_open takes with PIDFD_THREAD
+// (6.9); before that, the thread group it belongs to.
+func (pol *ConnectPolicy) pidfd(tid int) (int, error) {
+	fd, err := unix.PidfdOpen(tid, unix.PIDFD_THREAD)
+	if err != unix.EINVAL {
+		return fd, err
+	}
+	if fd, err := unix.PidfdOpen(tid, 0); err == nil {
+		return fd, nil // a thread group leader
+	}
+	status, err := os.ReadFile(pol.Proc + "/" + strconv.Itoa(tid) + "/status")
+	if err != nil {
+		return -1, err
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "Tgid:"); ok {
+			tgid, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				break
+			}
+			return unix.PidfdOpen(tgid, 0)
+		}
+	}
+	return -1, unix.ESRCH
+}
+
+func (pol *ConnectPolicy) deny(pid int, target string) {
+	if pol.Denied != nil {
+		pol.Denied(pid, target)
+	}
+}
+
+func rawConnect(sock int, addr []byte) unix.Errno {
+	_, _, errno := unix.Syscall(unix.SYS_CONNECT, uintptr(sock), uintptr(unsafe.Pointer(&addr[0])), uintptr(len(addr)))
+	return errno
+}
+
+// inetAddr reads a sockaddr_in or sockaddr_in6.
+func inetAddr(b []byte) (netip.AddrPort, bool) {
+	switch binary.LittleEndian.Uint16(b) {
+	case unix.AF_INET:
+		if len(b) < unix.SizeofSockaddrInet4 {
+			return netip.AddrPort{}, false
+		}
+		return netip.AddrPortFrom(netip.AddrFrom4([4]byte(b[4:8])), binary.BigEndian.Uint16(b[2:4])), true
+	case unix.AF_INET6:
+		if len(b) < unix.SizeofSockaddrInet6 {
+			return netip.AddrPort{}, false
+		}
+		return netip.AddrPortFrom(netip.AddrFrom16([16]byte(b[8:24])), binary.BigEndian.Uint16(b[2:4])), true
+	}
+	return netip.AddrPort{}, false
+}
+
+// connectUnix connects sock to a Unix-domain address if the policy allows
+// it. A path is resolved as the command would resolve it (its root and its
+// working directory, symlinks followed but no /proc magic links), the
+// socket file found is pinned by an O_PATH descriptor, its real path is
+// judged, and the connect goes to that very inode through the descriptor,
+// so no rename or symlink swap after the check can change the target.
+func (pol *ConnectPolicy) connectUnix(pid, sock int, addr []byte) unix.Errno {
+	raw := addr[2:]
+	if pol.Unix == UnixAll {
+		return rawConnect(sock, addr)
+	}
+	if len(raw) == 0 {
+		return unix.EINVAL
+	}
+	if raw[0] == 0 {
+		// Abstract: inside the sandbox's own network namespace these
+		// reach only the sandbox; on the host network they reach host
+		// services, and no path rule can name them.
+		if pol.HostNetwork {
+			pol.deny(pid, "@"+string(raw[1:]))
+			return unix.EACCES
+		}
+		return rawConnect(sock, addr)
+	}
+	if i := strings.IndexByte(string(raw), 0); i >= 0 {
+		raw = raw[:i]
+	}
+	name := string(raw)
+	if pol.Unix != UnixByPath {
+		pol.deny(pid, name)
+		return unix.EACCES
+	}
+	target, errno := pol.openSocketFile(pid, name)
+	if errno != 0 {
+		return errno
+	}
+	defer unix.Close(target)
+	real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(target))
+	if err != nil || !underAny(real, pol.UnixPaths) {
+		pol.deny(pid, name)
+		return unix.EACCES
+	}
+	via := "/proc/self/fd/" + strconv.Itoa(target)
+	sa := make([]byte, 2+len(via)+1)
+	binary.LittleEndian.PutUint16(sa, unix.AF_UNIX)
+	copy(sa[2:], via)
+	return rawConnect(sock, sa)
+}
+
+// openSocketFile opens name, as seen by process pid, with O_PATH.
+func (pol *ConnectPolicy) openSocketFile(pid int, name string) (int, unix.Errno) {
+	proc := pol.Proc + "/" + strconv.Itoa(pid)
+	if !strings.HasPrefix(name, "/") {
+		cwd, err := os.Readlink(proc + "/cwd")
+		if err != nil {
+			return -1, unix.ENOENT
+		}
+		name = cwd + "/" + name
+	}
+	root, err := unix.Open(proc+"/root", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, unix.ESRCH
+	}
+	defer unix.Close(root)
+	fd, err := unix.Openat2(root, name, &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	if err != nil {
+		if errno, ok := err.(unix.Errno); ok {
+			return -1, errno
+		}
+		return -1, unix.ENOENT
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+		unix.Close(fd)
+		return -1, unix.ECONNREFUSED // what the kernel says for a path that is no socket
+	}
+	return fd, 0
+}
+
+// underAny reports whether path is one of roots or lies under one.
+func underAny(path string, roots []string) bool {
+	for _, r := range roots {
+		if path == r || strings.HasPrefix(path, strings.TrimSuffix(r, "/")+"/") {
+			return true
+		}
+	}
+	return false
+}
