@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/google/nftables v0.3.0
+	github.com/landlock-lsm/go-landlock v0.11.2
 	github.com/miekg/dns v1.1.73
 	github.com/vishvananda/netlink v1.3.1
 	golang.org/x/net v0.63.0
@@ -16,4 +17,5 @@ require (
 	github.com/mdlayher/socket v0.5.0 // indirect
 	github.com/vishvananda/netns v0.0.5 // indirect
 	golang.org/x/sync v0.22.0 // indirect
+	kernel.org/pub/linux/libs/security/libcap/psx v1.2.78 // indirect
 )

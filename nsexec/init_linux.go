@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/srt-go/srt/landlock"
 	"io"
 	"net"
 	"os"
@@ -259,6 +260,13 @@ func runReaper() error {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
 	}
 
+	// Landlock: the second layer over the mounts, on every thread of
+	// this process and so on the command.
+	if spec.Landlock != nil {
+		if _, err := landlock.Apply(*spec.Landlock, true); err != nil {
+			return err
+		}
+	}
 	// Capabilities, no_new_privs and the bounding set are per thread: set
 	// them on this locked thread, which is the one that forks the command.
 	runtime.LockOSThread()

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/srt-go/srt/landlock"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,12 +19,15 @@ import (
 // Launch is one prepared run: the init's process, not yet started, and the
 // host state it needs (the runtime dir, the spec pipe).
 type Launch struct {
-	Cmd        *exec.Cmd
-	Plan       *Plan
-	Seccomp    FilterOptions // the command's filter (DescribeFilter prints it)
-	RuntimeDir string
-	specR      *os.File
-	lock       *os.File
+	Cmd      *exec.Cmd
+	Plan     *Plan
+	Seccomp  FilterOptions   // the command's filter (DescribeFilter prints it)
+	Landlock *landlock.Rules // nil: no Landlock layer (allowNestedUserNamespaces)
+	// Enforcement is the level of this run.
+	Enforcement Enforcement
+	RuntimeDir  string
+	specR       *os.File
+	lock        *os.File
 }
 
 // Options describe one run.
@@ -91,8 +95,20 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 	}
 	filter, unixPaths := SeccompFor(s, home, cwd)
 	l.Seccomp = filter
+	if !s.AllowNestedUserNamespaces {
+		// A Landlock domain may not mount, which is what nested
+		// namespaces are asked for.
+		rules, err := LandlockRules(l.Plan)
+		if err != nil {
+			return nil, err
+		}
+		l.Landlock = &rules
+		l.Enforcement = fullEnforcement(landlock.ABI(), "")
+	} else {
+		l.Enforcement = fullEnforcement(landlock.ABI(), "allowNestedUserNamespaces needs mounts, which a Landlock domain may not make")
+	}
 	data, err := json.Marshal(&Spec{Plan: l.Plan, Argv: argv, Env: env, Cwd: cwd, RuntimeDir: dir, Debug: o.Debug, Terminal: o.Terminal, Bridges: bridges, Intercept: o.Intercept,
-		Seccomp: filter, UnixSocketPaths: unixPaths})
+		Seccomp: filter, UnixSocketPaths: unixPaths, Landlock: l.Landlock})
 	if err != nil {
 		return nil, err
 	}

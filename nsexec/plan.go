@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/srt-go/srt/config"
+	"github.com/srt-go/srt/landlock"
 )
 
 // MountKind says what a mount does to a path of the sandbox's view.
@@ -427,4 +428,58 @@ func existingCaseless(dir, name string) []string {
 		}
 	}
 	return out
+}
+
+// LandlockInput turns a plan into the hierarchies of the Landlock layer:
+// writable binds (and /dev and /proc, whose own mounts decide) are
+// writable, masks are hidden, and binds beneath a mask reopen their tree.
+func LandlockInput(p *Plan) landlock.Input {
+	in := landlock.Input{Writable: []string{"/dev", "/proc"}}
+	for _, m := range p.Mounts {
+		switch m.Kind {
+		case MaskDir, MaskFile:
+			in.Hidden = append(in.Hidden, m.Path)
+		}
+	}
+	for _, m := range p.Mounts {
+		switch m.Kind {
+		case BindWritable:
+			in.Writable = append(in.Writable, m.Path)
+		case BindReadOnly:
+			for _, h := range in.Hidden {
+				if strings.HasPrefix(m.Path, strings.TrimSuffix(h, "/")+"/") {
+					in.Reopened = append(in.Reopened, m.Path)
+					break
+				}
+			}
+		}
+	}
+	return in
+}
+
+// LandlockRules computes the Landlock layer of a plan against the disk.
+func LandlockRules(p *Plan) (landlock.Rules, error) {
+	return landlock.Compute(LandlockInput(p), listDir)
+}
+
+func listDir(dir string) ([]string, map[string]bool, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+			return nil, nil, nil // nothing there to reopen
+		}
+		return nil, nil, err
+	}
+	names := make([]string, 0, len(entries))
+	isDir := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		names = append(names, e.Name())
+		isDir[e.Name()] = e.IsDir()
+		if e.Type()&fs.ModeSymlink != 0 {
+			if fi, err := os.Stat(filepath.Join(dir, e.Name())); err == nil {
+				isDir[e.Name()] = fi.IsDir()
+			}
+		}
+	}
+	return names, isDir, nil
 }

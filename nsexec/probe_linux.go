@@ -3,6 +3,7 @@ package nsexec
 import (
 	"errors"
 	"fmt"
+	"github.com/srt-go/srt/landlock"
 	"os"
 	"os/exec"
 	"strings"
@@ -27,6 +28,8 @@ type Report struct {
 	// Runnable says whether the namespace sandbox can run here.
 	Runnable bool
 	Why      string
+	// Enforcement is what a run with default settings gets here.
+	Enforcement Enforcement
 }
 
 // Probe checks what this host offers the sandbox. It starts one process in
@@ -45,6 +48,11 @@ func Probe() *Report {
 		r.Why = Explain(err).Error()
 	}
 	abi, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
+	if r.Runnable {
+		r.Enforcement = fullEnforcement(landlock.ABI(), "")
+	} else {
+		r.Enforcement = Enforcement{Level: "none"}
+	}
 	switch {
 	case errno == 0:
 		add("Landlock", true, fmt.Sprintf("ABI %d", abi))

@@ -1,5 +1,7 @@
 package nsexec
 
+import "github.com/srt-go/srt/landlock"
+
 // Spec is what the supervisor sends the init over a pipe (never argv:
 // plans with thousands of rules must not meet E2BIG or argument caps).
 type Spec struct {
@@ -17,6 +19,10 @@ type Spec struct {
 	// resolved: with Seccomp.Unix == UnixByPath a connect reaches a Unix
 	// socket only at or under one of them.
 	UnixSocketPaths []string `json:"unixSocketPaths,omitempty"`
+	// Landlock is the second layer over the mount plan, applied by the
+	// reaper to itself and the command where the kernel has Landlock;
+	// nil with allowNestedUserNamespaces, whose mounts Landlock forbids.
+	Landlock *landlock.Rules `json:"landlock,omitempty"`
 	// Intercept turns on the transparent path and the DNS stub, which ask
 	// the host's proxy, and so follow the live policy.
 	Intercept bool `json:"intercept,omitempty"`

@@ -23,6 +23,6 @@ func doctor(c *cli, args []string) int {
 		fmt.Fprintf(w, "enforcement: none — srt refuses to run commands here: %s\n", r.Why)
 		return 1
 	}
-	fmt.Fprintln(w, "enforcement: full (namespaces, mounts, seccomp); network: cut (the policy proxies are not built yet)")
+	fmt.Fprintf(w, "enforcement: %s\n", r.Enforcement)
 	return 0
 }

@@ -10,9 +10,10 @@ type feature struct {
 }
 
 type report struct {
-	Features []feature
-	Runnable bool
-	Why      string
+	Features    []feature
+	Runnable    bool
+	Why         string
+	Enforcement string
 }
 
 func probeHost() *report {

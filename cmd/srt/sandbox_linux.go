@@ -163,8 +163,12 @@ func sandboxCommand(c *cli, settings *config.Settings, argv []string) (*launch, 
 		}
 	}
 	c.debugf("Mount plan:\n%s", l.Plan)
+	c.debugf("Enforcement: %s", l.Enforcement)
 	if c.debug {
 		c.debugf("Seccomp filter for %s", nsexec.DescribeFilter(l.Seccomp))
+		if l.Landlock != nil {
+			c.debugf("Landlock layer: read %v; read files %v; list only %v; write %v", l.Landlock.Read, l.Landlock.ReadFile, l.Landlock.ListOnly, l.Landlock.Write)
+		}
 	}
 	return &launch{Launch: l, pty: pty, proxies: proxies}, nil
 }

@@ -1,0 +1,75 @@
+package landlock
+
+import (
+	"fmt"
+	"os"
+
+	ll "github.com/landlock-lsm/go-landlock/landlock"
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+)
+
+// Access rights by kind of rule. Landlock refuses directory rights on a
+// file, so each path gets the set that fits what it is.
+const (
+	readFileRights  = llsys.AccessFSExecute | llsys.AccessFSReadFile
+	readDirRights   = readFileRights | llsys.AccessFSReadDir
+	writeFileRights = readFileRights | llsys.AccessFSWriteFile | llsys.AccessFSTruncate | llsys.AccessFSIoctlDev
+	writeDirRights  = readDirRights | llsys.AccessFSWriteFile | llsys.AccessFSTruncate | llsys.AccessFSIoctlDev |
+		llsys.AccessFSRemoveDir | llsys.AccessFSRemoveFile | llsys.AccessFSMakeChar | llsys.AccessFSMakeDir |
+		llsys.AccessFSMakeReg | llsys.AccessFSMakeSock | llsys.AccessFSMakeFifo | llsys.AccessFSMakeBlock |
+		llsys.AccessFSMakeSym | llsys.AccessFSRefer
+	// handled is every right the layer decides. Connecting to Unix
+	// sockets by path (ABI 9) is left to the seccomp rule, which knows
+	// allowUnixSockets.
+	handled = writeDirRights
+)
+
+// ABI is the Landlock ABI version of the running kernel; 0 when Landlock
+// is missing or disabled.
+func ABI() int {
+	v, err := llsys.LandlockGetABIVersion()
+	if err != nil {
+		return 0
+	}
+	return v
+}
+
+// Apply restricts every thread of the calling process, and what it starts,
+// to r, as far as the kernel's Landlock ABI allows (best effort), and with
+// scope, also signals and abstract Unix sockets to the process's own
+// domain (ABI 6). It returns the ABI it used: 0 means nothing was applied.
+// no_new_privs is set as a side effect.
+func Apply(r Rules, scope bool) (int, error) {
+	abi := ABI()
+	if abi == 0 {
+		return 0, nil
+	}
+	cfg := ll.Config{HandledAccessFS: ll.AccessFSSet(handled)}
+	if scope {
+		cfg.Scoped = ll.V6.Scoped
+	}
+	var rules []ll.Rule
+	add := func(dirRights, fileRights uint64, paths []string) {
+		for _, p := range paths {
+			fi, err := os.Stat(p)
+			if err != nil {
+				continue // gone since the plan was made: nothing to allow
+			}
+			rights := dirRights
+			if !fi.IsDir() {
+				rights = fileRights
+			}
+			if rights != 0 {
+				rules = append(rules, ll.PathAccess(ll.AccessFSSet(rights), p))
+			}
+		}
+	}
+	add(readDirRights, readFileRights, r.Read)
+	add(readFileRights, readFileRights, r.ReadFile)
+	add(llsys.AccessFSReadDir, 0, r.ListOnly)
+	add(writeDirRights, writeFileRights, r.Write)
+	if err := cfg.BestEffort().Restrict(rules...); err != nil {
+		return 0, fmt.Errorf("applying Landlock (ABI %d): %w", abi, err)
+	}
+	return abi, nil
+}
