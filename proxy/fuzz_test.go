@@ -17,13 +17,20 @@ func FuzzReadSOCKS(f *testing.F) {
 	f.Add([]byte{5, 1, 0, 5, 1, 0, 3, 9, 'n', 'a', 'm', 'e', '.', 't', 'e', 's', 't', 1, 187})
 	f.Add([]byte{5, 1, 0, 5, 1, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 127, 0, 0, 1, 0, 22})
 	f.Add([]byte{5, 2, 2, 0, 5, 2, 0, 3, 3, 'a', 0, 'b', 0, 1})
+	f.Add([]byte{5, 1, 2, 1, 3, 's', 'r', 't', 2, 'p', 'w', 5, 1, 0, 1, 127, 0, 0, 1, 0, 80})
+	cred := &Credential{User: "srt", Password: "pw"}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		req, err := readSOCKS(bufio.NewReader(bytes.NewReader(data)), io.Discard)
-		if err != nil {
-			return
-		}
-		if _, err := netfilter.ParseHost(req.host); err != nil || (req.port == 0 && !req.ask) {
-			t.Fatalf("accepted %+v: %v", req, err)
+		for _, c := range []*Credential{nil, cred} {
+			req, err := readSOCKS(bufio.NewReader(bytes.NewReader(data)), io.Discard, c)
+			if err != nil {
+				continue
+			}
+			if _, err := netfilter.ParseHost(req.host); err != nil || (req.port == 0 && !req.ask) {
+				t.Fatalf("accepted %+v: %v", req, err)
+			}
+			if c != nil && !bytes.Contains(data, []byte{3, 's', 'r', 't', 2, 'p', 'w'}) {
+				t.Fatalf("accepted %+v without the credential", req)
+			}
 		}
 	})
 }

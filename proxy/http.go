@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -32,6 +33,15 @@ func (s *Server) handleHTTP(c net.Conn) {
 	if err != nil {
 		writeStatus(c, 400, "Bad Request", "", "malformed request\n")
 		return
+	}
+	if s.Credential != nil {
+		user, password, ok := parseBasic(req.Header.Get("Proxy-Authorization"))
+		if !ok || !s.Credential.matches(user, password) {
+			body := "proxy authentication required\n"
+			c.SetWriteDeadline(time.Now().Add(HandshakeTimeout))
+			fmt.Fprintf(c, "HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm=\"srt\"\r\nContent-Type: text/plain\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body)
+			return
+		}
 	}
 	target, err := requestTarget(req, hostHeader)
 	if err != nil {
@@ -91,6 +101,19 @@ func (s *Server) handleHTTP(c net.Conn) {
 		return
 	}
 	io.Copy(c, up)
+}
+
+// parseBasic reads "Basic base64(user:password)".
+func parseBasic(h string) (user, password string, ok bool) {
+	scheme, enc, found := strings.Cut(h, " ")
+	if !found || !strings.EqualFold(scheme, "Basic") {
+		return "", "", false
+	}
+	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(enc))
+	if err != nil {
+		return "", "", false
+	}
+	return strings.Cut(string(raw), ":")
 }
 
 // maxHead bounds a request head.

@@ -6,6 +6,9 @@ package proxy
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -57,12 +60,39 @@ type Server struct {
 	// IdleTimeout closes a tunnel on which nothing moved either way for
 	// that long; 0 means never.
 	IdleTimeout time.Duration
+	// Credential, when set, is asked of every client (HTTP Basic
+	// Proxy-Authorization, SOCKS5 username/password): the fallback
+	// sandbox's proxies listen on host loopback, where any local process
+	// could reach them. nil: the proxies listen where only the sandbox
+	// reaches, and ask nothing.
+	Credential *Credential
 
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
 	lns    map[net.Listener]struct{}
 	wg     sync.WaitGroup
 	closed bool
+}
+
+// Credential is a per-run user name and password for the proxies.
+type Credential struct {
+	User, Password string
+}
+
+// NewCredential makes a random credential.
+func NewCredential() (*Credential, error) {
+	var b [24]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, err
+	}
+	return &Credential{User: "srt", Password: hex.EncodeToString(b[:])}, nil
+}
+
+// matches compares in constant time.
+func (c *Credential) matches(user, password string) bool {
+	u := subtle.ConstantTimeCompare([]byte(user), []byte(c.User))
+	p := subtle.ConstantTimeCompare([]byte(password), []byte(c.Password))
+	return u&p == 1
 }
 
 // New returns a server with policy p.

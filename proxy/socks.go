@@ -44,9 +44,10 @@ type errSOCKS struct {
 
 func (e *errSOCKS) Error() string { return e.msg }
 
-// readSOCKS reads the greeting and the request. It offers only "no
-// authentication": the proxy listens where only the sandbox reaches.
-func readSOCKS(r *bufio.Reader, w io.Writer) (socksRequest, error) {
+// readSOCKS reads the greeting and the request. Without a credential it
+// offers only "no authentication" (the proxy listens where only the
+// sandbox reaches); with one, only username/password (RFC 1929).
+func readSOCKS(r *bufio.Reader, w io.Writer, cred *Credential) (socksRequest, error) {
 	var hdr [2]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
 		return socksRequest{}, err
@@ -58,16 +59,25 @@ func readSOCKS(r *bufio.Reader, w io.Writer) (socksRequest, error) {
 	if _, err := io.ReadFull(r, methods); err != nil {
 		return socksRequest{}, err
 	}
-	noAuth := false
+	want := byte(0) // no authentication
+	if cred != nil {
+		want = 2 // username/password
+	}
+	offered := false
 	for _, m := range methods {
-		noAuth = noAuth || m == 0
+		offered = offered || m == want
 	}
-	if !noAuth {
+	if !offered {
 		w.Write([]byte{5, 0xff})
-		return socksRequest{}, errors.New("the client offers no method without authentication")
+		return socksRequest{}, fmt.Errorf("the client does not offer method %d", want)
 	}
-	if _, err := w.Write([]byte{5, 0}); err != nil {
+	if _, err := w.Write([]byte{5, want}); err != nil {
 		return socksRequest{}, err
+	}
+	if cred != nil {
+		if err := socksLogin(r, w, cred); err != nil {
+			return socksRequest{}, err
+		}
 	}
 	var req [4]byte
 	if _, err := io.ReadFull(r, req[:]); err != nil {
@@ -138,7 +148,7 @@ func socksReply(w io.Writer, code byte) error {
 func (s *Server) handleSOCKS(c net.Conn) {
 	c.SetDeadline(time.Now().Add(HandshakeTimeout))
 	br := bufio.NewReader(c)
-	req, err := readSOCKS(br, c)
+	req, err := readSOCKS(br, c, s.Credential)
 	if err != nil {
 		var se *errSOCKS
 		if errors.As(err, &se) {
@@ -185,4 +195,39 @@ func (s *Server) handleSOCKS(c net.Conn) {
 		}
 	}
 	relay(c, up, s.IdleTimeout)
+}
+
+// socksLogin runs the username/password sub-negotiation (RFC 1929).
+func socksLogin(r *bufio.Reader, w io.Writer, cred *Credential) error {
+	ver, err := r.ReadByte()
+	if err != nil {
+		return err
+	}
+	if ver != 1 {
+		w.Write([]byte{1, 1})
+		return fmt.Errorf("username/password version %d, want 1", ver)
+	}
+	field := func() (string, error) {
+		n, err := r.ReadByte()
+		if err != nil {
+			return "", err
+		}
+		b := make([]byte, n)
+		_, err = io.ReadFull(r, b)
+		return string(b), err
+	}
+	user, err := field()
+	if err != nil {
+		return err
+	}
+	password, err := field()
+	if err != nil {
+		return err
+	}
+	if !cred.matches(user, password) {
+		w.Write([]byte{1, 1})
+		return errors.New("wrong proxy credential")
+	}
+	_, err = w.Write([]byte{1, 0})
+	return err
 }
