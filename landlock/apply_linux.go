@@ -34,21 +34,38 @@ func ABI() int {
 	return v
 }
 
+// Options add to the filesystem rules.
+type Options struct {
+	// Scope confines signals and abstract Unix sockets to the process's
+	// own domain (ABI 6).
+	Scope bool
+	// TCP, when set, decides TCP (ABI 4): bind nowhere, connect only to
+	// ConnectTCP ports. Landlock's port rules do not see Multipath TCP,
+	// so the seccomp filter of the fallback refuses it.
+	TCP        bool
+	ConnectTCP []uint16
+}
+
 // Apply restricts every thread of the calling process, and what it starts,
-// to r, as far as the kernel's Landlock ABI allows (best effort), and with
-// scope, also signals and abstract Unix sockets to the process's own
-// domain (ABI 6). It returns the ABI it used: 0 means nothing was applied.
-// no_new_privs is set as a side effect.
-func Apply(r Rules, scope bool) (int, error) {
+// to r and o, as far as the kernel's Landlock ABI allows (best effort). It
+// returns the ABI it used: 0 means nothing was applied. no_new_privs is
+// set as a side effect.
+func Apply(r Rules, o Options) (int, error) {
 	abi := ABI()
 	if abi == 0 {
 		return 0, nil
 	}
 	cfg := ll.Config{HandledAccessFS: ll.AccessFSSet(handled)}
-	if scope {
+	if o.Scope {
 		cfg.Scoped = ll.V6.Scoped
 	}
 	var rules []ll.Rule
+	if o.TCP {
+		cfg.HandledAccessNet = ll.AccessNetSet(llsys.AccessNetBindTCP | llsys.AccessNetConnectTCP)
+		for _, port := range o.ConnectTCP {
+			rules = append(rules, ll.ConnectTCP(port))
+		}
+	}
 	add := func(dirRights, fileRights uint64, paths []string) {
 		for _, p := range paths {
 			fi, err := os.Stat(p)

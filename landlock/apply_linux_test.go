@@ -3,11 +3,15 @@ package landlock
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // childEnv makes the test binary a restricted child: it applies the rules
@@ -16,12 +20,16 @@ const childEnv = "SRT_TEST_LANDLOCK_RULES"
 
 func TestMain(m *testing.M) {
 	if rules := os.Getenv(childEnv); rules != "" {
-		var r Rules
+		var r struct {
+			Rules
+			Options
+		}
 		if err := json.Unmarshal([]byte(rules), &r); err != nil {
 			fmt.Println("bad rules:", err)
 			os.Exit(2)
 		}
-		abi, err := Apply(r, true)
+		r.Options.Scope = true
+		abi, err := Apply(r.Rules, r.Options)
 		fmt.Printf("abi %d err %v\n", abi, err)
 		for _, op := range os.Args[1:] {
 			kind, path, _ := strings.Cut(op, ":")
@@ -35,6 +43,16 @@ func TestMain(m *testing.M) {
 				err = os.WriteFile(path, []byte("x"), 0o644)
 			case "mkdir":
 				err = os.Mkdir(path, 0o755)
+			case "connect":
+				var c net.Conn
+				if c, err = net.DialTimeout("tcp", path, 2*time.Second); err == nil {
+					c.Close()
+				}
+			case "listen":
+				var ln net.Listener
+				if ln, err = net.Listen("tcp4", path); err == nil {
+					ln.Close()
+				}
 			}
 			fmt.Printf("%s: %v\n", op, err)
 		}
@@ -125,5 +143,61 @@ func TestApplyEnforces(t *testing.T) {
 	}
 	if !strings.Contains(got, fmt.Sprintf("abi %d err <nil>", ABI())) {
 		t.Errorf("applied ABI: %s", got)
+	}
+}
+
+// With TCP decided (the fallback), only the listed ports can be connected
+// to and nothing can be bound; a loopback listener on another port, watched
+// from outside, sees no connection.
+func TestApplyTCP(t *testing.T) {
+	if ABI() < 4 {
+		t.Skipf("requires Landlock ABI 4 for TCP rules (this kernel: %d)", ABI())
+	}
+	var hits [2]atomic.Int32
+	var addrs [2]string
+	for i := range addrs {
+		// Plain TCP: Go listens with Multipath TCP by default, which
+		// Landlock's port rules do not see.
+		var lc net.ListenConfig
+		lc.SetMultipathTCP(false)
+		ln, err := lc.Listen(t.Context(), "tcp4", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		addrs[i] = ln.Addr().String()
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				hits[i].Add(1)
+				c.Close()
+			}
+		}()
+	}
+	_, allowedPort, _ := net.SplitHostPort(addrs[0])
+	port, _ := strconv.Atoi(allowedPort)
+	data, _ := json.Marshal(map[string]any{"read": []string{"/"}, "TCP": true, "ConnectTCP": []uint16{uint16(port)}})
+	exe, _ := os.Executable()
+	cmd := exec.Command(exe, "connect:"+addrs[0], "connect:"+addrs[1], "listen:127.0.0.1:0")
+	cmd.Env = append(os.Environ(), childEnv+"="+string(data), "GODEBUG=multipathtcp=0")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	got := string(out)
+	for _, w := range []string{"connect:" + addrs[0] + ": <nil>", "connect:" + addrs[1] + ": dial tcp " + addrs[1] + ": connect: permission denied", "listen:127.0.0.1:0: listen tcp4 127.0.0.1:0: bind: permission denied"} {
+		if !strings.Contains(got, w) {
+			t.Errorf("output lacks %q:\n%s", w, got)
+		}
+	}
+	// The accept loop may lag behind the child's connect.
+	for deadline := time.Now().Add(2 * time.Second); hits[0].Load() == 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if hits[0].Load() != 1 || hits[1].Load() != 0 {
+		t.Errorf("connections seen outside: allowed port %d, other port %d", hits[0].Load(), hits[1].Load())
 	}
 }

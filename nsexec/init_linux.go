@@ -263,7 +263,7 @@ func runReaper() error {
 	// Landlock: the second layer over the mounts, on every thread of
 	// this process and so on the command.
 	if spec.Landlock != nil {
-		if _, err := landlock.Apply(*spec.Landlock, true); err != nil {
+		if _, err := landlock.Apply(*spec.Landlock, landlock.Options{Scope: true}); err != nil {
 			return err
 		}
 	}

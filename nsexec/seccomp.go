@@ -101,6 +101,7 @@ const (
 	afVsock      = 40
 	sockStream   = 1
 	sockTypeMask = 0xf
+	ipprotoTCP   = 6
 	tiocsti      = 0x5412 // push a byte into the terminal's input: keystroke injection
 	tioclinux    = 0x541c // the virtual console's selection paste does the same
 	cloneNewNS   = 0x00020000
@@ -235,7 +236,12 @@ func Filter(a Arch, o FilterOptions) []bpf.Instruction {
 		p.label(inetTyp)
 		p.load(offArg(1))
 		p.and(sockTypeMask)
-		p.jumpIf(sockStream, allow)
+		p.jumpIfNot(sockStream, eperm)
+		// Plain TCP only: SCTP can connect through setsockopt, past
+		// connect(2) and its supervisor.
+		p.load(offArg(2))
+		p.jumpIf(0, allow)
+		p.jumpIf(ipprotoTCP, allow)
 		p.ret(retErrno | errnoEPERM)
 	} else {
 		p.ret(retAllow)

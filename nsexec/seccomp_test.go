@@ -103,6 +103,10 @@ func TestSeccompFilterTable(t *testing.T) {
 		// The fallback's host network.
 		{host, call{what: "host: socket(AF_INET, SOCK_STREAM)", nr: "socket", args: []uint32{afInet, sockStream | 0x800}}, retAllow},
 		{host, call{what: "host: socket(AF_INET6, SOCK_STREAM)", nr: "socket", args: []uint32{afInet6, sockStream}}, retAllow},
+		{host, call{what: "host: socket(AF_INET, SOCK_STREAM, IPPROTO_TCP)", nr: "socket", args: []uint32{afInet, sockStream, 6}}, retAllow},
+		{host, call{what: "host: socket(AF_INET, SOCK_STREAM, IPPROTO_SCTP)", nr: "socket", args: []uint32{afInet, sockStream, 132}}, eperm},
+		{host, call{what: "host: socket(AF_INET6, SOCK_STREAM, IPPROTO_MPTCP)", nr: "socket", args: []uint32{afInet6, sockStream, 262}}, eperm},
+		{none, call{what: "socket(AF_INET, SOCK_STREAM, IPPROTO_SCTP) in the sandbox's own network", nr: "socket", args: []uint32{afInet, sockStream, 132}}, retAllow},
 		{host, call{what: "host: socket(AF_INET, SOCK_DGRAM)", nr: "socket", args: []uint32{afInet, 2}}, eperm},
 		{host, call{what: "host: socket(AF_INET6, SOCK_RAW)", nr: "socket", args: []uint32{afInet6, 3}}, eperm},
 		{host, call{what: "host: socket(AF_NETLINK)", nr: "socket", args: []uint32{16, 3}}, eperm},
