@@ -26,11 +26,11 @@ func Explain(err error) error {
 	case errors.Is(err, syscall.ENOSPC):
 		why = "the limit of user namespaces (user.max_user_namespaces) is reached"
 	case inContainer():
-		why = "this looks like a container whose seccomp profile or capabilities forbid namespaces; run it with user namespaces allowed (e.g. Docker: --security-opt seccomp=unconfined), or use the Landlock fallback of a later release"
+		why = "this looks like a container whose seccomp profile or capabilities forbid namespaces; run it with user namespaces allowed (e.g. Docker: --security-opt seccomp=unconfined), "
 	default:
 		why = "the kernel refused to create the namespaces"
 	}
-	return fmt.Errorf("cannot create the sandbox's user namespace: %v: %s", err, why)
+	return fmt.Errorf("cannot create the sandbox's user namespace: %v: %s (or set enableWeakerNestedSandbox to run under the weaker Landlock + seccomp fallback, which srt doctor describes)", err, why)
 }
 
 func inContainer() bool {

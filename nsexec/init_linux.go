@@ -34,6 +34,8 @@ func MaybeRun() {
 		err = runInit()
 	case roleReaper:
 		err = runReaper()
+	case roleFallback:
+		err = runFallback()
 	case roleProbe:
 		os.Exit(0)
 	default:
@@ -238,18 +240,9 @@ func runReaper() error {
 	if err := mountProc(); err != nil {
 		return err
 	}
-	for _, kv := range spec.Env {
-		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
-			os.Setenv("PATH", v)
-		}
-	}
-	if err := os.Chdir(spec.Cwd); err != nil {
-		return fmt.Errorf("entering the working directory %s: %w", spec.Cwd, err)
-	}
-	path, err := exec.LookPath(spec.Argv[0])
+	path, err := findCommand(spec)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "srt: %s: %v\n", spec.Argv[0], unwrapExec(err))
-		os.Exit(127)
+		return err
 	}
 	cmd := &exec.Cmd{Path: path, Args: spec.Argv, Env: spec.Env, Dir: spec.Cwd,
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
@@ -344,6 +337,26 @@ func receiveFd(c *os.File) (int, error) {
 		return -1, errors.New("no descriptor received")
 	}
 	return fds[0], nil
+}
+
+// findCommand enters the command's working directory and finds its
+// executable on the command's PATH; a command that is not there ends the
+// run with 127, as a shell would.
+func findCommand(spec *Spec) (string, error) {
+	for _, kv := range spec.Env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			os.Setenv("PATH", v)
+		}
+	}
+	if err := os.Chdir(spec.Cwd); err != nil {
+		return "", fmt.Errorf("entering the working directory %s: %w", spec.Cwd, err)
+	}
+	path, err := exec.LookPath(spec.Argv[0])
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "srt: %s: %v\n", spec.Argv[0], unwrapExec(err))
+		os.Exit(127)
+	}
+	return path, nil
 }
 
 func unwrapExec(err error) error {

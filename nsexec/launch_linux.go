@@ -28,6 +28,10 @@ type Launch struct {
 	RuntimeDir  string
 	specR       *os.File
 	lock        *os.File
+	// The fallback's connect supervisor: the socket the child hands the
+	// seccomp listener over, and what the supervisor allows.
+	connects, connectsChild *os.File
+	connectPolicy           *ConnectPolicy
 }
 
 // Options describe one run.
@@ -39,14 +43,27 @@ type Options struct {
 	// Terminal says the command's stdin is a pty made for it: it becomes
 	// the command's controlling terminal.
 	Terminal bool
-	// Network, if set, starts the proxies on Unix sockets in the run's
-	// private directory and returns the bridges that lead to them and the
-	// environment that points clients at the bridges. Without it the
-	// sandbox has no way out at all.
-	Network func(runtimeDir string) ([]Bridge, []string, error)
+	// Network, if set, starts the proxies (on Unix sockets in the run's
+	// private directory, or with Fallback on host loopback TCP) and says
+	// how the command reaches them. Without it the sandbox has no way out
+	// at all.
+	Network func(runtimeDir string) (NetSide, error)
+	// Fallback runs the command under Landlock and seccomp only, for
+	// hosts that refuse namespaces (enableWeakerNestedSandbox); the
+	// enforcement is "partial".
+	Fallback bool
 	// Intercept, with Network, also catches connections of programs that
 	// ignore the proxy environment, and answers DNS inside.
 	Intercept bool
+}
+
+// NetSide is how the command reaches the proxies: bridges inside the
+// namespace sandbox, or the loopback ports of the fallback; and the
+// environment that points its clients there.
+type NetSide struct {
+	Bridges []Bridge
+	Ports   []uint16
+	Env     []string
 }
 
 // Prepare computes the plan and builds the command that starts the
@@ -81,19 +98,25 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 	if err != nil {
 		return nil, err
 	}
-	var bridges []Bridge
+	var side NetSide
 	if o.Network != nil {
-		var netEnv []string
-		bridges, netEnv, err = o.Network(dir)
+		side, err = o.Network(dir)
 		if err != nil {
 			return nil, err
 		}
-		for _, kv := range netEnv {
+		for _, kv := range side.Env {
 			k, v, _ := strings.Cut(kv, "=")
 			env = setEnv(env, k, v)
 		}
 	}
 	filter, unixPaths := SeccompFor(s, home, cwd)
+	if o.Fallback {
+		if err := l.prepareFallback(s, o, side, argv, env, cwd, filter, unixPaths); err != nil {
+			return nil, err
+		}
+		ok = true
+		return l, nil
+	}
 	l.Seccomp = filter
 	if !s.AllowNestedUserNamespaces {
 		// A Landlock domain may not mount, which is what nested
@@ -107,7 +130,7 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 	} else {
 		l.Enforcement = fullEnforcement(landlock.ABI(), "allowNestedUserNamespaces needs mounts, which a Landlock domain may not make")
 	}
-	data, err := json.Marshal(&Spec{Plan: l.Plan, Argv: argv, Env: env, Cwd: cwd, RuntimeDir: dir, Debug: o.Debug, Terminal: o.Terminal, Bridges: bridges, Intercept: o.Intercept,
+	data, err := json.Marshal(&Spec{Plan: l.Plan, Argv: argv, Env: env, Cwd: cwd, RuntimeDir: dir, Debug: o.Debug, Terminal: o.Terminal, Bridges: side.Bridges, Intercept: o.Intercept,
 		Seccomp: filter, UnixSocketPaths: unixPaths, Landlock: l.Landlock})
 	if err != nil {
 		return nil, err

@@ -30,6 +30,9 @@ type Report struct {
 	Why      string
 	// Enforcement is what a run with default settings gets here.
 	Enforcement Enforcement
+	// Fallback, when the namespace sandbox cannot run but Landlock can, is
+	// what a run with enableWeakerNestedSandbox gets.
+	Fallback *Enforcement
 }
 
 // Probe checks what this host offers the sandbox. It starts one process in
@@ -52,6 +55,10 @@ func Probe() *Report {
 		r.Enforcement = fullEnforcement(landlock.ABI(), "")
 	} else {
 		r.Enforcement = Enforcement{Level: "none"}
+		if abi := landlock.ABI(); abi > 0 {
+			e := fallbackEnforcement(abi)
+			r.Fallback = &e
+		}
 	}
 	switch {
 	case errno == 0:

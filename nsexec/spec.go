@@ -23,6 +23,9 @@ type Spec struct {
 	// reaper to itself and the command where the kernel has Landlock;
 	// nil with allowNestedUserNamespaces, whose mounts Landlock forbids.
 	Landlock *landlock.Rules `json:"landlock,omitempty"`
+	// Ports are the fallback's proxy ports on loopback: the only TCP
+	// destinations Landlock lets the command connect to.
+	Ports []uint16 `json:"ports,omitempty"`
 	// Intercept turns on the transparent path and the DNS stub, which ask
 	// the host's proxy, and so follow the live policy.
 	Intercept bool `json:"intercept,omitempty"`

@@ -21,6 +21,9 @@ func doctor(c *cli, args []string) int {
 	}
 	if !r.Runnable {
 		fmt.Fprintf(w, "enforcement: none — srt refuses to run commands here: %s\n", r.Why)
+		if r.Fallback != nil {
+			fmt.Fprintf(w, "  with enableWeakerNestedSandbox: %s\n", r.Fallback)
+		}
 		return 1
 	}
 	fmt.Fprintf(w, "enforcement: %s\n", r.Enforcement)

@@ -2,7 +2,10 @@
 
 package main
 
-import "runtime"
+import (
+	"fmt"
+	"runtime"
+)
 
 type feature struct {
 	Name, Detail string
@@ -14,6 +17,7 @@ type report struct {
 	Runnable    bool
 	Why         string
 	Enforcement string
+	Fallback    fmt.Stringer // nil: no fallback on this platform
 }
 
 func probeHost() *report {

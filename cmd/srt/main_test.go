@@ -22,6 +22,10 @@ const srtEnv = "SRT_TEST_BINARY"
 // operation (see probe).
 const probeEnv = "SRT_TEST_PROBE"
 
+// noUsernsEnv makes the test binary a host without user namespaces (see
+// noUsernsHarness).
+const noUsernsEnv = "SRT_TEST_NO_USERNS"
+
 // superviseEnv makes the test binary a stand-in supervisor (see
 // superviseHelper).
 const superviseEnv = "SRT_TEST_SUPERVISE"
@@ -30,6 +34,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(superviseEnv) != "" {
 		superviseHelper()
 		return
+	}
+	if mode, ok := os.LookupEnv(noUsernsEnv); ok {
+		noUsernsHarness(mode)
 	}
 	if what := os.Getenv(probeEnv); what != "" {
 		probe(what)

@@ -26,13 +26,8 @@ type launch struct {
 // proxies on Unix sockets in the run's private directory.
 func startProxies(settings *config.Settings, dir string) (*proxy.Server, []nsexec.Bridge, error) {
 	n := settings.Network
-	policy, err := netfilter.NewPolicy(n.AllowedDomains, n.DeniedDomains, n.DeniedDomainReasons, n.DeniedResolvedAddresses)
+	s, err := newProxyServer(settings)
 	if err != nil {
-		return nil, nil, err
-	}
-	policy.HostAddrs = hostAddrs
-	s := proxy.New(policy)
-	if s.Parent, err = parentProxy(n.ParentProxy); err != nil {
 		return nil, nil, err
 	}
 	serveHTTP, serveSOCKS := s.ServeHTTP, s.ServeSOCKS
@@ -66,6 +61,44 @@ func startProxies(settings *config.Settings, dir string) (*proxy.Server, []nsexe
 		bridges = append(bridges, nsexec.Bridge{Port: p.port, Socket: p.name})
 	}
 	return s, bridges, nil
+}
+
+// newProxyServer compiles the network policy into a proxy server, with
+// the parent proxy it dials through.
+func newProxyServer(settings *config.Settings) (*proxy.Server, error) {
+	n := settings.Network
+	policy, err := netfilter.NewPolicy(n.AllowedDomains, n.DeniedDomains, n.DeniedDomainReasons, n.DeniedResolvedAddresses)
+	if err != nil {
+		return nil, err
+	}
+	policy.HostAddrs = hostAddrs
+	s := proxy.New(policy)
+	if s.Parent, err = parentProxy(n.ParentProxy); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// startLoopbackProxies serves the policy proxies on host loopback TCP for
+// the fallback sandbox, asking every client for cred; it returns the HTTP
+// and SOCKS ports.
+func startLoopbackProxies(settings *config.Settings, cred *proxy.Credential) (*proxy.Server, []int, error) {
+	s, err := newProxyServer(settings)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.Credential = cred
+	var ports []int
+	for _, serve := range []func(net.Listener) error{s.ServeHTTP, s.ServeSOCKS} {
+		ln, err := net.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			s.Close()
+			return nil, nil, fmt.Errorf("listening for the proxy: %w", err)
+		}
+		go serve(ln)
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+	}
+	return s, ports, nil
 }
 
 // parentProxy is network.parentProxy, or else srt's own HTTP(S)_PROXY and
@@ -131,22 +164,49 @@ func sandboxCommand(c *cli, settings *config.Settings, argv []string) (*launch, 
 		return nil, fmt.Errorf("setting up the terminal: %w", err)
 	}
 	var proxies *proxy.Server
-	network := func(dir string) ([]nsexec.Bridge, []string, error) {
-		var bridges []nsexec.Bridge
-		var err error
-		proxies, bridges, err = startProxies(settings, dir)
-		if err != nil {
-			return nil, nil, err
+	// The weaker fallback runs only when the settings ask for it and the
+	// host refuses namespaces.
+	fallback := false
+	if settings.EnableWeakerNestedSandbox {
+		if err := nsexec.NamespacesAvailable(); err != nil {
+			fallback = true
+			c.debugf("Namespaces unavailable (%v): the weaker fallback sandbox runs", nsexec.Explain(err))
+			if pty != nil {
+				pty.stop()
+				pty = nil
+			}
 		}
-		env := proxy.Env(bridgeHTTPPort, bridgeSOCKSPort, os.Getenv("JAVA_TOOL_OPTIONS"))
+	}
+	network := func(dir string) (nsexec.NetSide, error) {
+		var side nsexec.NetSide
+		var err error
+		if fallback {
+			cred, err := proxy.NewCredential()
+			if err != nil {
+				return side, err
+			}
+			var ports []int
+			proxies, ports, err = startLoopbackProxies(settings, cred)
+			if err != nil {
+				return side, err
+			}
+			side.Ports = []uint16{uint16(ports[0]), uint16(ports[1])}
+			side.Env = proxy.EnvWithCredential(ports[0], ports[1], cred, os.Getenv("JAVA_TOOL_OPTIONS"))
+			return side, nil
+		}
+		proxies, side.Bridges, err = startProxies(settings, dir)
+		if err != nil {
+			return side, err
+		}
+		side.Env = proxy.Env(bridgeHTTPPort, bridgeSOCKSPort, os.Getenv("JAVA_TOOL_OPTIONS"))
 		if self, err := os.Executable(); err == nil {
 			// git's ssh goes through the policy by way of srt itself.
-			env = append(env, "GIT_SSH_COMMAND=ssh -o ControlMaster=no -o ControlPath=none -o ProxyCommand='"+self+" ssh-proxy %h %p'")
+			side.Env = append(side.Env, "GIT_SSH_COMMAND=ssh -o ControlMaster=no -o ControlPath=none -o ProxyCommand='"+self+" ssh-proxy %h %p'")
 		}
-		return bridges, env, nil
+		return side, nil
 	}
 	l, err := nsexec.Prepare(settings, nsexec.Options{Argv: argv, Env: os.Environ(), Cwd: cwd, Home: home, Debug: c.debug, Terminal: pty != nil, Network: network,
-		Intercept: true})
+		Intercept: !fallback, Fallback: fallback})
 	if err != nil {
 		if pty != nil {
 			pty.stop()
@@ -175,6 +235,7 @@ func sandboxCommand(c *cli, settings *config.Settings, argv []string) (*launch, 
 
 // started runs once the sandbox holds its stdio.
 func (l *launch) started() {
+	l.Launch.Started()
 	if l.pty != nil {
 		l.pty.started()
 	}

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"unsafe"
+
+	"github.com/srt-go/srt/internal/testenv"
+	"golang.org/x/net/bpf"
+	"golang.org/x/sys/unix"
+)
+
+// noUsernsHarness makes the test binary a host without user namespaces,
+// as Docker's default seccomp profile makes one: it installs a filter that
+// answers clone/unshare with CLONE_NEWUSER with EPERM (and clone3, whose
+// flags a filter cannot read, with ENOSYS), then executes its arguments.
+// With mode "nolandlock", Landlock is missing too.
+func noUsernsHarness(mode string) {
+	const (
+		allow  = 0x7fff0000
+		eperm  = 0x00050000 | 1
+		enosys = 0x00050000 | 38
+	)
+	prog := []bpf.Instruction{
+		bpf.LoadAbsolute{Off: 0, Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_CLONE3, SkipTrue: 8},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_LANDLOCK_CREATE_RULESET, SkipTrue: 5},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_CLONE, SkipTrue: 1},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_UNSHARE, SkipFalse: 2},
+		bpf.LoadAbsolute{Off: 16, Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: unix.CLONE_NEWUSER, SkipTrue: 2},
+		bpf.RetConstant{Val: allow},
+		bpf.RetConstant{Val: allow}, // replaced below when Landlock goes too
+		bpf.RetConstant{Val: eperm},
+		bpf.RetConstant{Val: enosys},
+	}
+	if mode == "nolandlock" {
+		prog[8] = bpf.RetConstant{Val: enosys}
+	}
+	raw, err := bpf.Assemble(prog)
+	if err != nil {
+		panic(err)
+	}
+	filter := make([]unix.SockFilter, len(raw))
+	for i, r := range raw {
+		filter[i] = unix.SockFilter{Code: r.Op, Jt: r.Jt, Jf: r.Jf, K: r.K}
+	}
+	fprog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		panic(err)
+	}
+	if _, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fprog))); errno != 0 {
+		panic(errno)
+	}
+	runtime.KeepAlive(filter)
+	args := os.Args[1:]
+	env := []string{}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, noUsernsEnv+"=") {
+			env = append(env, kv)
+		}
+	}
+	err = syscall.Exec(args[0], args, env)
+	fmt.Fprintln(os.Stderr, "harness exec:", err)
+	os.Exit(125)
+}
+
+// runNoUserns runs srt with args on a host that refuses user namespaces.
+func (b *box) runNoUserns(mode string, env []string, args ...string) result {
+	b.t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	cmd := exec.Command(exe, append([]string{os.Getenv(srtEnv)}, args...)...)
+	cmd.Env = append([]string{noUsernsEnv + "=" + mode, "PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + b.H}, env...)
+	cmd.Dir = b.W
+	out, errOut, code, err := testenv.Output(cmd)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return result{out, errOut, code}
+}
+
+// The fallback: on a host that refuses user namespaces, with
+// enableWeakerNestedSandbox, srt runs the command under Landlock and
+// seccomp, reports "partial", and still enforces writes, reads of denied
+// trees and the network policy: a direct connection to a loopback listener
+// and a UDP datagram (a DNS query) get nowhere, checked from outside.
+func TestFallbackSandbox(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t, "~/.ssh/id_rsa")
+		if _, err := exec.LookPath("curl"); err != nil {
+			t.Skip("requires curl")
+		}
+		if r := b.runNoUserns("", nil, "doctor"); !strings.Contains(r.stdout, "-- user namespaces") || !strings.Contains(r.stdout, "with enableWeakerNestedSandbox: partial (Landlock ABI") {
+			t.Fatalf("the harness does not refuse user namespaces, or the doctor does not offer the fallback: %+v", r)
+		}
+		if r := b.runNoUserns("nolandlock", nil, "doctor"); r.code != 1 || strings.Contains(r.stdout, "partial") {
+			t.Errorf("doctor without namespaces and Landlock: %+v", r)
+		}
+		port, requests := hostHTTPServer(t)
+		udp, err := net.ListenPacket("udp4", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer udp.Close()
+		udpGot := make(chan string, 4)
+		go func() {
+			buf := make([]byte, 512)
+			for {
+				n, _, err := udp.ReadFrom(buf)
+				if err != nil {
+					return
+				}
+				udpGot <- string(buf[:n])
+			}
+		}()
+		doc := fmt.Sprintf(`{"enableWeakerNestedSandbox":true,"network":{"allowedDomains":["127.0.0.1:%d"],"deniedDomains":[]},"filesystem":{"denyRead":["~/.ssh"],"allowWrite":["."],"denyWrite":[]}}`, port)
+		cfg := filepath.Join(filepath.Dir(b.W), "fallback.json")
+		os.WriteFile(cfg, []byte(doc), 0o644)
+		outside := filepath.Join(b.H, "outside")
+		script := strings.Join([]string{
+			"echo ok > allowed",
+			"echo no > " + outside,
+			"cat " + b.path("~/.ssh/id_rsa"),
+			"ls " + b.H + " >/dev/null && echo LISTED",
+			fmt.Sprintf(`curl -s --noproxy '' -x "$HTTP_PROXY" http://127.0.0.1:%d/proxied && echo`, port),
+			fmt.Sprintf(`curl -s --max-time 3 --noproxy '*' http://127.0.0.1:%d/direct; echo direct=$?`, port),
+			fmt.Sprintf(`echo dns-query > /dev/udp/127.0.0.1/%d; echo udp=$?`, udp.LocalAddr().(*net.UDPAddr).Port),
+		}, "; ")
+		r := b.runNoUserns("", []string{"SRT_DEBUG=1"}, "--settings", cfg, "-c", "exec bash -c '"+strings.ReplaceAll(script, "'", `'\''`)+"'")
+		b.noCanary(r)
+		if !strings.Contains(r.stderr, "Enforcement: partial") {
+			t.Errorf("no partial enforcement reported: %q", r.stderr)
+		}
+		if b.read("allowed") != "ok\n" {
+			t.Errorf("the allowed write failed: %q (%+v)", b.read("allowed"), r)
+		}
+		if _, err := os.Stat(outside); err == nil {
+			t.Error("a write outside allowWrite succeeded")
+		}
+		if !strings.Contains(r.stdout, "LISTED") || !strings.Contains(r.stdout, "hello") {
+			t.Errorf("listing home or the proxied request failed: %+v", r)
+		}
+		if strings.Contains(r.stdout, "direct=0") || !strings.Contains(r.stdout, "udp=1") {
+			t.Errorf("direct TCP or UDP got out: %+v", r)
+		}
+		for _, req := range requests() {
+			if strings.Contains(req, "/direct") {
+				t.Errorf("the loopback server saw a direct request: %q", req)
+			}
+		}
+		select {
+		case got := <-udpGot:
+			t.Errorf("the UDP listener got %q", got)
+		default:
+		}
+
+		// Without the setting, the same host gets a refusal that names it.
+		r = b.runNoUserns("", nil, "-c", "touch ran")
+		if r.code != 1 || !strings.Contains(r.stderr, "enableWeakerNestedSandbox") {
+			t.Errorf("without enableWeakerNestedSandbox: %+v", r)
+		}
+		// With neither namespaces nor Landlock, nothing runs.
+		r = b.runNoUserns("nolandlock", nil, "--settings", cfg, "-c", "touch ran")
+		if r.code != 1 || !strings.Contains(r.stderr, "neither user namespaces nor Landlock") {
+			t.Errorf("without Landlock: %+v", r)
+		}
+		if _, err := os.Stat(b.path("ran")); err == nil {
+			t.Error("a command ran without a sandbox")
+		}
+	})
+}
