@@ -237,7 +237,7 @@ func runReaper() error {
 	if err != nil {
 		return err
 	}
-	if err := mountProc(); err != nil {
+	if err := mountProc(spec.WeakerProc); err != nil {
 		return err
 	}
 	path, err := findCommand(spec)
@@ -431,15 +431,18 @@ var procMasks = []string{"/proc/kcore", "/proc/sysrq-trigger", "/proc/keys", "/p
 
 // mountProc replaces the init's /proc with one of this PID namespace, and
 // makes /proc/sys read-only.
-func mountProc() error {
+func mountProc(weaker bool) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return pathErr("making mounts private", "/", err)
 	}
 	// Stacked on the init's proc, which stays hidden beneath: the kernel
 	// mounts a proc in a user namespace only while a complete one is in
-	// view, and the command has no capability to unmount either.
+	// view, and the command has no capability to unmount either. Where
+	// the init had to bind the host's (weaker), none can be mounted.
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-		return pathErr("mounting proc", "/proc", err)
+		if !errors.Is(err, unix.EPERM) || !weaker {
+			return pathErr("mounting proc", "/proc", err)
+		}
 	}
 	if err := bindSelf("/proc/sys", true); err != nil {
 		return err
@@ -552,7 +555,19 @@ func buildRoot(spec *Spec) error {
 		return err
 	}
 	if err := unix.Mount("proc", filepath.Join(root, "proc"), "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-		return pathErr("mounting proc", "/proc", err)
+		// A host whose /proc is partly covered (a container's masked
+		// paths) lets no namespace mount a fresh one. Only when the
+		// settings accept a weaker sandbox, the host's /proc is bound
+		// instead, as the reference does: its processes become visible.
+		if !errors.Is(err, unix.EPERM) || !spec.WeakerProc {
+			return fmt.Errorf("%w (a container with masked /proc paths refuses a fresh /proc; enableWeakerNestedSandbox binds the host's instead)", pathErr("mounting proc", "/proc", err))
+		}
+		if err := unix.Mount("/proc", filepath.Join(root, "proc"), "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return pathErr("binding the host's proc", "/proc", err)
+		}
+		if spec.Debug {
+			fmt.Fprintln(os.Stderr, "[SandboxDebug] no fresh /proc can be mounted here; the host's /proc is bound (enableWeakerNestedSandbox): its processes are visible inside")
+		}
 	}
 	// pivot_root(".", "."): the old root ends up stacked on the new one and
 	// is detached at once, with no directory needed for it in the tree.

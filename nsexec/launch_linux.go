@@ -131,7 +131,7 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 		l.Enforcement = fullEnforcement(landlock.ABI(), "allowNestedUserNamespaces needs mounts, which a Landlock domain may not make")
 	}
 	data, err := json.Marshal(&Spec{Plan: l.Plan, Argv: argv, Env: env, Cwd: cwd, RuntimeDir: dir, Debug: o.Debug, Terminal: o.Terminal, Bridges: side.Bridges, Intercept: o.Intercept,
-		Seccomp: filter, UnixSocketPaths: unixPaths, Landlock: l.Landlock})
+		Seccomp: filter, UnixSocketPaths: unixPaths, Landlock: l.Landlock, WeakerProc: s.EnableWeakerNestedSandbox})
 	if err != nil {
 		return nil, err
 	}

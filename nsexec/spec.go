@@ -26,6 +26,9 @@ type Spec struct {
 	// Ports are the fallback's proxy ports on loopback: the only TCP
 	// destinations Landlock lets the command connect to.
 	Ports []uint16 `json:"ports,omitempty"`
+	// WeakerProc is enableWeakerNestedSandbox: where no fresh /proc can be
+	// mounted, the host's is bound.
+	WeakerProc bool `json:"weakerProc,omitempty"`
 	// Intercept turns on the transparent path and the DNS stub, which ask
 	// the host's proxy, and so follow the live policy.
 	Intercept bool `json:"intercept,omitempty"`

@@ -179,3 +179,49 @@ func TestFallbackSandbox(t *testing.T) {
 		}
 	})
 }
+
+// A container whose /proc has masked paths lets no namespace mount a fresh
+// /proc (the test makes one: unshare(1) and a tmpfs over /proc/acpi). srt
+// refuses there and names the setting; with enableWeakerNestedSandbox the
+// host's /proc is bound instead, and the rest of the sandbox holds.
+func TestSandboxMaskedHostProc(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t, "~/.ssh/id_rsa")
+		if _, err := exec.LookPath("unshare"); err != nil {
+			t.Skip("requires unshare(1)")
+		}
+		if _, err := os.Stat("/proc/acpi"); err != nil {
+			t.Skip("requires /proc/acpi to mask")
+		}
+		doc := `{"enableWeakerNestedSandbox":true,"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"denyRead":["~/.ssh"],"allowWrite":[],"denyWrite":[]}}`
+		cfg := filepath.Join(filepath.Dir(b.W), "weak.json")
+		os.WriteFile(cfg, []byte(doc), 0o644)
+		run := func(args ...string) result {
+			cmd := exec.Command("unshare", append([]string{"-rm", "sh", "-c", `mount -t tmpfs x /proc/acpi && exec "$@"`, "sh", os.Getenv(srtEnv)}, args...)...)
+			// TMPDIR: inside unshare -r the caller is uid 0, and the real
+			// root's /tmp/srt-0 is rightly refused as not its own.
+			cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + b.H, "TMPDIR=" + filepath.Dir(b.W)}
+			cmd.Dir = b.W
+			out, errOut, code, err := testenv.Output(cmd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return result{out, errOut, code}
+		}
+		r := run("-c", "touch ran")
+		if r.code != 1 || !strings.Contains(r.stderr, "enableWeakerNestedSandbox") {
+			t.Errorf("without the setting: %+v", r)
+		}
+		if _, err := os.Stat(b.path("ran")); err == nil {
+			t.Error("the command ran")
+		}
+		r = run("--settings", cfg, "-c", "cat "+b.path("~/.ssh/id_rsa")+"; touch ran; echo done")
+		b.noCanary(r)
+		if !strings.Contains(r.stdout, "done") {
+			t.Errorf("with enableWeakerNestedSandbox: %+v", r)
+		}
+		if _, err := os.Stat(b.path("ran")); err == nil {
+			t.Error("a write outside allowWrite succeeded")
+		}
+	})
+}
