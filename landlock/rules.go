@@ -40,8 +40,7 @@ type Lister func(dir string) (names []string, isDir map[string]bool, err error)
 // listable (names, not contents). Reopened and writable trees are added
 // back whole.
 func Compute(in Input, list Lister) (Rules, error) {
-	type entry struct{ dir bool }
-	open := map[string]entry{"/": {dir: true}}
+	open := map[string]bool{"/": true} // open trees, and whether each is a directory
 	listOnly := map[string]bool{}
 	hidden := clean(in.Hidden)
 	for _, h := range hidden {
@@ -79,15 +78,15 @@ func Compute(in Input, list Lister) (Rules, error) {
 				}
 				p := filepath.Join(dir, n)
 				if !isHidden(p, hidden) {
-					open[p] = entry{dir: isDir[n]}
+					open[p] = isDir[n]
 				}
 			}
 			dir = filepath.Join(dir, part)
 		}
 	}
 	var r Rules
-	for p, e := range open {
-		if e.dir {
+	for p, dir := range open {
+		if dir {
 			r.Read = append(r.Read, p)
 		} else {
 			r.ReadFile = append(r.ReadFile, p)

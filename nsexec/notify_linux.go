@@ -60,8 +60,6 @@ type ConnectPolicy struct {
 	// HostNetwork: the command shares the host's network namespace, where
 	// abstract Unix addresses reach host services.
 	HostNetwork bool
-	// Denied, when set, hears of each refused connect.
-	Denied func(pid int, target string)
 }
 
 // ServeConnects answers the connect notifications of listener until the
@@ -153,7 +151,6 @@ func (pol *ConnectPolicy) connect(listener int, req *seccompNotif) unix.Errno {
 				return unix.EINVAL
 			}
 			if !pol.Inet(ap) {
-				pol.deny(pid, ap.String())
 				return unix.EACCES
 			}
 		}
@@ -186,12 +183,6 @@ func (pol *ConnectPolicy) pidfd(tid int) (int, error) {
 		}
 	}
 	return -1, unix.ESRCH
-}
-
-func (pol *ConnectPolicy) deny(pid int, target string) {
-	if pol.Denied != nil {
-		pol.Denied(pid, target)
-	}
 }
 
 func rawConnect(sock int, addr []byte) unix.Errno {
@@ -235,7 +226,6 @@ func (pol *ConnectPolicy) connectUnix(pid, sock int, addr []byte) unix.Errno {
 		// reach only the sandbox; on the host network they reach host
 		// services, and no path rule can name them.
 		if pol.HostNetwork {
-			pol.deny(pid, "@"+string(raw[1:]))
 			return unix.EACCES
 		}
 		return rawConnect(sock, addr)
@@ -245,7 +235,6 @@ func (pol *ConnectPolicy) connectUnix(pid, sock int, addr []byte) unix.Errno {
 	}
 	name := string(raw)
 	if pol.Unix != UnixByPath {
-		pol.deny(pid, name)
 		return unix.EACCES
 	}
 	target, errno := pol.openSocketFile(pid, name)
@@ -255,7 +244,6 @@ func (pol *ConnectPolicy) connectUnix(pid, sock int, addr []byte) unix.Errno {
 	defer unix.Close(target)
 	real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(target))
 	if err != nil || !underAny(real, pol.UnixPaths) {
-		pol.deny(pid, name)
 		return unix.EACCES
 	}
 	via := "/proc/self/fd/" + strconv.Itoa(target)

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"fmt"
+	"github.com/srt-go/srt/internal/testenv"
 	"io"
 	"net"
 	"os"
@@ -14,29 +15,14 @@ const benchBytes = 64 << 20
 
 // source serves benchBytes to every connection.
 func source(b *testing.B) uint16 {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { ln.Close() })
 	chunk := make([]byte, 256<<10)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
+	return uint16(testenv.ServeTCP(b, func(c net.Conn) {
+		for sent := 0; sent < benchBytes; sent += len(chunk) {
+			if _, err := c.Write(chunk); err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				for sent := 0; sent < benchBytes; sent += len(chunk) {
-					if _, err := c.Write(chunk); err != nil {
-						return
-					}
-				}
-			}()
 		}
-	}()
-	return uint16(ln.Addr().(*net.TCPAddr).Port)
+	}))
 }
 
 func drain(b *testing.B, c net.Conn) {
@@ -75,25 +61,15 @@ func BenchmarkThroughput(b *testing.B) {
 	})
 }
 
+// oneByteServer answers every connection with one byte and closes it.
+func oneByteServer(b *testing.B) uint16 {
+	return uint16(testenv.ServeTCP(b, func(c net.Conn) { c.Write([]byte("x")) }))
+}
+
 // BenchmarkConnectionSetup is the cost of one proxied connection (decide,
 // dial, tunnel, close) against a direct one.
 func BenchmarkConnectionSetup(b *testing.B) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte("x"))
-			c.Close()
-		}
-	}()
-	port := uint16(ln.Addr().(*net.TCPAddr).Port)
+	port := oneByteServer(b)
 	one := func(b *testing.B, c net.Conn) {
 		var buf [1]byte
 		if _, err := io.ReadFull(c, buf[:]); err != nil {
@@ -103,7 +79,7 @@ func BenchmarkConnectionSetup(b *testing.B) {
 	}
 	b.Run("direct", func(b *testing.B) {
 		for b.Loop() {
-			c, err := net.Dial("tcp", ln.Addr().String())
+			c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -140,22 +116,7 @@ func socksConnectB(b *testing.B, addr string, port uint16) (byte, net.Conn) {
 // another (go test -bench Sequential -benchtime 10000x) and reports, and
 // fails on, growth of goroutines or open descriptors.
 func BenchmarkSequentialConnections(b *testing.B) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte("x"))
-			c.Close()
-		}
-	}()
-	port := uint16(ln.Addr().(*net.TCPAddr).Port)
+	port := oneByteServer(b)
 	s := New(policy(b, []string{fmt.Sprintf("127.0.0.1:%d", port)}, nil, nil))
 	_, sa := start(b, s)
 	countFDs := func() int {

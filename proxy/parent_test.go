@@ -3,6 +3,7 @@ package proxy
 import (
 	"bufio"
 	"fmt"
+	"github.com/srt-go/srt/internal/testenv"
 	"io"
 	"net"
 	"net/http"
@@ -13,40 +14,26 @@ import (
 
 // fakeParent is a CONNECT proxy that records what it was asked for.
 func fakeParent(t *testing.T) (addr string, asked func() []string) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
 	var mu sync.Mutex
 	var seen []string
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				req, err := http.ReadRequest(br)
-				if err != nil {
-					return
-				}
-				mu.Lock()
-				seen = append(seen, req.RequestURI+" auth="+req.Header.Get("Proxy-Authorization"))
-				mu.Unlock()
-				up, err := net.Dial("tcp", req.RequestURI)
-				if err != nil {
-					io.WriteString(c, "HTTP/1.1 502 Bad Gateway\r\n\r\n")
-					return
-				}
-				io.WriteString(c, "HTTP/1.1 200 OK\r\n\r\n")
-				relay(c, up, 0)
-			}()
+	port := testenv.ServeTCP(t, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
 		}
-	}()
-	return ln.Addr().String(), func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), seen...) }
+		mu.Lock()
+		seen = append(seen, req.RequestURI+" auth="+req.Header.Get("Proxy-Authorization"))
+		mu.Unlock()
+		up, err := net.Dial("tcp", req.RequestURI)
+		if err != nil {
+			io.WriteString(c, "HTTP/1.1 502 Bad Gateway\r\n\r\n")
+			return
+		}
+		io.WriteString(c, "HTTP/1.1 200 OK\r\n\r\n")
+		relay(c, up, 0)
+	})
+	return fmt.Sprintf("127.0.0.1:%d", port), func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), seen...) }
 }
 
 func TestParentProxy(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"github.com/srt-go/srt/internal/testenv"
 	"io"
 	"net"
 	"net/http"
@@ -22,41 +23,27 @@ import (
 // first byte makes it an echo server that replies after the client's EOF.
 func upstream(t testing.TB) (port uint16, hits func() int) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
 	count := make(chan struct{}, 100000)
-	go func() {
-		for {
-			c, err := ln.Accept()
+	p := testenv.ServeTCP(t, func(c net.Conn) {
+		count <- struct{}{}
+		br := bufio.NewReader(c)
+		first, err := br.Peek(1)
+		if err != nil {
+			return
+		}
+		if first[0] >= 'A' && first[0] <= 'Z' {
+			req, err := http.ReadRequest(br)
 			if err != nil {
 				return
 			}
-			count <- struct{}{}
-			go func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				first, err := br.Peek(1)
-				if err != nil {
-					return
-				}
-				if first[0] >= 'A' && first[0] <= 'Z' {
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					body := "hello " + req.URL.Path + " host=" + req.Host
-					fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body)
-					return
-				}
-				data, _ := io.ReadAll(br)
-				c.Write(append([]byte("echo:"), data...))
-			}()
+			body := "hello " + req.URL.Path + " host=" + req.Host
+			fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body)
+			return
 		}
-	}()
-	return uint16(ln.Addr().(*net.TCPAddr).Port), func() int { return len(count) }
+		data, _ := io.ReadAll(br)
+		c.Write(append([]byte("echo:"), data...))
+	})
+	return uint16(p), func() int { return len(count) }
 }
 
 func policy(t testing.TB, allowed, denied []string, reasons map[string]string) *netfilter.Policy {
@@ -349,30 +336,15 @@ func TestSanitizeReason(t *testing.T) {
 // A tunnel on which nothing moves is closed after the idle timeout; one
 // on which only one direction moves is not.
 func TestIdleTimeout(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
+	port := uint16(testenv.ServeTCP(t, func(c net.Conn) { // sends a byte every 50 ms, never reads
+		for i := 0; i < 12; i++ {
+			if _, err := c.Write([]byte("t")); err != nil {
 				return
 			}
-			go func() { // sends a byte every 50 ms, never reads
-				defer c.Close()
-				for i := 0; i < 12; i++ {
-					if _, err := c.Write([]byte("t")); err != nil {
-						return
-					}
-					time.Sleep(50 * time.Millisecond)
-				}
-				time.Sleep(5 * time.Second)
-			}()
+			time.Sleep(50 * time.Millisecond)
 		}
-	}()
-	port := uint16(ln.Addr().(*net.TCPAddr).Port)
+		time.Sleep(5 * time.Second)
+	}))
 	s := New(policy(t, []string{fmt.Sprintf("127.0.0.1:%d", port)}, nil, nil))
 	s.IdleTimeout = 200 * time.Millisecond
 	_, sa := start(t, s)

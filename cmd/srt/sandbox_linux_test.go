@@ -767,26 +767,11 @@ bash -c 'echo x > /dev/udp/127.0.0.1/%[2]d; echo x > /dev/udp/198.51.100.9/%[2]d
 func TestSandboxSSHProxy(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
 		b := newBox(t)
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				go func() {
-					defer c.Close()
-					io.WriteString(c, "SSH-2.0-test\r\n")
-					data, _ := io.ReadAll(c)
-					c.Write(data)
-				}()
-			}
-		}()
-		port := ln.Addr().(*net.TCPAddr).Port
+		port := testenv.ServeTCP(t, func(c net.Conn) {
+			io.WriteString(c, "SSH-2.0-test\r\n")
+			data, _ := io.ReadAll(c)
+			c.Write(data)
+		})
 		settings := filepath.Join(filepath.Dir(b.W), "net.json")
 		os.WriteFile(settings, []byte(`{"network":{"allowedDomains":["localhost"],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`), 0o644)
 		srtBin := os.Getenv(srtEnv)
@@ -814,28 +799,13 @@ func TestSandboxExternalProxyPort(t *testing.T) {
 		if _, err := exec.LookPath("curl"); err != nil {
 			t.Skip("requires curl")
 		}
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				go func() {
-					defer c.Close()
-					buf := make([]byte, 4096)
-					n, _ := c.Read(buf)
-					line, _, _ := strings.Cut(string(buf[:n]), "\r\n")
-					body := "user proxy saw: " + line
-					fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body)
-				}()
-			}
-		}()
-		port := ln.Addr().(*net.TCPAddr).Port
+		port := testenv.ServeTCP(t, func(c net.Conn) {
+			buf := make([]byte, 4096)
+			n, _ := c.Read(buf)
+			line, _, _ := strings.Cut(string(buf[:n]), "\r\n")
+			body := "user proxy saw: " + line
+			fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body)
+		})
 		r := b.runJSON(fmt.Sprintf(`{"network":{"allowedDomains":[],"deniedDomains":[],"httpProxyPort":%d},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`, port), `curl -s --noproxy "" -x "$HTTP_PROXY" http://anything.test/x`)
 		out, errOut, _ := r.stdout, r.stderr, r.code
 		if out != "user proxy saw: GET http://anything.test/x HTTP/1.1" {
@@ -933,32 +903,18 @@ func listeningPorts(t *testing.T) map[string]string {
 // hostHTTPServer is an HTTP server on the host's loopback answering
 // "hello"; requests returns the request lines it has seen so far.
 func hostHTTPServer(t *testing.T) (port int, requests func() []string) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
 	var mu sync.Mutex
 	var seen []string
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				buf := make([]byte, 4096)
-				n, _ := c.Read(buf)
-				line, _, _ := strings.Cut(string(buf[:n]), "\r\n")
-				mu.Lock()
-				seen = append(seen, line)
-				mu.Unlock()
-				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello")
-			}()
-		}
-	}()
-	return ln.Addr().(*net.TCPAddr).Port, func() []string {
+	port = testenv.ServeTCP(t, func(c net.Conn) {
+		buf := make([]byte, 4096)
+		n, _ := c.Read(buf)
+		line, _, _ := strings.Cut(string(buf[:n]), "\r\n")
+		mu.Lock()
+		seen = append(seen, line)
+		mu.Unlock()
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello")
+	})
+	return port, func() []string {
 		mu.Lock()
 		defer mu.Unlock()
 		return append([]string(nil), seen...)
