@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/srt-go/srt/landlock"
 	"net"
 	"os"
 	"os/exec"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/srt-go/srt/internal/testenv"
@@ -127,7 +129,17 @@ func TestFallbackSandbox(t *testing.T) {
 		cfg := filepath.Join(filepath.Dir(b.W), "fallback.json")
 		os.WriteFile(cfg, []byte(doc), 0o644)
 		outside := filepath.Join(b.H, "outside")
+		// A process of the same user outside the sandbox: the command
+		// must not be able to kill it (Landlock's signal scope).
+		victim := exec.Command("sleep", "60")
+		if err := victim.Start(); err != nil {
+			t.Fatal(err)
+		}
+		victimDone := make(chan struct{})
+		go func() { victim.Wait(); close(victimDone) }()
+		defer victim.Process.Kill()
 		script := strings.Join([]string{
+			fmt.Sprintf("kill -9 %d; echo kill=$?", victim.Process.Pid),
 			"echo ok > allowed",
 			"echo no > " + outside,
 			"cat " + b.path("~/.ssh/id_rsa"),
@@ -152,6 +164,15 @@ func TestFallbackSandbox(t *testing.T) {
 		}
 		if strings.Contains(r.stdout, "direct=0") || !strings.Contains(r.stdout, "udp=1") {
 			t.Errorf("direct TCP or UDP got out: %+v", r)
+		}
+		if landlock.ABI() >= 6 {
+			select {
+			case <-victimDone:
+				t.Errorf("the command killed a process outside the sandbox: %+v", r)
+			case <-time.After(200 * time.Millisecond):
+			}
+		} else {
+			t.Logf("signal scoping not asserted: Landlock ABI %d < 6 (listed among what the fallback lacks)", landlock.ABI())
 		}
 		for _, req := range requests() {
 			if strings.Contains(req, "/direct") {
