@@ -241,3 +241,22 @@ func (m *matches) consider(rs []rule, depth int) {
 		}
 	}
 }
+
+// Denies reports whether a deniedDomains entry (on any port) names host,
+// or host is malformed: what no allowance added on top may override.
+func (r *Rules) Denies(host string) bool {
+	h, err := ParseHost(host)
+	if err != nil {
+		return true
+	}
+	var d Decision
+	if h.IsAddr() {
+		m := matches{anyPort: true}
+		m.consider(r.any, 0)
+		m.consider(r.addrs[h.Addr.As16()], 0)
+		d = m.decision()
+	} else {
+		d = lookupName(r, h.Name, matches{anyPort: true})
+	}
+	return !d.Allowed && d.Rule != ""
+}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
-	"os/exec"
 	"slices"
 	"syscall"
 
@@ -71,7 +70,7 @@ func (l *Launch) prepareFallback(s *config.Settings, o Options, side NetSide, ar
 		}}
 
 	data, err := json.Marshal(&Spec{Plan: l.Plan, Argv: argv, Env: env, Cwd: cwd, RuntimeDir: l.RuntimeDir, Debug: o.Debug,
-		Seccomp: filter, UnixSocketPaths: unixPaths, Landlock: &rules, Ports: ports})
+		Seccomp: filter, UnixSocketPaths: unixPaths, Landlock: &rules, Ports: ports, NullFDs: o.NullFDs})
 	if err != nil {
 		return err
 	}
@@ -84,46 +83,26 @@ func (l *Launch) prepareFallback(s *config.Settings, o Options, side NetSide, ar
 		w.Write(data)
 		w.Close()
 	}()
-	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	l.connects, l.connectsChild = os.NewFile(uintptr(pair[0]), "connects"), os.NewFile(uintptr(pair[1]), "connects")
-	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
-		return fmt.Errorf("marking inherited descriptors close-on-exec: %w", err)
-	}
-	cmd := exec.Command("/proc/self/exe", roleFallback)
+	cmd := command(o.Context, roleFallback)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.ExtraFiles = []*os.File{r, l.connectsChild}
+	cmd.ExtraFiles = []*os.File{r, l.linkChild}
 	cmd.Env = []string{}
 	// The command stays in srt's session and process group, so job
 	// control works; the filter refuses TIOCSTI on the shared terminal.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	l.Cmd = cmd
+	go l.watch(l.connectPolicy)
 	return nil
-}
-
-// Started runs once Cmd has started: the fallback's connect supervisor
-// takes the seccomp listener from the child and serves it.
-func (l *Launch) Started() {
-	if l.connects == nil {
-		return
-	}
-	l.connectsChild.Close()
-	from, pol := l.connects, l.connectPolicy
-	go func() {
-		listener, err := receiveFd(from)
-		from.Close()
-		if err == nil {
-			ServeConnects(listener, pol)
-		}
-	}()
 }
 
 // runFallback is the fallback child: it applies Landlock and the seccomp
 // filter to itself, hands the filter's listener to srt, and becomes the
 // command.
 func runFallback() error {
+	toSrt, err := sayHello()
+	if err != nil {
+		return err
+	}
 	spec, err := readSpec()
 	if err != nil {
 		return err
@@ -149,7 +128,18 @@ func runFallback() error {
 	if err != nil {
 		return err
 	}
-	toSrt := os.NewFile(4, "connects")
+	for _, fd := range spec.NullFDs {
+		null, err := unix.Open(os.DevNull, unix.O_RDONLY, 0)
+		if err != nil {
+			return err
+		}
+		if null != fd {
+			if err := unix.Dup3(null, fd, 0); err != nil {
+				return err
+			}
+			unix.Close(null)
+		}
+	}
 	err = sendFd(toSrt, listener)
 	toSrt.Close()
 	unix.Close(listener)

@@ -78,6 +78,20 @@ func runInit() error {
 	// ambient capabilities and parent-death signal are tied to the thread
 	// that forks it.
 	runtime.LockOSThread()
+	// The link stays open for the init's life: its end tells srt the run
+	// is over, and srt closing it (Sandbox.Close) ends the run.
+	link, err := sayHello()
+	if err != nil {
+		return err
+	}
+	go func() {
+		var b [1]byte
+		for {
+			if _, err := link.Read(b[:]); err != nil {
+				os.Exit(137) // PID 1 gone: the kernel kills the namespace
+			}
+		}
+	}()
 	spec, err := readSpec()
 	if err != nil {
 		return err
@@ -246,6 +260,18 @@ func runReaper() error {
 	}
 	cmd := &exec.Cmd{Path: path, Args: spec.Argv, Env: spec.Env, Dir: spec.Cwd,
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
+	if len(spec.NullFDs) > 0 {
+		null, err := os.Open(os.DevNull)
+		if err != nil {
+			return err
+		}
+		for _, fd := range spec.NullFDs {
+			for len(cmd.ExtraFiles) < fd-2 {
+				cmd.ExtraFiles = append(cmd.ExtraFiles, nil)
+			}
+			cmd.ExtraFiles[fd-3] = null
+		}
+	}
 	if spec.Terminal {
 		// A session of its own with the pty as controlling terminal:
 		// job control and Ctrl-C work, on a terminal that only the
@@ -321,12 +347,17 @@ func sendFd(c *os.File, fd int) error {
 }
 
 // receiveFd takes one descriptor from the Unix socket c.
-func receiveFd(c *os.File) (int, error) {
+func receiveFd(c *os.File) (int, error) { return receiveFdOn(int(c.Fd())) }
+
+func receiveFdOn(sock int) (int, error) {
 	buf := make([]byte, 1)
 	oob := make([]byte, unix.CmsgSpace(4))
-	_, oobn, _, _, err := unix.Recvmsg(int(c.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
+	n, oobn, _, _, err := unix.Recvmsg(sock, buf, oob, unix.MSG_CMSG_CLOEXEC)
 	if err != nil {
 		return -1, err
+	}
+	if n == 0 && oobn == 0 {
+		return -1, io.EOF
 	}
 	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
 	if err != nil || len(msgs) != 1 {

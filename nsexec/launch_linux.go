@@ -1,6 +1,7 @@
 package nsexec
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -28,10 +30,13 @@ type Launch struct {
 	RuntimeDir  string
 	specR       *os.File
 	lock        *os.File
-	// The fallback's connect supervisor: the socket the child hands the
-	// seccomp listener over, and what the supervisor allows.
-	connects, connectsChild *os.File
-	connectPolicy           *ConnectPolicy
+	// The link to the started process (its fd 4): it says hello first,
+	// the fallback child then hands over its seccomp listener, and the
+	// link's end tells that the run is over.
+	link, linkChild *os.File
+	closeChild      sync.Once
+	connectPolicy   *ConnectPolicy // the fallback's connect supervisor
+	done            chan struct{}
 }
 
 // Options describe one run.
@@ -55,6 +60,19 @@ type Options struct {
 	// Intercept, with Network, also catches connections of programs that
 	// ignore the proxy environment, and answers DNS inside.
 	Intercept bool
+	// Context, if set, kills the run when it is done (exec.CommandContext).
+	Context context.Context
+	// NullFDs are descriptor numbers (3 and up) the command finds open on
+	// /dev/null, read-only: the slot of a descriptor srt keeps for itself.
+	NullFDs []int
+}
+
+// command is the re-executed binary in role, under ctx when there is one.
+func command(ctx context.Context, role string) *exec.Cmd {
+	if ctx != nil {
+		return exec.CommandContext(ctx, "/proc/self/exe", role)
+	}
+	return exec.Command("/proc/self/exe", role)
 }
 
 // NetSide is how the command reaches the proxies: bridges inside the
@@ -78,7 +96,7 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Launch{RuntimeDir: dir, lock: lock}
+	l := &Launch{RuntimeDir: dir, lock: lock, done: make(chan struct{})}
 	ok := false
 	defer func() {
 		if !ok {
@@ -110,6 +128,9 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 		}
 	}
 	filter, unixPaths := SeccompFor(s, home, cwd)
+	if err := l.newLink(); err != nil {
+		return nil, err
+	}
 	if o.Fallback {
 		if err := l.prepareFallback(s, o, side, argv, env, cwd, filter, unixPaths); err != nil {
 			return nil, err
@@ -128,10 +149,10 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 		l.Landlock = &rules
 		l.Enforcement = fullEnforcement(landlock.ABI(), "")
 	} else {
-		l.Enforcement = fullEnforcement(landlock.ABI(), "allowNestedUserNamespaces needs mounts, which a Landlock domain may not make")
+		l.Enforcement = fullEnforcement(landlock.ABI(), nestedNoLandlock)
 	}
 	data, err := json.Marshal(&Spec{Plan: l.Plan, Argv: argv, Env: env, Cwd: cwd, RuntimeDir: dir, Debug: o.Debug, Terminal: o.Terminal, Bridges: side.Bridges, Intercept: o.Intercept,
-		Seccomp: filter, UnixSocketPaths: unixPaths, Landlock: l.Landlock, WeakerProc: s.EnableWeakerNestedSandbox})
+		Seccomp: filter, UnixSocketPaths: unixPaths, Landlock: l.Landlock, WeakerProc: s.EnableWeakerNestedSandbox, NullFDs: o.NullFDs})
 	if err != nil {
 		return nil, err
 	}
@@ -146,15 +167,12 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 		w.Write(data)
 		w.Close()
 	}()
-	// Nothing srt inherited may reach the sandbox: every descriptor above
-	// stdio becomes close-on-exec (the spec pipe is dup'ed to fd 3 by the
-	// fork itself).
-	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
-		return nil, fmt.Errorf("marking inherited descriptors close-on-exec: %w", err)
-	}
-	cmd := exec.Command("/proc/self/exe", roleInit)
+	// Only the spec (fd 3) and the link (fd 4) are passed; whatever else
+	// this process holds without close-on-exec the reaper marks so before
+	// the command runs.
+	cmd := command(o.Context, roleInit)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.ExtraFiles = []*os.File{r}
+	cmd.ExtraFiles = []*os.File{r, l.linkChild}
 	cmd.Env = []string{}
 	cmd.SysProcAttr = sandboxNamespaces()
 	// The init needs its namespace capabilities after exec, though it runs
@@ -166,9 +184,74 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 	// could push keystrokes into (TIOCSTI).
 	cmd.SysProcAttr.Setsid = true
 	l.Cmd = cmd
+	go l.watch(nil)
 	ok = true
 	return l, nil
 }
+
+// newLink makes the socket pair of the link.
+func (l *Launch) newLink() error {
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	// Our end goes to the poller, so that Close interrupts a read.
+	if err := unix.SetNonblock(pair[0], true); err != nil {
+		unix.Close(pair[0])
+		unix.Close(pair[1])
+		return err
+	}
+	l.link, l.linkChild = os.NewFile(uintptr(pair[0]), "link"), os.NewFile(uintptr(pair[1]), "link")
+	return nil
+}
+
+// watch follows the link: once the started process says hello, our copy
+// of its end is closed, so that the link ends with the process; with pol
+// (the fallback) the listener that comes next is served until nothing is
+// left under the filter. Done is closed then, or when Close stops a run
+// that never started.
+func (l *Launch) watch(pol *ConnectPolicy) {
+	defer close(l.done)
+	var hello [1]byte
+	if n, err := l.link.Read(hello[:]); err != nil || n != 1 {
+		return
+	}
+	l.closeChild.Do(func() { l.linkChild.Close() })
+	if pol != nil {
+		listener, err := receiveFdPolled(l.link)
+		if err == nil {
+			ServeConnects(listener, pol)
+		}
+		return
+	}
+	var buf [512]byte
+	for {
+		if _, err := l.link.Read(buf[:]); err != nil {
+			return
+		}
+	}
+}
+
+// Done is closed when the run is over: its init has exited (every
+// process of the namespace sandbox with it), or, in the fallback, the
+// last process under its filter has.
+func (l *Launch) Done() <-chan struct{} { return l.done }
+
+// sayHello tells the supervisor on the link (fd 4) that this process has
+// started, and keeps the link out of its children.
+func sayHello() (*os.File, error) {
+	link := os.NewFile(4, "link")
+	if _, err := unix.FcntlInt(4, unix.F_SETFD, unix.FD_CLOEXEC); err != nil {
+		return nil, fmt.Errorf("no link to srt on fd 4: %w", err)
+	}
+	if _, err := link.Write([]byte{1}); err != nil {
+		return nil, fmt.Errorf("saying hello to srt: %w", err)
+	}
+	return link, nil
+}
+
+// nestedNoLandlock says why allowNestedUserNamespaces goes without Landlock.
+const nestedNoLandlock = "allowNestedUserNamespaces needs mounts, which a Landlock domain may not make"
 
 // sandboxNamespaces is how the init (and the doctor's probe) is cloned:
 // new user, mount, PID, network, IPC, UTS and cgroup namespaces, with the
@@ -186,9 +269,16 @@ func sandboxNamespaces() *syscall.SysProcAttr {
 	}
 }
 
-// Close releases the run's host state: the spec pipe and the runtime dir
-// (with the per-run TMPDIR). Safe to call twice.
+// Close releases the run's host state: the spec pipe, the link and the
+// runtime dir (with the per-run TMPDIR). Safe to call twice.
 func (l *Launch) Close() error {
+	if l.linkChild != nil {
+		l.closeChild.Do(func() { l.linkChild.Close() })
+	}
+	if l.link != nil {
+		// A run that never started ends its watch here.
+		l.link.Close()
+	}
 	if l.specR != nil {
 		l.specR.Close()
 		l.specR = nil
@@ -304,4 +394,34 @@ func removeStale(base string) {
 		}
 		f.Close()
 	}
+}
+
+// receiveFdPolled is receiveFd on a descriptor of the poller.
+func receiveFdPolled(c *os.File) (int, error) {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return -1, err
+	}
+	fd, rerr := -1, error(nil)
+	err = rc.Read(func(raw uintptr) bool {
+		fd, rerr = receiveFdOn(int(raw))
+		return rerr != unix.EAGAIN
+	})
+	if err != nil {
+		return -1, err
+	}
+	return fd, rerr
+}
+
+// EnforcementFor is the level a run of settings s gets, in the fallback
+// sandbox or the namespace one.
+func EnforcementFor(s *config.Settings, fallback bool) Enforcement {
+	abi := landlock.ABI()
+	switch {
+	case fallback:
+		return fallbackEnforcement(abi)
+	case s.AllowNestedUserNamespaces:
+		return fullEnforcement(abi, nestedNoLandlock)
+	}
+	return fullEnforcement(abi, "")
 }

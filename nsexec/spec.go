@@ -32,6 +32,8 @@ type Spec struct {
 	// Intercept turns on the transparent path and the DNS stub, which ask
 	// the host's proxy, and so follow the live policy.
 	Intercept bool `json:"intercept,omitempty"`
+	// NullFDs are descriptor slots the command finds on /dev/null.
+	NullFDs []int `json:"nullFDs,omitempty"`
 }
 
 // Bridge is a loopback port inside the sandbox whose connections the init

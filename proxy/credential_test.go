@@ -22,8 +22,7 @@ func TestCredential(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Credential = cred
-	ha, sa := start(t, s)
+	ha, sa := startFor(t, s, &Client{Credential: cred})
 	basic := func(user, pw string) string {
 		return "Proxy-Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pw)) + "\r\n"
 	}

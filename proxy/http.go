@@ -21,7 +21,7 @@ import (
 
 // handleHTTP serves one HTTP proxy connection: a CONNECT tunnel, or one
 // absolute-form request (the connection closes after its response).
-func (s *Server) handleHTTP(c net.Conn) {
+func (s *Server) handleHTTP(c net.Conn, client *Client) {
 	c.SetDeadline(time.Now().Add(HandshakeTimeout))
 	br := bufio.NewReaderSize(c, maxHead)
 	hostHeader, err := peekHostHeader(br)
@@ -34,9 +34,9 @@ func (s *Server) handleHTTP(c net.Conn) {
 		writeStatus(c, 400, "Bad Request", "", "malformed request\n")
 		return
 	}
-	if s.Credential != nil {
+	if client != nil && client.Credential != nil {
 		user, password, ok := parseBasic(req.Header.Get("Proxy-Authorization"))
-		if !ok || !s.Credential.matches(user, password) {
+		if !ok || !client.Credential.matches(user, password) {
 			body := "proxy authentication required\n"
 			c.SetWriteDeadline(time.Now().Add(HandshakeTimeout))
 			fmt.Fprintf(c, "HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm=\"srt\"\r\nContent-Type: text/plain\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body)
@@ -52,7 +52,7 @@ func (s *Server) handleHTTP(c net.Conn) {
 	if req.Method == http.MethodConnect {
 		protocol = "connect"
 	}
-	d, p := s.decide(protocol, target.host, target.port)
+	d, p := s.decide(client, protocol, target.host, target.port)
 	if !d.Allowed {
 		if req.Method == http.MethodConnect {
 			// The reason in the status line, as the reference does: curl
@@ -63,7 +63,7 @@ func (s *Server) handleHTTP(c net.Conn) {
 		}
 		return
 	}
-	up, err := s.dialAllowed(context.Background(), p, protocol, target.host, target.port)
+	up, err := s.dialAllowed(context.Background(), client, p, protocol, target.host, target.port)
 	if err != nil {
 		var re *netfilter.ResolvedError
 		if errors.As(err, &re) {

@@ -41,6 +41,26 @@ type Decision struct {
 	// Resolved is set when an allowed name was refused for the addresses
 	// it resolved to.
 	Resolved *netfilter.ResolvedError
+	// Client is the listener's client the connection came from; nil for
+	// a listener served without one.
+	Client *Client
+}
+
+// Client is who connects on one listener. A listener is reachable only by
+// the sandbox it was made for, so decisions on its connections are
+// attributed to that sandbox's command, which cannot claim to be another.
+type Client struct {
+	// ID names the client in decisions (the command id).
+	ID string
+	// Credential, when set, is asked of every connection (HTTP Basic
+	// Proxy-Authorization, SOCKS5 username/password): the fallback
+	// sandbox's proxies listen on host loopback, where any local process
+	// could reach them.
+	Credential *Credential
+	// Allow, when set, allows more destinations for this client alone.
+	// It never overrides a deniedDomains entry of the policy: it only
+	// answers for hosts the policy's lists do not name.
+	Allow *netfilter.Rules
 }
 
 // Server is the pair of proxies and their policy. The zero value is not
@@ -60,12 +80,6 @@ type Server struct {
 	// IdleTimeout closes a tunnel on which nothing moved either way for
 	// that long; 0 means never.
 	IdleTimeout time.Duration
-	// Credential, when set, is asked of every client (HTTP Basic
-	// Proxy-Authorization, SOCKS5 username/password): the fallback
-	// sandbox's proxies listen on host loopback, where any local process
-	// could reach them. nil: the proxies listen where only the sandbox
-	// reaches, and ask nothing.
-	Credential *Credential
 
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
@@ -109,13 +123,14 @@ func (s *Server) SetPolicy(p *netfilter.Policy) { s.policy.Store(p) }
 // Policy returns the current policy.
 func (s *Server) Policy() *netfilter.Policy { return s.policy.Load() }
 
-// ServeHTTP accepts HTTP proxy connections on l until Close.
-func (s *Server) ServeHTTP(l net.Listener) error { return s.serve(l, s.handleHTTP) }
+// ServeHTTP accepts HTTP proxy connections on l until Close (or until l
+// is closed), for client c (nil: anonymous, no credential asked).
+func (s *Server) ServeHTTP(l net.Listener, c *Client) error { return s.serve(l, c, s.handleHTTP) }
 
-// ServeSOCKS accepts SOCKS5 connections on l until Close.
-func (s *Server) ServeSOCKS(l net.Listener) error { return s.serve(l, s.handleSOCKS) }
+// ServeSOCKS accepts SOCKS5 connections on l until Close, for client c.
+func (s *Server) ServeSOCKS(l net.Listener, c *Client) error { return s.serve(l, c, s.handleSOCKS) }
 
-func (s *Server) serve(l net.Listener, handle func(net.Conn)) error {
+func (s *Server) serve(l net.Listener, client *Client, handle func(net.Conn, *Client)) error {
 	if !s.track(l) {
 		return net.ErrClosed
 	}
@@ -141,7 +156,7 @@ func (s *Server) serve(l net.Listener, handle func(net.Conn)) error {
 			defer s.wg.Done()
 			defer s.untrack(c)
 			defer c.Close()
-			handle(c)
+			handle(c, client)
 		}()
 	}
 }
@@ -194,20 +209,48 @@ func (s *Server) Close() error {
 	return nil
 }
 
-// decide asks the policy about host:port and reports the decision.
-func (s *Server) decide(protocol, host string, port uint16) (netfilter.Decision, *netfilter.Policy) {
+// decide asks the policy, and the client's own allowances, about
+// host:port and reports the decision.
+func (s *Server) decide(c *Client, protocol, host string, port uint16) (netfilter.Decision, *netfilter.Policy) {
 	p := s.policy.Load()
 	d := p.Rules.Decide(host, port)
+	if !d.Allowed && d.Rule == "" && d.Reason == netfilter.ReasonNotAllowed && c != nil && c.Allow != nil {
+		if extra := c.Allow.Decide(host, port); extra.Allowed {
+			d = extra
+		}
+	}
 	if s.OnDecision != nil {
-		s.OnDecision(Decision{Protocol: protocol, Host: host, Port: port, Decision: d})
+		s.OnDecision(Decision{Protocol: protocol, Host: host, Port: port, Decision: d, Client: c})
 	}
 	return d, p
+}
+
+// mayAllow answers the DNS stub's question: could host be allowed on
+// some port? A no is reported as a decision of protocol "dns".
+func (s *Server) mayAllow(c *Client, host string) bool {
+	r := s.policy.Load().Rules
+	if r.MayAllow(host) {
+		return true
+	}
+	if c != nil && c.Allow != nil && c.Allow.MayAllow(host) && !r.Denies(host) {
+		return true
+	}
+	if s.OnDecision != nil {
+		d := r.Decide(host, 0)
+		if d.Reason == netfilter.ReasonMalformed || d.Rule != "" {
+			// As decided for every port: the entry (or the malformed name).
+		} else {
+			d = netfilter.Decision{Reason: netfilter.ReasonNotAllowed}
+		}
+		s.OnDecision(Decision{Protocol: "dns", Host: host, Decision: d, Client: c})
+	}
+	return false
 }
 
 // dialAllowed connects to an allowed destination: an IP literal as is, a
 // name at the first address that the resolved-address check lets through
 // (one lookup; no second resolution that could answer differently).
-func (s *Server) dialAllowed(ctx context.Context, p *netfilter.Policy, protocol, host string, port uint16) (net.Conn, error) {
+func (s *Server) dialAllowed(ctx context.Context, c *Client, p *netfilter.Policy, protocol, host string, port uint16) (net.Conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, DialTimeout)
 	defer cancel()
 	h, err := netfilter.ParseHost(host)
@@ -242,7 +285,7 @@ func (s *Server) dialAllowed(ctx context.Context, p *netfilter.Policy, protocol,
 		if err != nil {
 			var re *netfilter.ResolvedError
 			if errors.As(err, &re) && s.OnDecision != nil {
-				s.OnDecision(Decision{Protocol: protocol, Host: host, Port: port, Decision: netfilter.Decision{Rule: "resolved address", Reason: err.Error()}, Resolved: re})
+				s.OnDecision(Decision{Protocol: protocol, Host: host, Port: port, Decision: netfilter.Decision{Rule: "resolved address", Reason: err.Error()}, Resolved: re, Client: c})
 			}
 			return nil, err
 		}

@@ -56,7 +56,10 @@ func policy(t testing.TB, allowed, denied []string, reasons map[string]string) *
 }
 
 // start serves both proxies on loopback and returns their addresses.
-func start(t testing.TB, s *Server) (httpAddr, socksAddr string) {
+func start(t testing.TB, s *Server) (httpAddr, socksAddr string) { return startFor(t, s, nil) }
+
+// startFor serves both proxies on loopback for client c.
+func startFor(t testing.TB, s *Server, c *Client) (httpAddr, socksAddr string) {
 	t.Helper()
 	hl, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -66,8 +69,8 @@ func start(t testing.TB, s *Server) (httpAddr, socksAddr string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go s.ServeHTTP(hl)
-	go s.ServeSOCKS(sl)
+	go s.ServeHTTP(hl, c)
+	go s.ServeSOCKS(sl, c)
 	t.Cleanup(func() { s.Close() })
 	return hl.Addr().String(), sl.Addr().String()
 }

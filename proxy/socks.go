@@ -145,10 +145,14 @@ func socksReply(w io.Writer, code byte) error {
 }
 
 // handleSOCKS serves one SOCKS5 connection.
-func (s *Server) handleSOCKS(c net.Conn) {
+func (s *Server) handleSOCKS(c net.Conn, client *Client) {
 	c.SetDeadline(time.Now().Add(HandshakeTimeout))
 	br := bufio.NewReader(c)
-	req, err := readSOCKS(br, c, s.Credential)
+	var cred *Credential
+	if client != nil {
+		cred = client.Credential
+	}
+	req, err := readSOCKS(br, c, cred)
 	if err != nil {
 		var se *errSOCKS
 		if errors.As(err, &se) {
@@ -159,18 +163,18 @@ func (s *Server) handleSOCKS(c net.Conn) {
 	if req.ask {
 		// Nothing is dialled or resolved: only the policy is consulted.
 		code := byte(socksNotAllowed)
-		if s.policy.Load().Rules.MayAllow(req.host) {
+		if s.mayAllow(client, req.host) {
 			code = socksSucceeded
 		}
 		socksReply(c, code)
 		return
 	}
-	d, p := s.decide("socks5", req.host, req.port)
+	d, p := s.decide(client, "socks5", req.host, req.port)
 	if !d.Allowed {
 		socksReply(c, socksNotAllowed)
 		return
 	}
-	up, err := s.dialAllowed(context.Background(), p, "socks5", req.host, req.port)
+	up, err := s.dialAllowed(context.Background(), client, p, "socks5", req.host, req.port)
 	if err != nil {
 		var re *netfilter.ResolvedError
 		switch {

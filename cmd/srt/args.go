@@ -12,7 +12,9 @@ type options struct {
 	debug       bool
 	shell       string // -c
 	hasShell    bool
-	controlFD   int // --control-fd; -1 = none
+	controlFD   int    // --control-fd; -1 = none
+	violations  string // --violations FILE or fd:N
+	quiet       bool
 	help        bool
 	version     bool
 	command     []string // the command and its arguments (with -c: sh's $0 and positional parameters)
@@ -109,6 +111,20 @@ func parseArgs(args []string) (*options, error) {
 				return nil, err
 			}
 			o.controlFD = fd
+		case "--violations":
+			v, err := value(name, inline)
+			if err != nil {
+				return nil, err
+			}
+			if v == "" {
+				return nil, usagef("option --violations needs a file name or fd:N")
+			}
+			o.violations = v
+		case "-q", "--quiet":
+			if inline != nil {
+				return nil, usagef("option %s takes no value", name)
+			}
+			o.quiet = true
 		case "-h", "--help":
 			o.help = true
 		case "-V", "--version":
@@ -194,7 +210,11 @@ Options (they end at the first word that is not one, or at "--"):
   -c STRING             run STRING with /bin/sh -c; words after it become
                         $0, $1, ...
   -d, --debug           log what srt does on stderr (also SRT_DEBUG=1)
-      --control-fd N    read settings updates as JSON lines from fd N (N >= 3)
+      --control-fd N    read settings updates as JSON lines from fd N (N >= 3);
+                        network rules apply to the next connection
+      --violations OUT  write every denial as a JSON line to file OUT, or to
+                        descriptor N with fd:N, as it happens
+  -q, --quiet           no summary of denials when the command fails
   -h, --help            show this help
   -V, --version         print the version
 

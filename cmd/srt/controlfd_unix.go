@@ -24,3 +24,18 @@ func checkControlFD(fd int) error {
 	}
 	return nil
 }
+
+// checkWritableFD makes sure fd is open for writing.
+func checkWritableFD(fd int) error {
+	flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+	if err != nil {
+		if errors.Is(err, unix.EBADF) {
+			return errors.New("it is not an open file descriptor")
+		}
+		return err
+	}
+	if flags&unix.O_ACCMODE == unix.O_RDONLY {
+		return errors.New("it is open for reading only")
+	}
+	return nil
+}

@@ -4,6 +4,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/srt-go/srt"
 	"github.com/srt-go/srt/config"
 	"github.com/srt-go/srt/nsexec"
 )
@@ -22,6 +24,7 @@ var version = "0.1.0-dev"
 func main() {
 	// The same binary is the sandbox's init: that role returns never.
 	nsexec.MaybeRun()
+	closeOnExec()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -97,18 +100,68 @@ func run(args []string, stdout, stderr io.Writer) int {
 	} else {
 		c.debugf("Original command: %s", o.commandText())
 	}
-	l, err := sandboxCommand(c, settings, argv)
+	out, err := openViolations(o.violations)
+	if err != nil {
+		c.errorf("--violations %s: %v", o.violations, err)
+		return 1
+	}
+	if out != nil {
+		defer out.Close()
+	}
+	opts := []srt.Option{srt.WithViolationHandler(out.write)}
+	if c.debug {
+		opts = append(opts, srt.WithDebugLog(c.debugf))
+	}
+	sb, err := srt.New(context.Background(), settings, opts...)
 	if err != nil {
 		c.errorf("%v; refusing to run %q unconfined", err, o.commandText())
 		return 1
 	}
-	status, err := supervise(l.Cmd, l.started)
+	defer sb.Close()
+	run := srt.Run{Text: o.commandText()}
+	var control *controlChannel
+	if o.controlFD >= 0 {
+		// The command finds /dev/null where srt's channel is; the
+		// channel is read from now on, the sandbox being ready.
+		run.NullFDs = []int{o.controlFD}
+		control = readControl(c, sb, o.controlFD)
+	}
+	key := run.Text
+	l, err := sandboxCommand(c, sb, run, argv, func(line string) { sb.InferFromStderr(key, line) })
+	if err != nil {
+		c.errorf("%v; refusing to run %q unconfined", err, o.commandText())
+		return 1
+	}
+	status, err := supervise(l.Cmd, func() {
+		l.started()
+		if control != nil {
+			control.started(l.Cmd.Process)
+		}
+	})
 	l.Close()
 	if err != nil {
 		c.errorf("%v", explainStart(err))
 		return 1
 	}
+	if control != nil && control.failed() {
+		return 1
+	}
+	if status != 0 && !o.quiet {
+		summarize(c, sb.Violations(key))
+	}
 	return status
+}
+
+// summarize tells a person what the sandbox blocked, at most a few lines.
+func summarize(c *cli, vs []srt.Violation) {
+	const most = 5
+	for i, v := range vs {
+		if i == most {
+			c.errorf("... and %d more (see --violations)", len(vs)-most)
+			break
+		}
+		c.errorf("%s", v.Summary())
+	}
 }
 
 // loadSettings reads the settings file and reports every problem on

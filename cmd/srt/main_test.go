@@ -72,9 +72,9 @@ type result struct {
 	code           int
 }
 
-// srt runs the built binary with HOME set to home (an empty temp dir
+// runSrt runs the built binary with HOME set to home (an empty temp dir
 // unless given) and the working directory dir.
-func srt(t *testing.T, env []string, args ...string) result {
+func runSrt(t *testing.T, env []string, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(os.Getenv(srtEnv), args...)
 	cmd.Env = append([]string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}, env...)
@@ -145,7 +145,7 @@ func TestSettingsFileSemantics(t *testing.T) {
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
-				r := srt(t, tc.env, append(tc.args, cmd...)...)
+				r := runSrt(t, tc.env, append(tc.args, cmd...)...)
 				if r.code != 1 || !strings.HasPrefix(r.stderr, tc.stderr) || r.stdout != "" {
 					t.Errorf("exit %d, stderr:\n%s\nwant exit 1, stderr starting:\n%s", r.code, r.stderr, tc.stderr)
 				}
@@ -173,7 +173,7 @@ func TestValidSettingsAccepted(t *testing.T) {
 			if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			if r := srt(t, nil, "--settings", p, "true"); r.code != 0 || r.stderr != "" {
+			if r := runSrt(t, nil, "--settings", p, "true"); r.code != 0 || r.stderr != "" {
 				t.Errorf("%s settings: exit %d, stderr %q", name, r.code, r.stderr)
 			}
 		}
@@ -182,7 +182,7 @@ func TestValidSettingsAccepted(t *testing.T) {
 			{"--settings", filepath.Join(dir, "base.json"), "/bin/touch", marker},
 			{"-c", "touch " + marker}, // built-in defaults
 		} {
-			r := srt(t, nil, args...)
+			r := runSrt(t, nil, args...)
 			if r.code == 0 || !strings.Contains(r.stderr, "Read-only file system") {
 				t.Errorf("srt %q: exit %d, stderr %q; want a read-only failure", args, r.code, r.stderr)
 			}
@@ -200,7 +200,7 @@ func TestUnknownKeysWarnOnce(t *testing.T) {
 	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := srt(t, nil, "--settings", p, "true")
+	r := runSrt(t, nil, "--settings", p, "true")
 	want := `srt: ignoring unknown settings keys "network.bogus", "netwrok" in ` + p + "\n"
 	if !strings.HasPrefix(r.stderr, want) || strings.Count(r.stderr, "ignoring") != 1 {
 		t.Errorf("stderr = %q, want it to start with %q", r.stderr, want)
@@ -209,7 +209,7 @@ func TestUnknownKeysWarnOnce(t *testing.T) {
 	if err := os.WriteFile(p, []byte(one), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if r := srt(t, nil, "--settings", p, "true"); !strings.HasPrefix(r.stderr, `srt: ignoring unknown settings key "network.bogus" in `) {
+	if r := runSrt(t, nil, "--settings", p, "true"); !strings.HasPrefix(r.stderr, `srt: ignoring unknown settings key "network.bogus" in `) {
 		t.Errorf("stderr = %q", r.stderr)
 	}
 }
@@ -217,13 +217,13 @@ func TestUnknownKeysWarnOnce(t *testing.T) {
 func TestControlFD(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
 		for _, v := range []string{"abc", "2", "0", "-1", "", "3x", "99999999999"} {
-			r := srt(t, nil, "--control-fd", v, "true")
+			r := runSrt(t, nil, "--control-fd", v, "true")
 			want := fmt.Sprintf("srt: option --control-fd: %q is not a file descriptor number of 3 or more\n", v)
 			if r.code != 1 || !strings.HasPrefix(r.stderr, want) {
 				t.Errorf("--control-fd %q: exit %d, stderr %q", v, r.code, r.stderr)
 			}
 		}
-		if r := srt(t, nil, "--control-fd"); r.code != 1 || !strings.Contains(r.stderr, "option --control-fd needs a value") {
+		if r := runSrt(t, nil, "--control-fd"); r.code != 1 || !strings.Contains(r.stderr, "option --control-fd needs a value") {
 			t.Errorf("missing value: exit %d, stderr %q", r.code, r.stderr)
 		}
 		// Closed, write-only, and readable descriptors.
@@ -265,7 +265,7 @@ func TestControlFD(t *testing.T) {
 			}
 		}
 		// The settings file is checked first.
-		if r := srt(t, nil, "--settings", "/nonexistent", "--control-fd", "9", "true"); !strings.Contains(r.stderr, "/nonexistent does not exist") {
+		if r := runSrt(t, nil, "--settings", "/nonexistent", "--control-fd", "9", "true"); !strings.Contains(r.stderr, "/nonexistent does not exist") {
 			t.Errorf("settings should be reported before the control fd: %q", r.stderr)
 		}
 	})
@@ -273,42 +273,42 @@ func TestControlFD(t *testing.T) {
 
 func TestInfoOptions(t *testing.T) {
 	for _, args := range [][]string{{"--version"}, {"-V"}} {
-		if r := srt(t, nil, args...); r.code != 0 || r.stdout != version+"\n" || r.stderr != "" {
+		if r := runSrt(t, nil, args...); r.code != 0 || r.stdout != version+"\n" || r.stderr != "" {
 			t.Errorf("srt %q = %+v", args, r)
 		}
 	}
 	for _, args := range [][]string{{"--help"}, {"-h"}} {
-		if r := srt(t, nil, args...); r.code != 0 || !strings.HasPrefix(r.stdout, "usage: srt [options] [--] command [args...]") {
+		if r := runSrt(t, nil, args...); r.code != 0 || !strings.HasPrefix(r.stdout, "usage: srt [options] [--] command [args...]") {
 			t.Errorf("srt %q = %+v", args, r)
 		}
 	}
-	r := srt(t, nil, "schema")
+	r := runSrt(t, nil, "schema")
 	var s map[string]any
 	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &s) != nil || s["properties"] == nil {
 		t.Errorf("srt schema: exit %d, %.200s", r.code, r.stdout)
 	}
-	if r := srt(t, nil, "schema", "x"); r.code != 1 {
+	if r := runSrt(t, nil, "schema", "x"); r.code != 1 {
 		t.Errorf("srt schema x: exit %d", r.code)
 	}
 }
 
 func TestNoCommand(t *testing.T) {
 	want := "srt: no command specified. Use -c <command> or provide command arguments.\n"
-	if r := srt(t, nil); r.code != 1 || r.stderr != want {
+	if r := runSrt(t, nil); r.code != 1 || r.stderr != want {
 		t.Errorf("srt = %+v", r)
 	}
 	// Settings are loaded first: with -d their debug lines come before.
-	r := srt(t, nil, "-d")
+	r := runSrt(t, nil, "-d")
 	if r.code != 1 || !strings.HasPrefix(r.stderr, "[SandboxDebug] No config found at ") || !strings.HasSuffix(r.stderr, want) {
 		t.Errorf("srt -d = %+v", r)
 	}
-	if r := srt(t, []string{"SRT_DEBUG=1"}, "-c", "echo test"); !strings.Contains(r.stderr, "[SandboxDebug] Command string mode (-c): echo test") {
+	if r := runSrt(t, []string{"SRT_DEBUG=1"}, "-c", "echo test"); !strings.Contains(r.stderr, "[SandboxDebug] Command string mode (-c): echo test") {
 		t.Errorf("SRT_DEBUG: %q", r.stderr)
 	}
-	if r := srt(t, nil, "echo", "test"); strings.Contains(r.stderr, "[SandboxDebug]") {
+	if r := runSrt(t, nil, "echo", "test"); strings.Contains(r.stderr, "[SandboxDebug]") {
 		t.Errorf("debug output without -d: %q", r.stderr)
 	}
-	if r := srt(t, nil, "--bogus", "echo", "hi"); r.code != 1 || !strings.HasPrefix(r.stderr, `srt: unknown option "--bogus"`) {
+	if r := runSrt(t, nil, "--bogus", "echo", "hi"); r.code != 1 || !strings.HasPrefix(r.stderr, `srt: unknown option "--bogus"`) {
 		t.Errorf("srt --bogus = %+v", r)
 	}
 }

@@ -49,7 +49,7 @@ func openPTY() (master, slave *os.File, err error) {
 
 // startPTY sets up the relay when stdin and stdout are terminals; it
 // returns nil otherwise (the command then inherits srt's stdio).
-func startPTY() (*ptyRelay, error) {
+func startPTY(scan io.Writer) (*ptyRelay, error) {
 	if !isTerminal(0) || !isTerminal(1) {
 		return nil, nil
 	}
@@ -85,7 +85,7 @@ func startPTY() (*ptyRelay, error) {
 	}()
 	go io.Copy(master, os.Stdin) // ends with srt; stdin cannot be unblocked
 	go func() {
-		io.Copy(os.Stdout, master) // EIO once every holder of the slave is gone
+		io.Copy(io.MultiWriter(os.Stdout, scan), master) // EIO once every holder of the slave is gone
 		close(p.out)
 	}()
 	return p, nil

@@ -546,7 +546,7 @@ func TestSandboxFailsClosed(t *testing.T) {
 		if code != 1 || !strings.Contains(stdout, "-- user namespaces") || !strings.Contains(stdout, "enforcement: none") {
 			t.Errorf("doctor on a host without namespaces: exit %d:\n%s", code, stdout)
 		}
-		if r := srt(t, nil, "doctor"); r.code != 0 || !strings.Contains(r.stdout, "ok user namespaces") || !strings.Contains(r.stdout, "enforcement: full") {
+		if r := runSrt(t, nil, "doctor"); r.code != 0 || !strings.Contains(r.stdout, "ok user namespaces") || !strings.Contains(r.stdout, "enforcement: full") {
 			t.Errorf("doctor: exit %d:\n%s%s", r.code, r.stdout, r.stderr)
 		}
 	})

@@ -1,0 +1,25 @@
+//go:build !linux
+
+package main
+
+import (
+	"os/exec"
+
+	"github.com/srt-go/srt"
+)
+
+type launch struct{ Cmd *exec.Cmd }
+
+func (*launch) Close() error { return nil }
+func (*launch) started()     {}
+
+// sandboxCommand: the library refuses on this platform (no backend yet),
+// so New has already failed before this is reached.
+func sandboxCommand(c *cli, sb *srt.Sandbox, r srt.Run, argv []string, scan func(string)) (*launch, error) {
+	cmd := sb.CommandRun(nil, r, argv[0], argv[1:]...)
+	return nil, cmd.Err
+}
+
+func explainStart(err error) error { return err }
+
+func closeOnExec() {}

@@ -1,0 +1,282 @@
+// Package srt runs commands in the sandbox from Go: the library behind
+// the srt command.
+//
+// A Sandbox is a session: New validates nothing more than config did,
+// starts the policy proxies once, and every Command of the session goes
+// through them. Many commands may run at once; each gets a sandbox of its
+// own (namespaces, mount plan, seccomp, Landlock) and its own proxy
+// listeners, so what the proxies deny is attributed to the command that
+// asked, which cannot pass for another.
+//
+// Per session (New, and Update for the network lists): network.* (the
+// allow and deny lists, their reasons and deniedResolvedAddresses take
+// effect on the next connection after Update; parentProxy and the
+// external proxy ports only at New), ignoreViolations, and
+// enableWeakerNestedSandbox (whether the fallback sandbox is used is
+// decided once, at New). Per command: the filesystem section,
+// allowUnixSockets, allowNestedUserNamespaces and allowPty are read from
+// the session's settings when the command is made (after Update, later
+// commands see the new ones), plus Run's own fields: an id and a text for
+// attribution, extra allowed domains for that command alone, its working
+// directory and environment.
+//
+// The process that uses this package is also the sandbox's init: call
+// MaybeRunInit first thing in main (and in TestMain).
+package srt
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strconv"
+	"strings"
+	"os/exec"
+	"sync"
+
+	"github.com/srt-go/srt/config"
+	"github.com/srt-go/srt/netfilter"
+	"github.com/srt-go/srt/nsexec"
+	"github.com/srt-go/srt/proxy"
+)
+
+// MaybeRunInit runs the sandbox's init when this process was started as
+// one, and never returns then; otherwise it returns at once.
+func MaybeRunInit() { nsexec.MaybeRun() }
+
+// Run is one command's own options.
+type Run struct {
+	// ID is the attribution key of the command's violations; empty means
+	// Text (as in the reference).
+	ID string
+	// Text is the command as the user reads it; empty means the argv
+	// joined by spaces. It is what ignoreViolations patterns match.
+	Text string
+	// AllowedDomains are allowedDomains entries for this command alone
+	// (they never override deniedDomains).
+	AllowedDomains []string
+	// Dir is the working directory; empty means the current one. It is
+	// part of the plan ("." in allowWrite), so set it here, not on the
+	// returned Cmd.
+	Dir string
+	// Env is the command's environment; nil means os.Environ(). The
+	// proxy variables and TMPDIR are set on top of it.
+	Env []string
+	// Terminal says the Cmd's stdin is a pty made for the command: it
+	// becomes the command's controlling terminal.
+	Terminal bool
+	// NullFDs are descriptor numbers (3 and up) the command finds open on
+	// /dev/null.
+	NullFDs []int
+}
+
+// Option configures a Sandbox.
+type Option func(*Sandbox)
+
+// WithDebugLog sends what the sandbox does to logf.
+func WithDebugLog(logf func(format string, args ...any)) Option {
+	return func(s *Sandbox) { s.debugf, s.debug = logf, true }
+}
+
+// WithViolationHandler calls h for every violation as it is recorded
+// (after ignoreViolations). h must not block.
+func WithViolationHandler(h func(Violation)) Option {
+	return func(s *Sandbox) { s.onViolation = h }
+}
+
+// Sandbox is a session of sandboxed commands sharing one set of proxies.
+type Sandbox struct {
+	debugf      func(format string, args ...any)
+	debug       bool
+	onViolation func(Violation)
+	store       *store
+
+	mu       sync.Mutex
+	settings *config.Settings
+	closed   bool
+	runs     map[*run]struct{}
+	wg       sync.WaitGroup
+	// plans remembers, per attribution key, how the last command's
+	// filesystem was built, to read denials out of its stderr later.
+	plans map[string]*planInfo
+	texts map[string]string
+
+	platform
+}
+
+// ErrClosed is returned for commands of a closed Sandbox.
+var ErrClosed = errors.New("srt: the sandbox is closed")
+
+// New starts a session under settings (validated by config). ctx bounds
+// the start only.
+func New(ctx context.Context, settings *config.Settings, opts ...Option) (*Sandbox, error) {
+	if settings == nil {
+		return nil, errors.New("srt: no settings")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s := &Sandbox{debugf: func(string, ...any) {}, runs: map[*run]struct{}{}, plans: map[string]*planInfo{}, texts: map[string]string{}}
+	for _, o := range opts {
+		o(s)
+	}
+	s.settings = settings
+	s.store = newStore(settings.IgnoreViolations, s.onViolation)
+	if err := s.start(settings); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Command returns the Cmd that runs name with args in the sandbox, with
+// no options of its own. Set its Stdin, Stdout and Stderr as usual; its
+// Path, Args, Env and Dir belong to the sandbox. If the sandbox cannot be
+// built, Start returns why and nothing runs.
+func (s *Sandbox) Command(ctx context.Context, name string, args ...string) *exec.Cmd {
+	return s.CommandRun(ctx, Run{}, name, args...)
+}
+
+// CommandRun is Command with the command's own options.
+func (s *Sandbox) CommandRun(ctx context.Context, r Run, name string, args ...string) *exec.Cmd {
+	argv := append([]string{name}, args...)
+	cmd, err := s.command(ctx, r, argv)
+	if err != nil {
+		// Start reports Err and runs nothing.
+		cmd = &exec.Cmd{Path: name, Args: argv, Err: err}
+	}
+	return cmd
+}
+
+// Update replaces the session's settings: the network lists for the next
+// connection of every command, the rest for later commands. Invalid
+// network lists are refused and the previous settings stay.
+func (s *Sandbox) Update(settings *config.Settings) error {
+	if settings == nil {
+		return errors.New("srt: no settings")
+	}
+	n := settings.Network
+	p, err := netfilter.NewPolicy(n.AllowedDomains, n.DeniedDomains, n.DeniedDomainReasons, n.DeniedResolvedAddresses)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	s.settings = settings
+	s.store.mu.Lock()
+	s.store.ignore = settings.IgnoreViolations
+	s.store.mu.Unlock()
+	s.setPolicy(p)
+	return nil
+}
+
+// Settings returns the session's current settings.
+func (s *Sandbox) Settings() *config.Settings {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.settings
+}
+
+// Violations returns the violations kept for the attribution key id
+// (Run.ID, or Run.Text when the command had no id), oldest first.
+func (s *Sandbox) Violations(id string) []Violation { return s.store.of(id) }
+
+// AnnotateStderr reads denied file accesses out of a command's stderr,
+// records them, and returns stderr with a <sandbox_violations> block of
+// all the command's violations appended; with none, stderr unchanged.
+func (s *Sandbox) AnnotateStderr(id, stderr string) string {
+	s.InferFromStderr(id, stderr)
+	return annotate(stderr, s.Violations(id))
+}
+
+// InferFromStderr records the file accesses that the plan of the last
+// command with attribution key id denied, as found in its stderr.
+func (s *Sandbox) InferFromStderr(id, stderr string) []Violation {
+	s.mu.Lock()
+	info := s.plans[id]
+	text := s.texts[id]
+	s.mu.Unlock()
+	if info == nil {
+		return nil
+	}
+	vs := inferFilesystem(stderr, info.rules, hostWritable)
+	known := map[string]bool{}
+	for _, v := range s.Violations(id) {
+		if v.Kind == KindFilesystem {
+			known[v.Target] = true
+		}
+	}
+	var added []Violation
+	for _, v := range vs {
+		if known[v.Target] {
+			continue
+		}
+		v.CommandID, v.Command = id, text
+		s.store.add(v)
+		added = append(added, v)
+	}
+	return added
+}
+
+// Enforcement is the level every command of this session gets.
+func (s *Sandbox) Enforcement() nsexec.Enforcement { return s.enforcement() }
+
+// Close stops every running command of the session and the proxies, and
+// removes what the session made. It is safe to call twice.
+func (s *Sandbox) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		s.wg.Wait()
+		return nil
+	}
+	s.closed = true
+	runs := make([]*run, 0, len(s.runs))
+	for r := range s.runs {
+		runs = append(runs, r)
+	}
+	s.mu.Unlock()
+	for _, r := range runs {
+		r.stop()
+	}
+	s.wg.Wait()
+	s.stopPlatform()
+	return nil
+}
+
+// key is a Run's attribution key.
+func (r Run) key() string {
+	if r.ID != "" {
+		return r.ID
+	}
+	return r.Text
+}
+
+// record adds a violation of run r.
+func (s *Sandbox) record(r *run, v Violation) {
+	v.CommandID, v.Command = r.key, r.text
+	s.store.add(v)
+}
+
+// fromDecision is the violation of a proxy's denial.
+func fromDecision(d proxy.Decision) Violation {
+	v := Violation{Kind: KindNetwork, Operation: "connect", Target: hostPort(d.Host, d.Port), Rule: d.Rule, Reason: d.Reason}
+	if d.Protocol == "dns" {
+		v.Operation, v.Target = "resolve", d.Host
+	}
+	if d.Rule != "" {
+		v.Rule = "deniedDomains " + `"` + d.Rule + `"`
+	}
+	if d.Resolved != nil {
+		v.Rule = "resolved address"
+	}
+	return v
+}
+
+func hostPort(host string, port uint16) string {
+	if port == 0 {
+		return host
+	}
+	return net.JoinHostPort(strings.Trim(host, "[]"), strconv.Itoa(int(port)))
+}

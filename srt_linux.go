@@ -1,0 +1,359 @@
+package srt
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/srt-go/srt/config"
+	"github.com/srt-go/srt/netfilter"
+	"github.com/srt-go/srt/nsexec"
+	"github.com/srt-go/srt/proxy"
+)
+
+// Ports of the in-sandbox bridges to the proxies.
+const (
+	bridgeHTTPPort  = 3128
+	bridgeSOCKSPort = 1080
+)
+
+// platform is the Linux half of a Sandbox: the session's proxy server and
+// whether its commands run in the fallback sandbox.
+type platform struct {
+	proxies  *proxy.Server
+	fallback bool
+}
+
+func (s *Sandbox) start(settings *config.Settings) error {
+	// The weaker fallback runs only when the settings ask for it and the
+	// host refuses namespaces.
+	if settings.EnableWeakerNestedSandbox {
+		if err := nsexec.NamespacesAvailable(); err != nil {
+			s.fallback = true
+			s.debugf("Namespaces unavailable (%v): the weaker fallback sandbox runs", nsexec.Explain(err))
+		}
+	}
+	n := settings.Network
+	policy, err := netfilter.NewPolicy(n.AllowedDomains, n.DeniedDomains, n.DeniedDomainReasons, n.DeniedResolvedAddresses)
+	if err != nil {
+		return err
+	}
+	policy.HostAddrs = hostAddrs
+	p := proxy.New(policy)
+	if p.Parent, err = parentProxy(n.ParentProxy); err != nil {
+		return err
+	}
+	p.OnDecision = func(d proxy.Decision) {
+		if d.Allowed || d.Client == nil {
+			return
+		}
+		if r, ok := s.runOf(d.Client); ok {
+			s.record(r, fromDecision(d))
+		}
+	}
+	s.proxies = p
+	return nil
+}
+
+func (s *Sandbox) setPolicy(p *netfilter.Policy) {
+	p.HostAddrs = hostAddrs
+	s.proxies.SetPolicy(p)
+}
+
+func (s *Sandbox) stopPlatform() { s.proxies.Close() }
+
+func (s *Sandbox) enforcement() nsexec.Enforcement {
+	return nsexec.EnforcementFor(s.Settings(), s.fallback)
+}
+
+// run is one command of the session.
+type run struct {
+	key, text string
+	client    *proxy.Client
+	launch    *nsexec.Launch
+	mu        sync.Mutex
+	listeners []net.Listener
+}
+
+// stop ends the run: its init goes when its link closes.
+func (r *run) stop() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, l := range r.listeners {
+		l.Close()
+	}
+	r.listeners = nil
+	r.launch.Close()
+}
+
+func (s *Sandbox) runOf(c *proxy.Client) (*run, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for r := range s.runs {
+		if r.client == c {
+			return r, true
+		}
+	}
+	return nil, false
+}
+
+// command prepares one run.
+func (s *Sandbox) command(ctx context.Context, o Run, argv []string) (*exec.Cmd, error) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, ErrClosed
+	}
+	settings := s.settings
+	s.mu.Unlock()
+	if o.Text == "" {
+		o.Text = strings.Join(argv, " ")
+	}
+	cwd := o.Dir
+	if cwd == "" {
+		var err error
+		if cwd, err = os.Getwd(); err != nil {
+			return nil, err
+		}
+	}
+	env := o.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	home, _ := os.UserHomeDir()
+	r := &run{key: o.key(), text: o.Text, client: &proxy.Client{ID: o.key()}}
+	if len(o.AllowedDomains) > 0 {
+		extra, err := netfilter.Compile(o.AllowedDomains, nil, nil)
+		if err != nil {
+			return nil, fmt.Errorf("the command's allowedDomains: %w", err)
+		}
+		r.client.Allow = extra
+	}
+	network := func(dir string) (nsexec.NetSide, error) { return s.network(r, settings, dir, env) }
+	l, err := nsexec.Prepare(settings, nsexec.Options{Argv: argv, Env: env, Cwd: cwd, Home: home, Debug: s.debug,
+		Terminal: o.Terminal, Network: network, Intercept: !s.fallback, Fallback: s.fallback, Context: ctx, NullFDs: o.NullFDs})
+	if err != nil {
+		r.mu.Lock()
+		for _, ln := range r.listeners {
+			ln.Close()
+		}
+		r.mu.Unlock()
+		return nil, err
+	}
+	r.launch = l
+	// Like exec.Command: no stdio unless the caller sets it.
+	l.Cmd.Stdin, l.Cmd.Stdout, l.Cmd.Stderr = nil, nil, nil
+	s.debugf("Mount plan:\n%s", l.Plan)
+	s.debugf("Enforcement: %s", l.Enforcement)
+	s.debugf("Seccomp filter for %s", nsexec.DescribeFilter(l.Seccomp))
+	if l.Landlock != nil {
+		s.debugf("Landlock layer: read %v; read files %v; list only %v; write %v", l.Landlock.Read, l.Landlock.ReadFile, l.Landlock.ListOnly, l.Landlock.Write)
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		r.stop()
+		return nil, ErrClosed
+	}
+	s.runs[r] = struct{}{}
+	s.plans[r.key] = planRules(l.Plan)
+	s.texts[r.key] = r.text
+	if len(s.plans) > ViolationBuffer {
+		for k := range s.plans {
+			if k != r.key {
+				delete(s.plans, k)
+				delete(s.texts, k)
+				break
+			}
+		}
+	}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		<-l.Done()
+		r.stop()
+		s.mu.Lock()
+		delete(s.runs, r)
+		s.mu.Unlock()
+	}()
+	return l.Cmd, nil
+}
+
+
+// network starts the run's proxy listeners: Unix sockets in its private
+// directory for the namespace sandbox, loopback TCP asking a per-run
+// credential for the fallback.
+func (s *Sandbox) network(r *run, settings *config.Settings, dir string, env []string) (nsexec.NetSide, error) {
+	var side nsexec.NetSide
+	javaOpts := envValue(env, "JAVA_TOOL_OPTIONS")
+	n := settings.Network
+	serveHTTP := func(ln net.Listener) { s.proxies.ServeHTTP(ln, r.client) }
+	serveSOCKS := func(ln net.Listener) { s.proxies.ServeSOCKS(ln, r.client) }
+	// The user's own proxies, when the settings name them, take the
+	// place of srt's (they decide, not the allow lists).
+	if n.HTTPProxyPort != nil {
+		serveHTTP = forwardTo(*n.HTTPProxyPort)
+	}
+	if n.SOCKSProxyPort != nil {
+		serveSOCKS = forwardTo(*n.SOCKSProxyPort)
+	}
+	listen := func(network, address string, serve func(net.Listener)) (net.Listener, error) {
+		ln, err := net.Listen(network, address)
+		if err != nil {
+			return nil, fmt.Errorf("listening for the proxy: %w", err)
+		}
+		r.mu.Lock()
+		r.listeners = append(r.listeners, ln)
+		r.mu.Unlock()
+		go serve(ln)
+		return ln, nil
+	}
+	if s.fallback {
+		cred, err := proxy.NewCredential()
+		if err != nil {
+			return side, err
+		}
+		r.client.Credential = cred
+		var ports []int
+		for _, serve := range []func(net.Listener){serveHTTP, serveSOCKS} {
+			ln, err := listen("tcp4", "127.0.0.1:0", serve)
+			if err != nil {
+				return side, err
+			}
+			ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+		}
+		side.Ports = []uint16{uint16(ports[0]), uint16(ports[1])}
+		side.Env = proxy.EnvWithCredential(ports[0], ports[1], cred, javaOpts)
+		return side, nil
+	}
+	for _, p := range []struct {
+		name  string
+		port  int
+		serve func(net.Listener)
+	}{{"http.sock", bridgeHTTPPort, serveHTTP}, {"socks.sock", bridgeSOCKSPort, serveSOCKS}} {
+		path, dirFD, err := nsexec.ShortPath(dir, p.name)
+		if err != nil {
+			return side, err
+		}
+		ln, err := listen("unix", path, p.serve)
+		dirFD.Close()
+		if err != nil {
+			return side, err
+		}
+		ln.(*net.UnixListener).SetUnlinkOnClose(false) // the runtime dir goes whole
+		side.Bridges = append(side.Bridges, nsexec.Bridge{Port: p.port, Socket: p.name})
+	}
+	side.Env = proxy.Env(bridgeHTTPPort, bridgeSOCKSPort, javaOpts)
+	if self, err := os.Executable(); err == nil {
+		// git's ssh goes through the policy by way of srt itself.
+		side.Env = append(side.Env, "GIT_SSH_COMMAND=ssh -o ControlMaster=no -o ControlPath=none -o ProxyCommand='"+self+" ssh-proxy %h %p'")
+	}
+	return side, nil
+}
+
+func envValue(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// parentProxy is network.parentProxy, or else this process's own
+// HTTP(S)_PROXY and NO_PROXY (read here, for the proxies only: the
+// sandbox gets its own).
+func parentProxy(pp *config.ParentProxy) (*proxy.Parent, error) {
+	if pp != nil {
+		return proxy.ParseParent(pp.HTTP, pp.HTTPS, pp.NoProxy)
+	}
+	env := func(names ...string) string {
+		for _, n := range names {
+			if v := os.Getenv(n); v != "" {
+				return v
+			}
+		}
+		return ""
+	}
+	return proxy.ParseParent(env("HTTP_PROXY", "http_proxy"), env("HTTPS_PROXY", "https_proxy"), env("NO_PROXY", "no_proxy"))
+}
+
+// forwardTo serves a listener by handing each connection to a proxy of
+// the user's on the host's loopback.
+func forwardTo(port int) func(net.Listener) {
+	return func(ln net.Listener) { proxy.Forward(ln, "tcp", fmt.Sprintf("127.0.0.1:%d", port)) }
+}
+
+// hostAddrs lists this host's own addresses, which an allowed name may not
+// resolve to (spec d.5). The proxies ask for every resolved connection, so
+// the list is read from the kernel at most once a second.
+var hostAddrs = func() func() []netip.Addr {
+	var mu sync.Mutex
+	var cached []netip.Addr
+	var read time.Time
+	return func() []netip.Addr {
+		mu.Lock()
+		defer mu.Unlock()
+		if time.Since(read) < time.Second {
+			return cached
+		}
+		addrs, err := net.InterfaceAddrs()
+		if err != nil {
+			return cached
+		}
+		cached = cached[:0:0]
+		for _, a := range addrs {
+			if p, err := netip.ParsePrefix(a.String()); err == nil {
+				cached = append(cached, p.Addr())
+			}
+		}
+		read = time.Now()
+		return cached
+	}
+}()
+
+// planInfo is what a plan does to paths, for reading denials.
+type planInfo struct{ rules []fsRule }
+
+func planRules(p *nsexec.Plan) *planInfo {
+	info := &planInfo{}
+	for _, m := range p.Mounts {
+		r := fsRule{path: m.Path, why: m.Why}
+		switch m.Kind {
+		case nsexec.BindReadOnly:
+			r.readOnly = true
+		case nsexec.MaskDir, nsexec.MaskFile:
+			r.hidden = true
+		}
+		info.rules = append(info.rules, r)
+	}
+	return info
+}
+
+// hostWritable reports whether this user could write path on the host:
+// a denial there came from the sandbox.
+func hostWritable(path string) bool {
+	for p := path; p != "/" && p != "."; p = parentDir(p) {
+		if _, err := os.Lstat(p); err == nil {
+			return unix.Access(p, unix.W_OK) == nil
+		}
+	}
+	return false
+}
+
+func parentDir(p string) string {
+	i := strings.LastIndexByte(p, '/')
+	if i <= 0 {
+		return "/"
+	}
+	return p[:i]
+}
