@@ -28,9 +28,9 @@ import (
 	"context"
 	"errors"
 	"net"
+	"os/exec"
 	"strconv"
 	"strings"
-	"os/exec"
 	"sync"
 
 	"github.com/srt-go/srt/config"
@@ -200,7 +200,7 @@ func (s *Sandbox) InferFromStderr(id, stderr string) []Violation {
 	if info == nil {
 		return nil
 	}
-	vs := inferFilesystem(stderr, info.rules, hostWritable)
+	vs := inferFilesystem(stderr, info.cwd, info.rules, hostWritable)
 	known := map[string]bool{}
 	for _, v := range s.Violations(id) {
 		if v.Kind == KindFilesystem {

@@ -164,7 +164,7 @@ func (s *Sandbox) command(ctx context.Context, o Run, argv []string) (*exec.Cmd,
 		return nil, ErrClosed
 	}
 	s.runs[r] = struct{}{}
-	s.plans[r.key] = planRules(l.Plan)
+	s.plans[r.key] = planRules(l.Plan, cwd)
 	s.texts[r.key] = r.text
 	if len(s.plans) > ViolationBuffer {
 		for k := range s.plans {
@@ -187,7 +187,6 @@ func (s *Sandbox) command(ctx context.Context, o Run, argv []string) (*exec.Cmd,
 	}()
 	return l.Cmd, nil
 }
-
 
 // network starts the run's proxy listeners: Unix sockets in its private
 // directory for the namespace sandbox, loopback TCP asking a per-run
@@ -322,10 +321,13 @@ var hostAddrs = func() func() []netip.Addr {
 }()
 
 // planInfo is what a plan does to paths, for reading denials.
-type planInfo struct{ rules []fsRule }
+type planInfo struct {
+	cwd   string
+	rules []fsRule
+}
 
-func planRules(p *nsexec.Plan) *planInfo {
-	info := &planInfo{}
+func planRules(p *nsexec.Plan, cwd string) *planInfo {
+	info := &planInfo{cwd: cwd}
 	for _, m := range p.Mounts {
 		r := fsRule{path: m.Path, why: m.Why}
 		switch m.Kind {

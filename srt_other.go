@@ -23,7 +23,10 @@ type run struct{ key, text string }
 
 func (r *run) stop() {}
 
-type planInfo struct{ rules []fsRule }
+type planInfo struct {
+	cwd   string
+	rules []fsRule
+}
 
 func (s *Sandbox) start(*config.Settings) error    { return errUnsupported }
 func (s *Sandbox) setPolicy(*netfilter.Policy)     {}

@@ -219,7 +219,7 @@ var denialMessages = []string{"Permission denied", "Read-only file system", "Ope
 // or "touch: cannot touch '/etc/x': Read-only file system" name a path;
 // the plan says which rule covers it. Paths no rule denies (a file the
 // user cannot write outside the sandbox either) are not reported.
-func inferFilesystem(stderr string, rules []fsRule, writable func(string) bool) []Violation {
+func inferFilesystem(stderr, cwd string, rules []fsRule, writable func(string) bool) []Violation {
 	var out []Violation
 	seen := map[string]bool{}
 	sc := bufio.NewScanner(strings.NewReader(stderr))
@@ -236,7 +236,15 @@ func inferFilesystem(stderr string, rules []fsRule, writable func(string) bool) 
 		if msg == "" {
 			continue
 		}
-		path := pathIn(line[:strings.LastIndex(line, msg)])
+		at := strings.LastIndex(line, msg)
+		// Python and others put the path after the message.
+		path := pathIn(line[at+len(msg):])
+		if path == "" {
+			path = pathIn(line[:at])
+		}
+		if path != "" && !filepath.IsAbs(path) {
+			path = filepath.Join(cwd, path)
+		}
 		if path == "" || seen[path] {
 			continue
 		}
@@ -250,20 +258,31 @@ func inferFilesystem(stderr string, rules []fsRule, writable func(string) bool) 
 	return out
 }
 
-// pathIn finds the last absolute path in s, quoted or bare.
+// pathIn finds the path a message names in s: the last word, quoted or
+// bare ("sh: 1: cannot create out.txt", "touch: cannot touch '/a b'",
+// ": '/etc/x'" after Python's message). The error-number prefixes of
+// some tools ("[Errno 13]") are no path.
 func pathIn(s string) string {
-	s = strings.TrimRight(s, ": ")
-	for _, q := range []string{"'", "\"", "‘", "’", "`"} {
-		s = strings.ReplaceAll(s, q, " ")
+	s = strings.TrimSpace(strings.Trim(strings.TrimSpace(s), ":,"))
+	if s == "" {
+		return ""
 	}
-	fields := strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == '\t' })
-	for i := len(fields) - 1; i >= 0; i-- {
-		f := strings.TrimRight(fields[i], ":,")
-		if strings.HasPrefix(f, "/") {
-			return filepath.Clean(f)
+	for _, q := range [][2]string{{"'", "'"}, {"\"", "\""}, {"‘", "’"}, {"`", "'"}} {
+		if strings.HasSuffix(s, q[1]) {
+			if i := strings.LastIndex(s[:len(s)-len(q[1])], q[0]); i >= 0 {
+				return filepath.Clean(s[i+len(q[0]) : len(s)-len(q[1])])
+			}
 		}
 	}
-	return ""
+	f := s
+	if i := strings.LastIndexAny(s, " \t"); i >= 0 {
+		f = s[i+1:]
+	}
+	f = strings.Trim(f, ":,")
+	if f == "" || strings.HasPrefix(f, "[") || strings.HasPrefix(f, "-") {
+		return ""
+	}
+	return filepath.Clean(f)
 }
 
 // judgePath says which rule denied path, if one did.

@@ -1,0 +1,149 @@
+package srt_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/srt-go/srt"
+	"github.com/srt-go/srt/config"
+)
+
+// A session under settings as the settings file spells them.
+func ExampleNew() {
+	settings, _, err := config.Parse([]byte(`{"network":{"allowedDomains":["github.com"],"deniedDomains":[]},"filesystem":{"denyRead":["~/.ssh"],"allowWrite":["."],"denyWrite":[]}}`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	sb, err := srt.New(context.Background(), settings)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer sb.Close()
+	fmt.Println(sb.Enforcement().Level)
+	// Output: full
+}
+
+func ExampleSandbox_Command() {
+	sb, err := srt.New(context.Background(), config.Default())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer sb.Close()
+	out, err := sb.Command(context.Background(), "/bin/sh", "-c", "echo hello from $(id -un 2>/dev/null | wc -l) sandbox").Output()
+	fmt.Printf("%s%v\n", out, err)
+	// Output:
+	// hello from 1 sandbox
+	// <nil>
+}
+
+// A command with an id, a text for people, and a domain allowed for it
+// alone; what the proxy denied it is reported under its id.
+func ExampleSandbox_CommandRun() {
+	sb, err := srt.New(context.Background(), config.Default())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer sb.Close()
+	run := srt.Run{ID: "step-1", Text: "fetch the docs", AllowedDomains: []string{"docs.example"}}
+	cmd := sb.CommandRun(context.Background(), run, "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}\n", "http://elsewhere.example/")
+	out, _ := cmd.Output()
+	fmt.Print(string(out))
+	for _, v := range sb.Violations("step-1") {
+		fmt.Println(v)
+	}
+	// Output:
+	// 403
+	// deny network-outbound elsewhere.example:80 (host is not on the allow list)
+}
+
+// Update replaces the network lists for the next connection.
+func ExampleSandbox_Update() {
+	sb, err := srt.New(context.Background(), config.Default())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer sb.Close()
+	next := config.Default()
+	next.Network.AllowedDomains = []string{"*.example.com"}
+	fmt.Println(sb.Update(next))
+	bad := config.Default()
+	bad.Network.AllowedDomains = []string{"exa mple.com"}
+	fmt.Println(sb.Update(bad) != nil, sb.Settings().Network.AllowedDomains)
+	// Output:
+	// <nil>
+	// true [*.example.com]
+}
+
+func ExampleSandbox_Violations() {
+	sb, err := srt.New(context.Background(), config.Default())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer sb.Close()
+	sb.CommandRun(context.Background(), srt.Run{ID: "probe"}, "curl", "-s", "http://blocked.example/").Run()
+	for _, v := range sb.Violations("probe") {
+		fmt.Println(v.Kind, v.Operation, v.Target)
+	}
+	// Output: network connect blocked.example:80
+}
+
+// A write into a denyWrite hole: the shell's error names the file, and
+// AnnotateStderr says which rule refused it.
+func ExampleSandbox_AnnotateStderr() {
+	dir, _ := os.MkdirTemp("", "example-")
+	defer os.RemoveAll(dir)
+	os.WriteFile(filepath.Join(dir, "secret.txt"), []byte("x"), 0o644)
+	settings := config.Default()
+	settings.Filesystem.AllowWrite = []config.PathEntry{{Path: dir}}
+	settings.Filesystem.DenyWrite = []config.PathEntry{{Path: filepath.Join(dir, "secret.txt")}}
+	sb, err := srt.New(context.Background(), settings)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer sb.Close()
+	var stderr strings.Builder
+	cmd := sb.CommandRun(context.Background(), srt.Run{ID: "write", Dir: dir}, "/bin/sh", "-c", "echo y > secret.txt")
+	cmd.Stderr = &stderr
+	cmd.Run()
+	annotated := sb.AnnotateStderr("write", stderr.String())
+	fmt.Println(strings.ReplaceAll(annotated[len(stderr.String()):], dir, "DIR"))
+	// Output:
+	// <sandbox_violations>
+	// deny file-write DIR/secret.txt (Read-only file system)
+	// </sandbox_violations>
+}
+
+func ExampleSandbox_Enforcement() {
+	sb, err := srt.New(context.Background(), config.Default())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer sb.Close()
+	e := sb.Enforcement()
+	fmt.Println(e.Level, len(e.Lacks))
+	// Output: full 0
+}
+
+func ExampleSandbox_Close() {
+	sb, err := srt.New(context.Background(), config.Default())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(sb.Close(), sb.Close())
+	fmt.Println(sb.Command(context.Background(), "true").Run())
+	// Output:
+	// <nil> <nil>
+	// srt: the sandbox is closed
+}

@@ -1,0 +1,178 @@
+package srt_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/srt-go/srt"
+	"github.com/srt-go/srt/config"
+	"github.com/srt-go/srt/internal/testenv"
+)
+
+// The test binary is also the sandbox's init.
+func TestMain(m *testing.M) {
+	srt.MaybeRunInit()
+	os.Exit(m.Run())
+}
+
+func settings(t testing.TB, doc string) *config.Settings {
+	t.Helper()
+	s, _, err := config.Parse([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func needCurl(t testing.TB) {
+	t.Helper()
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("requires curl on PATH")
+	}
+}
+
+// Twenty commands at once on one session, each with its own id and its
+// own denied host; half are also allowed a loopback server for
+// themselves alone. Every command's violations are its own, and the
+// allowance of one reaches no other: the server counts the connections.
+func TestConcurrentCommandsAttribution(t *testing.T) {
+	testenv.BothUsers(t, nil, testConcurrentCommandsAttribution)
+}
+
+func testConcurrentCommandsAttribution(t *testing.T) {
+	testenv.RequireUserNamespaces(t)
+	needCurl(t)
+	var mu sync.Mutex
+	hits := 0
+	port := testenv.ServeTCP(t, func(c net.Conn) {
+		mu.Lock()
+		hits++
+		mu.Unlock()
+		buf := make([]byte, 4096)
+		c.Read(buf)
+		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+	})
+	local := fmt.Sprintf("127.0.0.1:%d", port)
+	sb, err := srt.New(context.Background(), settings(t, `{"network":{"allowedDomains":[],"deniedDomains":["denied.example"]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	const n = 20
+	outs := make([]string, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := srt.Run{ID: fmt.Sprintf("command-%02d-of-the-concurrency-test", i), Text: fmt.Sprintf("fetch %d", i)}
+			if i%2 == 0 {
+				r.AllowedDomains = []string{local}
+			}
+			script := fmt.Sprintf(`curl --noproxy '' -s -o /dev/null -w '%%{http_code} ' http://host-%d.example/; curl --noproxy '' -s -o /dev/null -w '%%{http_code}' http://%s/`, i, local)
+			out, err := sb.CommandRun(context.Background(), r, "/bin/sh", "-c", script).Output()
+			outs[i], errs[i] = string(out), err
+		}()
+	}
+	wg.Wait()
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatalf("command %d: %v", i, errs[i])
+		}
+		want := "403 403"
+		if i%2 == 0 {
+			want = "403 200"
+		}
+		if outs[i] != want {
+			t.Errorf("command %d: status codes %q, want %q", i, outs[i], want)
+		}
+		id := fmt.Sprintf("command-%02d-of-the-concurrency-test", i)
+		var got []string
+		for _, v := range sb.Violations(id) {
+			if v.CommandID != id || v.Command != fmt.Sprintf("fetch %d", i) || v.Kind != srt.KindNetwork {
+				t.Errorf("command %d: foreign or malformed violation %+v", i, v)
+			}
+			got = append(got, v.Target)
+		}
+		wantT := []string{fmt.Sprintf("host-%d.example:80", i)}
+		if i%2 == 1 {
+			wantT = append(wantT, local)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(wantT) {
+			t.Errorf("command %d: violations %q, want %q", i, got, wantT)
+		}
+	}
+	sb.Close()
+	if left, _ := filepath.Glob(filepath.Join(os.TempDir(), fmt.Sprintf("srt-%d", os.Getuid()), "run-*")); len(left) > 0 {
+		t.Errorf("runtime dirs left after Close: %q", left)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if hits != n/2 {
+		t.Errorf("the loopback server saw %d connections, want %d (the allowed commands only)", hits, n/2)
+	}
+}
+
+// Update changes the lists for the next connection of a running
+// command; an invalid update is refused and the previous lists stay.
+func TestUpdateMidRun(t *testing.T) { testenv.BothUsers(t, nil, testUpdateMidRun) }
+
+func testUpdateMidRun(t *testing.T) {
+	testenv.RequireUserNamespaces(t)
+	needCurl(t)
+	port := testenv.ServeTCP(t, func(c net.Conn) {
+		buf := make([]byte, 4096)
+		c.Read(buf)
+		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+	})
+	local := fmt.Sprintf("127.0.0.1:%d", port)
+	deny := settings(t, `{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`)
+	allow := settings(t, `{"network":{"allowedDomains":["`+local+`"],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`)
+	sb, err := srt.New(context.Background(), deny)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	// The command fetches, waits for a line on stdin, fetches again.
+	cmd := sb.Command(context.Background(), "/bin/sh", "-c", `curl --noproxy '' -s -o /dev/null -w '%{http_code} ' http://`+local+`/; read x; curl --noproxy '' -s -o /dev/null -w '%{http_code}' http://`+local+`/`)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	first := make([]byte, 4)
+	if _, err := io.ReadFull(stdout, first); err != nil {
+		t.Fatal(err)
+	}
+	bad := *allow
+	bad.Network.AllowedDomains = []string{"*"}
+	if err := sb.Update(&bad); err == nil {
+		t.Error(`allowedDomains ["*"] was accepted`)
+	}
+	if err := sb.Update(allow); err != nil {
+		t.Fatal(err)
+	}
+	stdin.Write([]byte("go\n"))
+	stdin.Close()
+	rest, _ := io.ReadAll(stdout)
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(first) + string(rest); got != "403 200" {
+		t.Errorf("before and after the update: %q, want \"403 200\"", got)
+	}
+}
