@@ -180,7 +180,10 @@ func (s *Sandbox) Settings() *config.Settings {
 
 // Violations returns the violations kept for the attribution key id
 // (Run.ID, or Run.Text when the command had no id), oldest first.
-func (s *Sandbox) Violations(id string) []Violation { return s.store.of(id) }
+func (s *Sandbox) Violations(id string) []Violation {
+	s.settle(id)
+	return s.store.of(id)
+}
 
 // AnnotateStderr reads denied file accesses out of a command's stderr,
 // records them, and returns stderr with a <sandbox_violations> block of

@@ -139,7 +139,8 @@ func (s *Sandbox) command(ctx context.Context, o Run, argv []string) (*exec.Cmd,
 	}
 	network := func(dir string) (nsexec.NetSide, error) { return s.network(r, settings, dir, env) }
 	l, err := nsexec.Prepare(settings, nsexec.Options{Argv: argv, Env: env, Cwd: cwd, Home: home, Debug: s.debug,
-		Terminal: o.Terminal, Network: network, Intercept: !s.fallback, Fallback: s.fallback, Context: ctx, NullFDs: o.NullFDs})
+		Terminal: o.Terminal, Network: network, Intercept: !s.fallback, Fallback: s.fallback, Context: ctx, NullFDs: o.NullFDs,
+		OnEvent: func(e nsexec.Event) { s.record(r, fromEvent(e)) }})
 	if err != nil {
 		r.mu.Lock()
 		for _, ln := range r.listeners {
@@ -358,4 +359,29 @@ func parentDir(p string) string {
 		return "/"
 	}
 	return p[:i]
+}
+
+// fromEvent is the violation of a call the seccomp supervisor refused.
+func fromEvent(e nsexec.Event) Violation {
+	v := Violation{Kind: KindUnixSocket, Operation: e.Call, Target: e.Target, Reason: e.Reason}
+	if e.Call == "connect" && !strings.HasPrefix(e.Target, "/") && !strings.HasPrefix(e.Target, "@") {
+		v.Kind = KindNetwork
+	}
+	return v
+}
+
+// settle waits briefly for the last events of key's runs that have
+// exited, so that Violations after the caller's Wait is complete.
+func (s *Sandbox) settle(key string) {
+	s.mu.Lock()
+	var rs []*run
+	for r := range s.runs {
+		if r.key == key {
+			rs = append(rs, r)
+		}
+	}
+	s.mu.Unlock()
+	for _, r := range rs {
+		r.launch.Settle(time.Second)
+	}
 }

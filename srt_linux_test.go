@@ -49,6 +49,8 @@ func TestConcurrentCommandsAttribution(t *testing.T) {
 func testConcurrentCommandsAttribution(t *testing.T) {
 	testenv.RequireUserNamespaces(t)
 	needCurl(t)
+	// Runtime dirs of this test's own, to count what is left behind.
+	t.Setenv("TMPDIR", testenv.SharedTempDir(t))
 	var mu sync.Mutex
 	hits := 0
 	port := testenv.ServeTCP(t, func(c net.Conn) {
@@ -174,5 +176,58 @@ func testUpdateMidRun(t *testing.T) {
 	}
 	if got := string(first) + string(rest); got != "403 200" {
 		t.Errorf("before and after the update: %q, want \"403 200\"", got)
+	}
+}
+
+// A Unix socket the settings do not allow is refused, and the refusal is
+// reported, with its path, for the command that tried; a path with no
+// socket is no violation. The listener on the host gets no connection.
+func TestUnixSocketViolation(t *testing.T) { testenv.BothUsers(t, nil, unixSocketViolation) }
+
+func unixSocketViolation(t *testing.T) {
+	testenv.RequireUserNamespaces(t)
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("requires python3")
+	}
+	dir := testenv.SharedTempDir(t)
+	path := filepath.Join(dir, "host.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	os.Chmod(path, 0o777)
+	accepted := make(chan struct{}, 1)
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			accepted <- struct{}{}
+			c.Close()
+		}
+	}()
+	sb, err := srt.New(context.Background(), config.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	out, err := sb.CommandRun(context.Background(), srt.Run{ID: "unix"}, "python3", "-c", `
+import socket, sys
+for p in sys.argv[1:]:
+    try:
+        socket.socket(socket.AF_UNIX).connect(p)
+        print("connected")
+    except OSError as e:
+        print(e.errno)
+`, path, filepath.Join(dir, "missing.sock")).Output()
+	if err != nil || string(out) != "13\n2\n" {
+		t.Fatalf("connect inside: %q %v, want EACCES (13), then ENOENT (2)", out, err)
+	}
+	select {
+	case <-accepted:
+		t.Fatal("the host's listener got a connection from the sandbox")
+	default:
+	}
+	vs := sb.Violations("unix")
+	if len(vs) != 1 || vs[0].Kind != srt.KindUnixSocket || vs[0].Operation != "connect" || vs[0].Target != path {
+		t.Errorf("violations %+v", vs)
 	}
 }

@@ -14,7 +14,9 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -84,6 +86,7 @@ func runInit() error {
 	if err != nil {
 		return err
 	}
+	events := newEventSender(link)
 	go func() {
 		var b [1]byte
 		for {
@@ -163,7 +166,7 @@ func runInit() error {
 	r.Close()
 	if listenerFrom != nil {
 		cmd.ExtraFiles[1].Close()
-		pol := &ConnectPolicy{Proc: "/proc", Unix: spec.Seccomp.Unix, UnixPaths: spec.UnixSocketPaths}
+		pol := &ConnectPolicy{Proc: "/proc", Unix: spec.Seccomp.Unix, UnixPaths: spec.UnixSocketPaths, OnDeny: events.send}
 		go func() {
 			// Nothing arrives when the reaper fails before the command
 			// starts; its exit status then says why.
@@ -186,6 +189,7 @@ func runInit() error {
 				cmd.Process.Signal(s)
 			}
 		case <-done:
+			events.flush()
 			os.Exit(exitCode(cmd.ProcessState))
 		}
 	}
@@ -351,7 +355,8 @@ func receiveFd(c *os.File) (int, error) { return receiveFdOn(int(c.Fd())) }
 
 func receiveFdOn(sock int) (int, error) {
 	buf := make([]byte, 1)
-	oob := make([]byte, unix.CmsgSpace(4))
+	// Room for the credentials too, which a socket with SO_PASSCRED gets.
+	oob := make([]byte, unix.CmsgSpace(4)+unix.CmsgSpace(unix.SizeofUcred))
 	n, oobn, _, _, err := unix.Recvmsg(sock, buf, oob, unix.MSG_CMSG_CLOEXEC)
 	if err != nil {
 		return -1, err
@@ -360,14 +365,20 @@ func receiveFdOn(sock int) (int, error) {
 		return -1, io.EOF
 	}
 	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
-	if err != nil || len(msgs) != 1 {
+	if err != nil {
 		return -1, errors.New("no descriptor received")
 	}
-	fds, err := unix.ParseUnixRights(&msgs[0])
-	if err != nil || len(fds) != 1 {
-		return -1, errors.New("no descriptor received")
+	for i := range msgs {
+		if fds, err := unix.ParseUnixRights(&msgs[i]); err == nil {
+			for _, fd := range fds[1:] {
+				unix.Close(fd)
+			}
+			if len(fds) > 0 {
+				return fds[0], nil
+			}
+		}
 	}
-	return fds[0], nil
+	return -1, errors.New("no descriptor received")
 }
 
 // findCommand enters the command's working directory and finds its
@@ -717,4 +728,54 @@ func buildDev(dev string) error {
 		}
 	}
 	return setAttr(dev, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC, false)
+}
+
+// eventSender passes the supervisor's refusals to srt over the link, one
+// message each, without ever holding up the call being answered: when
+// srt does not keep up, events are dropped.
+type eventSender struct {
+	mu     sync.Mutex
+	ch     chan Event
+	closed bool
+	done   chan struct{}
+}
+
+func newEventSender(link *os.File) *eventSender {
+	e := &eventSender{ch: make(chan Event, 256), done: make(chan struct{})}
+	go func() {
+		defer close(e.done)
+		for ev := range e.ch {
+			data, err := json.Marshal(ev)
+			if err == nil {
+				link.Write(data)
+			}
+		}
+	}()
+	return e
+}
+
+func (e *eventSender) send(ev Event) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return
+	}
+	select {
+	case e.ch <- ev:
+	default:
+	}
+}
+
+// flush sends what is queued, for at most a second.
+func (e *eventSender) flush() {
+	e.mu.Lock()
+	if !e.closed {
+		e.closed = true
+		close(e.ch)
+	}
+	e.mu.Unlock()
+	select {
+	case <-e.done:
+	case <-time.After(time.Second):
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -36,7 +37,12 @@ type Launch struct {
 	link, linkChild *os.File
 	closeChild      sync.Once
 	connectPolicy   *ConnectPolicy // the fallback's connect supervisor
+	onEvent         func(Event)
 	done            chan struct{}
+	// pidfd is the started process (the init, or the fallback's command),
+	// known from the credentials of its hello; -1 before.
+	pidMu sync.Mutex
+	pidfd int
 }
 
 // Options describe one run.
@@ -65,6 +71,13 @@ type Options struct {
 	// NullFDs are descriptor numbers (3 and up) the command finds open on
 	// /dev/null, read-only: the slot of a descriptor srt keeps for itself.
 	NullFDs []int
+	// OnEvent, if set, is told of the connects the seccomp supervisor
+	// refused. So that a refused Unix socket can be told by its path,
+	// the filter then lets stream Unix sockets be created and sends their
+	// connects to the supervisor (UnixByPath with no path allowed) where
+	// it would refuse socket(AF_UNIX) outright: the same sockets are
+	// reached, none, and a path that does not exist is no violation.
+	OnEvent func(Event)
 }
 
 // command is the re-executed binary in role, under ctx when there is one.
@@ -96,7 +109,7 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Launch{RuntimeDir: dir, lock: lock, done: make(chan struct{})}
+	l := &Launch{RuntimeDir: dir, lock: lock, done: make(chan struct{}), pidfd: -1}
 	ok := false
 	defer func() {
 		if !ok {
@@ -128,6 +141,10 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 		}
 	}
 	filter, unixPaths := SeccompFor(s, home, cwd)
+	if o.OnEvent != nil && filter.Unix == UnixNone {
+		filter.Unix = UnixByPath
+	}
+	l.onEvent = o.OnEvent
 	if err := l.newLink(); err != nil {
 		return nil, err
 	}
@@ -212,23 +229,82 @@ func (l *Launch) newLink() error {
 // that never started.
 func (l *Launch) watch(pol *ConnectPolicy) {
 	defer close(l.done)
+	rc, err := l.link.SyscallConn()
+	if err != nil {
+		return
+	}
+	rc.Control(func(fd uintptr) { unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_PASSCRED, 1) })
 	var hello [1]byte
-	if n, err := l.link.Read(hello[:]); err != nil || n != 1 {
+	oob := make([]byte, unix.CmsgSpace(unix.SizeofUcred))
+	var n, oobn int
+	var rerr error
+	if err := rc.Read(func(fd uintptr) bool {
+		n, oobn, _, _, rerr = unix.Recvmsg(int(fd), hello[:], oob, 0)
+		return rerr != unix.EAGAIN
+	}); err != nil || rerr != nil || n != 1 {
 		return
 	}
 	l.closeChild.Do(func() { l.linkChild.Close() })
+	l.notePid(oob[:oobn])
 	if pol != nil {
+		pol.OnDeny = l.onEvent
 		listener, err := receiveFdPolled(l.link)
 		if err == nil {
 			ServeConnects(listener, pol)
 		}
 		return
 	}
-	var buf [512]byte
+	buf := make([]byte, 64<<10)
 	for {
-		if _, err := l.link.Read(buf[:]); err != nil {
+		n, err := l.link.Read(buf)
+		if err != nil || n == 0 {
 			return
 		}
+		var ev Event
+		if l.onEvent != nil && json.Unmarshal(buf[:n], &ev) == nil {
+			l.onEvent(ev)
+		}
+	}
+}
+
+// notePid opens a pidfd for the sender of the hello, whose credentials
+// the kernel attached (its pid as this process sees it).
+func (l *Launch) notePid(oob []byte) {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return
+	}
+	for _, m := range msgs {
+		if cred, err := unix.ParseUnixCredentials(&m); err == nil && cred.Pid > 0 {
+			if fd, err := unix.PidfdOpen(int(cred.Pid), 0); err == nil {
+				l.pidMu.Lock()
+				l.pidfd = fd
+				l.pidMu.Unlock()
+			}
+			return
+		}
+	}
+}
+
+// Settle waits, at most timeout, for what the run still has to tell once
+// its process has exited: after the caller's Wait, the last events of
+// the run are then in. A run still going returns at once.
+func (l *Launch) Settle(timeout time.Duration) {
+	l.pidMu.Lock()
+	fd := l.pidfd
+	exited := false
+	if fd >= 0 {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, 0)
+		exited = err == nil && n == 1
+	}
+	l.pidMu.Unlock()
+	if !exited {
+		return
+	}
+	select {
+	case <-l.done:
+	case <-time.After(timeout):
 	}
 }
 
@@ -279,6 +355,12 @@ func (l *Launch) Close() error {
 		// A run that never started ends its watch here.
 		l.link.Close()
 	}
+	l.pidMu.Lock()
+	if l.pidfd >= 0 {
+		unix.Close(l.pidfd)
+		l.pidfd = -1
+	}
+	l.pidMu.Unlock()
 	if l.specR != nil {
 		l.specR.Close()
 		l.specR = nil

@@ -60,6 +60,23 @@ type ConnectPolicy struct {
 	// HostNetwork: the command shares the host's network namespace, where
 	// abstract Unix addresses reach host services.
 	HostNetwork bool
+	// OnDeny, if set, is told of every call refused by policy. It must
+	// not block.
+	OnDeny func(Event)
+}
+
+// Event is a call the supervisor refused.
+type Event struct {
+	Call   string `json:"call"`   // "connect"
+	Target string `json:"target"` // a socket path, "@" and an abstract name, an address
+	Reason string `json:"reason"`
+}
+
+func (pol *ConnectPolicy) deny(errno unix.Errno, e Event) unix.Errno {
+	if pol.OnDeny != nil {
+		pol.OnDeny(e)
+	}
+	return errno
 }
 
 // ServeConnects answers the connect notifications of listener until the
@@ -151,7 +168,7 @@ func (pol *ConnectPolicy) connect(listener int, req *seccompNotif) unix.Errno {
 				return unix.EINVAL
 			}
 			if !pol.Inet(ap) {
-				return unix.EACCES
+				return pol.deny(unix.EACCES, Event{Call: "connect", Target: ap.String(), Reason: "only the policy proxies may be reached"})
 			}
 		}
 	}
@@ -226,7 +243,7 @@ func (pol *ConnectPolicy) connectUnix(pid, sock int, addr []byte) unix.Errno {
 		// reach only the sandbox; on the host network they reach host
 		// services, and no path rule can name them.
 		if pol.HostNetwork {
-			return unix.EACCES
+			return pol.deny(unix.EACCES, Event{Call: "connect", Target: "@" + strings.TrimRight(string(raw[1:]), "\x00"), Reason: "abstract Unix sockets reach host services here"})
 		}
 		return rawConnect(sock, addr)
 	}
@@ -235,7 +252,7 @@ func (pol *ConnectPolicy) connectUnix(pid, sock int, addr []byte) unix.Errno {
 	}
 	name := string(raw)
 	if pol.Unix != UnixByPath {
-		return unix.EACCES
+		return pol.deny(unix.EACCES, Event{Call: "connect", Target: name, Reason: "Unix-domain sockets are not allowed (allowUnixSockets)"})
 	}
 	target, errno := pol.openSocketFile(pid, name)
 	if errno != 0 {
@@ -244,7 +261,7 @@ func (pol *ConnectPolicy) connectUnix(pid, sock int, addr []byte) unix.Errno {
 	defer unix.Close(target)
 	real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(target))
 	if err != nil || !underAny(real, pol.UnixPaths) {
-		return unix.EACCES
+		return pol.deny(unix.EACCES, Event{Call: "connect", Target: name, Reason: "not under any allowUnixSockets entry"})
 	}
 	via := "/proc/self/fd/" + strconv.Itoa(target)
 	sa := make([]byte, 2+len(via)+1)
