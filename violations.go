@@ -125,7 +125,7 @@ func (s *store) add(v Violation) {
 	if v.Time.IsZero() {
 		v.Time = time.Now()
 	}
-	v.Target, v.Reason, v.Command = sanitize(v.Target), sanitize(v.Reason), sanitize(v.Command)
+	v.Target, v.Reason = sanitize(v.Target), sanitize(v.Reason)
 	if ignored(s.ignore, v.Command, v.String()) {
 		return
 	}

@@ -1,0 +1,270 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/srt-go/srt/internal/testenv"
+)
+
+// settingsFile writes a settings document for allowed domains and returns
+// its path and the one-line form a control fd takes.
+func settingsDoc(allowed ...string) string {
+	data, _ := json.Marshal(map[string]any{
+		"network":    map[string]any{"allowedDomains": append([]string{}, allowed...), "deniedDomains": []string{"github.com:22"}, "deniedDomainReasons": map[string]string{"github.com:22": "SSH pushes are blocked; use https"}},
+		"filesystem": map[string]any{"denyRead": []string{}, "allowWrite": []string{"."}, "denyWrite": []string{}},
+	})
+	return string(data)
+}
+
+// --control-fd: while the command loops on curl to a loopback server,
+// an allow line lets it through from the next request on, a line that
+// is no settings object changes nothing (one line on stderr), a deny
+// line closes it again; the command finds /dev/null in the fd's slot.
+func TestControlFDLive(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		testenv.RequireUserNamespaces(t)
+		if _, err := exec.LookPath("curl"); err != nil {
+			t.Skip("requires curl")
+		}
+		var mu sync.Mutex
+		hits := 0
+		port := testenv.ServeTCP(t, func(c net.Conn) {
+			mu.Lock()
+			hits++
+			mu.Unlock()
+			c.Read(make([]byte, 4096))
+			fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+		})
+		local := fmt.Sprintf("127.0.0.1:%d", port)
+		dir := testenv.SharedTempDir(t)
+		cfg := filepath.Join(dir, "settings.json")
+		os.WriteFile(cfg, []byte(settingsDoc()), 0o644)
+		ctlR, ctlW, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ctlW.Close()
+		// Each request's status on its own line; the script ends when
+		// it has seen 200 and then 403 again.
+		script := fmt.Sprintf(`readlink /proc/self/fd/3; cat <&3 && echo fd3-empty
+seen=0
+for i in $(seq 1 400); do
+  code=$(curl --noproxy '' -s -o /dev/null -w '%%{http_code}' http://%s/)
+  echo "$code"
+  [ "$code" = 200 ] && seen=1
+  [ "$seen" = 1 ] && [ "$code" = 403 ] && exit 0
+  sleep 0.05
+done
+exit 3`, local)
+		cmd := exec.Command(os.Getenv(srtEnv), "--settings", cfg, "--control-fd", "3", "-c", script)
+		cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin"}
+		cmd.Dir = dir
+		cmd.ExtraFiles = []*os.File{ctlR}
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		ctlR.Close()
+		lines := bufio.NewScanner(stdout)
+		next := func() string {
+			if !lines.Scan() {
+				t.Fatalf("the command's output ended; stderr %q", stderr.String())
+			}
+			return lines.Text()
+		}
+		if got := next(); got != "/dev/null" {
+			t.Errorf("fd 3 inside is %q, want /dev/null", got)
+		}
+		if got := next(); got != "fd3-empty" {
+			t.Errorf("reading fd 3 inside: %q", got)
+		}
+		if got := next(); got != "403" {
+			t.Fatalf("before any update: %q", got)
+		}
+		io.WriteString(ctlW, "not json\n\n")
+		io.WriteString(ctlW, settingsDoc(local)+"\n")
+		var codes []string
+		for code := next(); ; code = next() {
+			codes = append(codes, code)
+			if code == "200" {
+				break
+			}
+			if len(codes) > 100 {
+				t.Fatalf("the allow never took effect: %q", codes)
+			}
+		}
+		io.WriteString(ctlW, settingsDoc()+"\n")
+		for code := next(); code != "403"; code = next() {
+			codes = append(codes, code)
+			if len(codes) > 200 {
+				t.Fatalf("the deny never took effect: %q", codes)
+			}
+		}
+		io.Copy(io.Discard, stdout)
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("%v; stderr %q", err, stderr.String())
+		}
+		if n := strings.Count(stderr.String(), "Invalid config on control fd 3: ignored, previous config still in force"); n != 1 {
+			t.Errorf("%d invalid-config lines on stderr, want 1 (blank lines are silent): %q", n, stderr.String())
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if hits == 0 {
+			t.Error("the server saw no request after the allow")
+		}
+	})
+}
+
+// A line written before srt starts reading is applied, not lost.
+func TestControlFDEarlyLine(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		testenv.RequireUserNamespaces(t)
+		if _, err := exec.LookPath("curl"); err != nil {
+			t.Skip("requires curl")
+		}
+		port := testenv.ServeTCP(t, func(c net.Conn) {
+			c.Read(make([]byte, 4096))
+			fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+		})
+		local := fmt.Sprintf("127.0.0.1:%d", port)
+		dir := testenv.SharedTempDir(t)
+		cfg := filepath.Join(dir, "settings.json")
+		os.WriteFile(cfg, []byte(settingsDoc()), 0o644)
+		ctlR, ctlW, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(ctlW, settingsDoc(local)+"\n")
+		ctlW.Close() // and EOF is no error
+		cmd := exec.Command(os.Getenv(srtEnv), "--settings", cfg, "--control-fd", "3", "-c",
+			fmt.Sprintf(`sleep 0.5; curl --noproxy '' -s -o /dev/null -w '%%{http_code}' http://%s/`, local))
+		cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin"}
+		cmd.Dir = dir
+		cmd.ExtraFiles = []*os.File{ctlR}
+		out, errOut, code, err := testenv.Output(cmd)
+		if err != nil || code != 0 || out != "200" {
+			t.Errorf("early line: %q, exit %d, %v, stderr %q", out, code, err, errOut)
+		}
+	})
+}
+
+// --violations writes every denial as a JSON line with its fields: a
+// denied domain (with its rule and reason), a refused Unix socket (the
+// host's listener gets nothing) and a write to a protected file (the file
+// keeps its content); the failed command ends with a summary on stderr,
+// which --quiet leaves out.
+func TestViolationsOutput(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		testenv.RequireUserNamespaces(t)
+		for _, tool := range []string{"curl", "python3"} {
+			if _, err := exec.LookPath(tool); err != nil {
+				t.Skipf("requires %s", tool)
+			}
+		}
+		dir := testenv.SharedTempDir(t)
+		cfg := filepath.Join(dir, "settings.json")
+		os.WriteFile(cfg, []byte(settingsDoc()), 0o644)
+		work := filepath.Join(dir, "work")
+		os.Mkdir(work, 0o777)
+		rc := filepath.Join(work, ".bashrc")
+		os.WriteFile(rc, []byte("original\n"), 0o666)
+		os.Chmod(rc, 0o666)
+		sock := filepath.Join(dir, "host.sock")
+		ln, err := net.Listen("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		os.Chmod(sock, 0o777)
+		accepted := make(chan struct{}, 1)
+		go func() {
+			if c, err := ln.Accept(); err == nil {
+				accepted <- struct{}{}
+				c.Close()
+			}
+		}()
+		script := fmt.Sprintf(`curl -s -o /dev/null https://github.com:22/
+python3 -c 'import socket; socket.socket(socket.AF_UNIX).connect("%s")' 2>/dev/null
+echo evil >> .bashrc
+exit 1`, sock)
+		out := filepath.Join(dir, "violations.jsonl")
+		run := func(extra ...string) (string, int) {
+			args := append([]string{"--settings", cfg, "--violations", out}, extra...)
+			cmd := exec.Command(os.Getenv(srtEnv), append(args, "-c", script)...)
+			cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin"}
+			cmd.Dir = work
+			_, errOut, code, err := testenv.Output(cmd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return errOut, code
+		}
+		stderr, code := run()
+		if code != 1 {
+			t.Fatalf("exit %d, stderr %q", code, stderr)
+		}
+		select {
+		case <-accepted:
+			t.Error("the host's Unix socket got a connection from the sandbox")
+		default:
+		}
+		if data, _ := os.ReadFile(rc); string(data) != "original\n" {
+			t.Errorf(".bashrc changed: %q", data)
+		}
+		data, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		type record struct {
+			Time                                              time.Time
+			CommandID, Command, Kind, Target, Operation, Rule string
+			Reason                                            string
+		}
+		var got []string
+		for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			var r record
+			if err := json.Unmarshal([]byte(line), &r); err != nil {
+				t.Fatalf("not a JSON line: %q", line)
+			}
+			if r.Time.IsZero() || r.CommandID == "" || !strings.Contains(r.Command, "curl -s") {
+				t.Errorf("incomplete record %q", line)
+			}
+			got = append(got, fmt.Sprintf("%s %s %s | %s | %s", r.Kind, r.Operation, strings.TrimPrefix(r.Target, dir), r.Rule, r.Reason))
+		}
+		want := []string{
+			`network connect github.com:22 | deniedDomains "github.com:22" | SSH pushes are blocked; use https`,
+			`unix-socket connect /host.sock |  | not under any allowUnixSockets entry`,
+		}
+		if len(got) != 3 || got[0] != want[0] || got[1] != want[1] || !strings.HasPrefix(got[2], "filesystem write /work/.bashrc | ") {
+			t.Errorf("violations:\n%s\nwant\n%s\nand filesystem write /work/.bashrc", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		for _, w := range []string{
+			`srt: blocked: connect github.com:22 (deniedDomains "github.com:22": SSH pushes are blocked; use https)`,
+			"srt: blocked: connect " + sock,
+			"srt: blocked: write " + rc,
+		} {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("summary lacks %q: %q", w, stderr)
+			}
+		}
+		if stderr, _ := run("--quiet"); strings.Contains(stderr, "srt: blocked") {
+			t.Errorf("--quiet printed a summary: %q", stderr)
+		}
+	})
+}
