@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -146,4 +147,30 @@ func ExampleSandbox_Close() {
 	// Output:
 	// <nil> <nil>
 	// srt: the sandbox is closed
+}
+
+// Wrap hands back an argv for a caller that starts processes itself.
+func ExampleSandbox_Wrap() {
+	sb, err := srt.New(context.Background(), config.Default())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer sb.Close()
+	argv, env, err := sb.Wrap(srt.Run{ID: "wrapped"}, "/bin/sh", "-c", "echo wrapped; curl -s -o /dev/null http://nowhere.example/")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = env
+	out, err := cmd.Output()
+	fmt.Printf("%s%v\n", out, err)
+	for _, v := range sb.Violations("wrapped") {
+		fmt.Println(v)
+	}
+	// Output:
+	// wrapped
+	// <nil>
+	// deny network-outbound nowhere.example:80 (host is not on the allow list)
 }

@@ -146,6 +146,22 @@ func (s *Sandbox) CommandRun(ctx context.Context, r Run, name string, args ...st
 	return cmd
 }
 
+// Wrap prepares name with args like CommandRun, for a caller that starts
+// the process itself: start argv with env (no variables: the command's
+// environment travels with the run) and the stdio the command should
+// have. argv runs a trampoline of this binary (so its main must call
+// MaybeRunInit), which builds the sandbox as Command's Cmd would. A
+// wrapped run that is never started is removed by Close. The fallback
+// sandbox (enableWeakerNestedSandbox on a host without namespaces)
+// cannot be wrapped.
+func (s *Sandbox) Wrap(r Run, name string, args ...string) (argv, env []string, err error) {
+	argv, err = s.wrap(r, append([]string{name}, args...))
+	if err != nil {
+		return nil, nil, err
+	}
+	return argv, []string{}, nil
+}
+
 // Update replaces the session's settings: the network lists for the next
 // connection of every command, the rest for later commands. Invalid
 // network lists are refused and the previous settings stay.

@@ -107,6 +107,29 @@ func (s *Sandbox) runOf(c *proxy.Client) (*run, bool) {
 
 // command prepares one run.
 func (s *Sandbox) command(ctx context.Context, o Run, argv []string) (*exec.Cmd, error) {
+	r, err := s.prepare(ctx, o, argv)
+	if err != nil {
+		return nil, err
+	}
+	return r.launch.Cmd, nil
+}
+
+// wrap prepares one run to be started by the caller.
+func (s *Sandbox) wrap(o Run, argv []string) ([]string, error) {
+	r, err := s.prepare(nil, o, argv)
+	if err != nil {
+		return nil, err
+	}
+	w, err := r.launch.WrapArgv()
+	if err != nil {
+		r.stop()
+		return nil, err
+	}
+	return w, nil
+}
+
+// prepare makes one run of the session.
+func (s *Sandbox) prepare(ctx context.Context, o Run, argv []string) (*run, error) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -186,7 +209,7 @@ func (s *Sandbox) command(ctx context.Context, o Run, argv []string) (*exec.Cmd,
 		delete(s.runs, r)
 		s.mu.Unlock()
 	}()
-	return l.Cmd, nil
+	return r, nil
 }
 
 // network starts the run's proxy listeners: Unix sockets in its private

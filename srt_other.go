@@ -38,3 +38,5 @@ func (s *Sandbox) command(context.Context, Run, []string) (*exec.Cmd, error) {
 }
 
 func (s *Sandbox) settle(string) {}
+
+func (s *Sandbox) wrap(Run, []string) ([]string, error) { return nil, errUnsupported }

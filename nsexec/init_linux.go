@@ -38,6 +38,8 @@ func MaybeRun() {
 		err = runReaper()
 	case roleFallback:
 		err = runFallback()
+	case roleWrap:
+		err = runWrap()
 	case roleProbe:
 		os.Exit(0)
 	default:
