@@ -2,6 +2,8 @@ package srt
 
 import (
 	"fmt"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -78,4 +80,25 @@ func TestStoreBoundsAndSanitising(t *testing.T) {
 	if got := annotate("ERR", nil); got != "ERR" {
 		t.Errorf("annotate without violations: %q", got)
 	}
+}
+
+// FuzzInferFilesystem: a command's stderr is the command's to write; no
+// text makes the reader panic, report a relative or unclean path, or a
+// path no rule and no host check denied.
+func FuzzInferFilesystem(f *testing.F) {
+	f.Add("touch: cannot touch '/work/secret.txt': Read-only file system\n")
+	f.Add("PermissionError: [Errno 13] Permission denied: '/etc/hosts'")
+	f.Add("sh: 1: cannot create ../x: Permission denied\r\n")
+	f.Add("‘/home/u/.ssh/id’: Operation not permitted")
+	rules := []fsRule{{path: "/work"}, {path: "/work/secret.txt", readOnly: true, why: "denyWrite"}, {path: "/home/u/.ssh", hidden: true, why: "denyRead"}}
+	f.Fuzz(func(t *testing.T, stderr string) {
+		for _, v := range inferFilesystem(stderr, "/work", rules, func(p string) bool { return p == "/etc/hosts" }) {
+			if !strings.HasPrefix(v.Target, "/") || filepath.Clean(v.Target) != v.Target {
+				t.Fatalf("target %q", v.Target)
+			}
+			if v.Rule == "" && v.Target != "/etc/hosts" && v.Reason != "not under any allowWrite entry" {
+				t.Fatalf("reported %+v", v)
+			}
+		}
+	})
 }

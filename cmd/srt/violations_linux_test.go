@@ -268,3 +268,33 @@ exit 1`, sock)
 		}
 	})
 }
+
+// A control channel that fails before delivering any update stops the
+// command (srt exits 1 whatever its status); here fd 3 is a directory,
+// readable for fcntl but not for read(2).
+func TestControlFDFailsFirst(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		testenv.RequireUserNamespaces(t)
+		dir := testenv.SharedTempDir(t)
+		d, err := os.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		marker := filepath.Join(dir, "finished")
+		cmd := exec.Command(os.Getenv(srtEnv), "--control-fd", "3", "-c", "sleep 5; touch "+marker)
+		cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin"}
+		cmd.Dir = dir
+		cmd.ExtraFiles = []*os.File{d}
+		_, stderr, code, err := testenv.Output(cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if code != 1 || !strings.Contains(stderr, "control fd 3 failed before delivering an update") {
+			t.Errorf("exit %d, stderr %q", code, stderr)
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Error("the command ran to its end")
+		}
+	})
+}
