@@ -174,3 +174,11 @@ func ExampleSandbox_Wrap() {
 	// <nil>
 	// deny network-outbound nowhere.example:80 (host is not on the allow list)
 }
+
+// MaybeRunInit comes first in main: in the sandbox's init it never
+// returns; in every other process it returns at once.
+func ExampleMaybeRunInit() {
+	srt.MaybeRunInit()
+	fmt.Println("not the init")
+	// Output: not the init
+}

@@ -231,3 +231,41 @@ for p in sys.argv[1:]:
 		t.Errorf("violations %+v", vs)
 	}
 }
+
+// A program that ignores the proxy variables resolves through the DNS
+// stub, which refuses a name the policy denies and reports it; no query
+// leaves the sandbox.
+func TestDNSStubViolation(t *testing.T) { testenv.BothUsers(t, nil, dnsStubViolation) }
+
+func dnsStubViolation(t *testing.T) {
+	testenv.RequireUserNamespaces(t)
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("requires python3")
+	}
+	sb, err := srt.New(context.Background(), settings(t, `{"network":{"allowedDomains":["ok.example"],"deniedDomains":["bad.example"],"deniedDomainReasons":{"bad.example":"bad is bad"}},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	out, err := sb.CommandRun(context.Background(), srt.Run{ID: "dns"}, "python3", "-c", `
+import socket
+for n in ("ok.example", "bad.example"):
+    try:
+        socket.gethostbyname(n)
+        print(n, "resolved")
+    except OSError:
+        print(n, "refused")
+`).Output()
+	if err != nil || string(out) != "ok.example resolved\nbad.example refused\n" {
+		t.Fatalf("resolving inside: %q %v", out, err)
+	}
+	vs := sb.Violations("dns")
+	if len(vs) == 0 {
+		t.Fatal("no violation for the refused name")
+	}
+	for _, v := range vs {
+		if v.Operation != "resolve" || v.Target != "bad.example" || v.Rule != `deniedDomains "bad.example"` || v.Reason != "bad is bad" {
+			t.Errorf("violation %+v", v)
+		}
+	}
+}

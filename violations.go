@@ -126,10 +126,11 @@ func (s *store) add(v Violation) {
 		v.Time = time.Now()
 	}
 	v.Target, v.Reason = sanitize(v.Target), sanitize(v.Reason)
+	s.mu.Lock()
 	if ignored(s.ignore, v.Command, v.String()) {
+		s.mu.Unlock()
 		return
 	}
-	s.mu.Lock()
 	s.ring[s.next] = v
 	s.next = (s.next + 1) % len(s.ring)
 	s.full = s.full || s.next == 0
