@@ -116,7 +116,7 @@ func (s *Sandbox) command(ctx context.Context, o Run, argv []string) (*exec.Cmd,
 
 // wrap prepares one run to be started by the caller.
 func (s *Sandbox) wrap(o Run, argv []string) ([]string, error) {
-	r, err := s.prepare(nil, o, argv)
+	r, err := s.prepare(context.Background(), o, argv)
 	if err != nil {
 		return nil, err
 	}

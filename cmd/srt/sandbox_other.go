@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"os/exec"
 
 	"github.com/srt-go/srt"
@@ -16,7 +17,7 @@ func (*launch) started()     {}
 // sandboxCommand: the library refuses on this platform (no backend yet),
 // so New has already failed before this is reached.
 func sandboxCommand(c *cli, sb *srt.Sandbox, r srt.Run, argv []string, scan func(string)) (*launch, error) {
-	cmd := sb.CommandRun(nil, r, argv[0], argv[1:]...)
+	cmd := sb.CommandRun(context.Background(), r, argv[0], argv[1:]...)
 	return nil, cmd.Err
 }
 
