@@ -57,7 +57,9 @@ func ExampleSandbox_CommandRun() {
 	out, _ := cmd.Output()
 	fmt.Print(string(out))
 	for _, v := range sb.Violations("step-1") {
-		fmt.Println(v)
+		if !v.Probe() { // the C library's try of a Unix socket (nscd)
+			fmt.Println(v)
+		}
 	}
 	// Output:
 	// 403
@@ -94,7 +96,9 @@ func ExampleSandbox_Violations() {
 	for _, v := range sb.Violations("probe") {
 		fmt.Println(v.Kind, v.Operation, v.Target)
 	}
-	// Output: network connect blocked.example:80
+	// Unordered output:
+	// network connect blocked.example:80
+	// unix-socket socket AF_UNIX
 }
 
 // A write into a denyWrite hole: the shell's error names the file, and
@@ -167,7 +171,9 @@ func ExampleSandbox_Wrap() {
 	out, err := cmd.Output()
 	fmt.Printf("%s%v\n", out, err)
 	for _, v := range sb.Violations("wrapped") {
-		fmt.Println(v)
+		if !v.Probe() {
+			fmt.Println(v)
+		}
 	}
 	// Output:
 	// wrapped

@@ -203,10 +203,17 @@ func (s *Sandbox) Violations(id string) []Violation {
 
 // AnnotateStderr reads denied file accesses out of a command's stderr,
 // records them, and returns stderr with a <sandbox_violations> block of
-// all the command's violations appended; with none, stderr unchanged.
+// the command's violations appended; with none, stderr unchanged. A
+// refused socket(AF_UNIX) is left out of the block (see Probe).
 func (s *Sandbox) AnnotateStderr(id, stderr string) string {
 	s.InferFromStderr(id, stderr)
-	return annotate(stderr, s.Violations(id))
+	var vs []Violation
+	for _, v := range s.Violations(id) {
+		if !v.Probe() {
+			vs = append(vs, v)
+		}
+	}
+	return annotate(stderr, vs)
 }
 
 // InferFromStderr records the file accesses that the plan of the last

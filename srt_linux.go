@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -81,6 +82,8 @@ type run struct {
 	launch    *nsexec.Launch
 	mu        sync.Mutex
 	listeners []net.Listener
+	// socketTold: a refused socket(AF_UNIX) has been reported.
+	socketTold atomic.Bool
 }
 
 // stop ends the run: its init goes when its link closes.
@@ -163,7 +166,14 @@ func (s *Sandbox) prepare(ctx context.Context, o Run, argv []string) (*run, erro
 	network := func(dir string) (nsexec.NetSide, error) { return s.network(r, settings, dir, env) }
 	l, err := nsexec.Prepare(settings, nsexec.Options{Argv: argv, Env: env, Cwd: cwd, Home: home, Debug: s.debug,
 		Terminal: o.Terminal, Network: network, Intercept: !s.fallback, Fallback: s.fallback, Context: ctx, NullFDs: o.NullFDs,
-		OnEvent: func(e nsexec.Event) { s.record(r, fromEvent(e)) }})
+		OnEvent: func(e nsexec.Event) {
+			// Libraries probe for Unix sockets (nscd) on every lookup:
+			// a refused socket(AF_UNIX) is told once a run.
+			if e.Call == "socket" && r.socketTold.Swap(true) {
+				return
+			}
+			s.record(r, fromEvent(e))
+		}})
 	if err != nil {
 		r.mu.Lock()
 		for _, ln := range r.listeners {

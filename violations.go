@@ -42,6 +42,12 @@ type Violation struct {
 	Inferred bool `json:"inferred,omitempty"`
 }
 
+// Probe reports whether v is a refused socket(AF_UNIX): the C library
+// tries a Unix socket (nscd) for nearly every user or host lookup, so
+// such a refusal is seldom why a command failed. It is recorded, once a
+// run, but left out of AnnotateStderr's block and the CLI's summary.
+func (v Violation) Probe() bool { return v.Kind == KindUnixSocket && v.Operation == "socket" }
+
 // String is the violation as one line, in the reference's words where it
 // has them: "deny network-outbound github.com:22 (reason)".
 func (v Violation) String() string {

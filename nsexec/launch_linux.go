@@ -71,12 +71,10 @@ type Options struct {
 	// NullFDs are descriptor numbers (3 and up) the command finds open on
 	// /dev/null, read-only: the slot of a descriptor srt keeps for itself.
 	NullFDs []int
-	// OnEvent, if set, is told of the connects the seccomp supervisor
-	// refused. So that a refused Unix socket can be told by its path,
-	// the filter then lets stream Unix sockets be created and sends their
-	// connects to the supervisor (UnixByPath with no path allowed) where
-	// it would refuse socket(AF_UNIX) outright: the same sockets are
-	// reached, none, and a path that does not exist is no violation.
+	// OnEvent, if set, is told of the calls the seccomp supervisor
+	// refused: connects to Unix sockets outside allowUnixSockets (and, in
+	// the fallback, to anything but the proxies), and socket(AF_UNIX)
+	// where no Unix socket is allowed (FilterOptions.ReportSockets).
 	OnEvent func(Event)
 }
 
@@ -141,9 +139,7 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 		}
 	}
 	filter, unixPaths := SeccompFor(s, home, cwd)
-	if o.OnEvent != nil && filter.Unix == UnixNone {
-		filter.Unix = UnixByPath
-	}
+	filter.ReportSockets = o.OnEvent != nil
 	l.onEvent = o.OnEvent
 	if err := l.newLink(); err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -67,10 +68,13 @@ type ConnectPolicy struct {
 
 // Event is a call the supervisor refused.
 type Event struct {
-	Call   string `json:"call"`   // "connect"
-	Target string `json:"target"` // a socket path, "@" and an abstract name, an address
+	Call   string `json:"call"`   // "socket" or "connect"
+	Target string `json:"target"` // "AF_UNIX", a socket path, "@" and an abstract name, an address
 	Reason string `json:"reason"`
 }
+
+// socketNr is socket(2) on this architecture.
+var socketNr = int32(Arches[runtime.GOARCH].Nr["socket"])
 
 func (pol *ConnectPolicy) deny(errno unix.Errno, e Event) unix.Errno {
 	if pol.OnDeny != nil {
@@ -105,7 +109,14 @@ func ServeConnects(listener int, pol *ConnectPolicy) error {
 		}
 		go func() {
 			resp := seccompNotifResp{ID: req.ID}
-			if errno := pol.connect(listener, &req); errno != 0 {
+			var errno unix.Errno
+			if req.Nr == socketNr {
+				// Only socket(AF_UNIX) comes here, to be refused and told.
+				errno = pol.deny(unix.EPERM, Event{Call: "socket", Target: "AF_UNIX", Reason: "Unix-domain sockets are not allowed (allowUnixSockets)"})
+			} else {
+				errno = pol.connect(listener, &req)
+			}
+			if errno != 0 {
 				resp.Val, resp.Error = -1, -int32(errno)
 			}
 			// ENOENT here means the caller is gone; nothing to answer.

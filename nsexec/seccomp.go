@@ -157,11 +157,19 @@ type FilterOptions struct {
 	// every connect goes to the supervisor, which lets only the proxies
 	// through; and no sendto/sendmsg may connect with MSG_FASTOPEN.
 	HostNetwork bool
+	// ReportSockets sends socket(AF_UNIX), which UnixNone refuses, to the
+	// supervisor, which refuses it the same (EPERM) and reports it.
+	ReportSockets bool `json:"reportSockets,omitempty"`
 }
 
-// notifies reports whether the filter sends connect to the supervisor,
+// reportsSockets reports whether socket(AF_UNIX) goes to the supervisor.
+func (o FilterOptions) reportsSockets() bool { return o.ReportSockets && o.Unix == UnixNone }
+
+// notifies reports whether the filter sends calls to the supervisor,
 // which must then hold the listener.
-func (o FilterOptions) notifies() bool { return o.Unix == UnixByPath || o.HostNetwork }
+func (o FilterOptions) notifies() bool {
+	return o.Unix == UnixByPath || o.HostNetwork || o.reportsSockets()
+}
 
 // Filter returns the command's filter for arch. It kills the process on a
 // foreign architecture (a 32-bit binary's syscalls would bypass every rule)
@@ -207,7 +215,7 @@ func Filter(a Arch, o FilterOptions) []bpf.Instruction {
 		// ENOSYS makes libc fall back to clone, whose flags it can read.
 		p.jumpIf(a.Nr["clone3"], enosys)
 	}
-	if o.notifies() {
+	if o.Unix == UnixByPath || o.HostNetwork {
 		p.jumpIf(a.Nr["connect"], notify)
 	}
 	if o.HostNetwork {
@@ -219,10 +227,12 @@ func Filter(a Arch, o FilterOptions) []bpf.Instruction {
 
 	p.label(socket)
 	p.load(offArg(0))
-	switch o.Unix {
-	case UnixNone:
+	switch {
+	case o.reportsSockets():
+		p.jumpIf(afUnix, notify)
+	case o.Unix == UnixNone:
 		p.jumpIf(afUnix, eperm)
-	case UnixByPath:
+	case o.Unix == UnixByPath:
 		p.jumpIf(afUnix, unixTyp)
 	}
 	p.jumpIf(afVsock, eperm)

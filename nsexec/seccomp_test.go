@@ -72,6 +72,9 @@ func TestSeccompFilterTable(t *testing.T) {
 	host := FilterOptions{HostNetwork: true}
 	hostAll := FilterOptions{HostNetwork: true, Unix: UnixAll}
 	hostPath := FilterOptions{HostNetwork: true, Unix: UnixByPath}
+	report := FilterOptions{ReportSockets: true}
+	reportPath := FilterOptions{ReportSockets: true, Unix: UnixByPath}
+	reportHost := FilterOptions{ReportSockets: true, HostNetwork: true}
 	cases := []struct {
 		o    FilterOptions
 		c    call
@@ -91,6 +94,13 @@ func TestSeccompFilterTable(t *testing.T) {
 		{none, call{what: "socket(AF_INET6, SOCK_DGRAM)", nr: "socket", args: []uint32{afInet6, 2}}, retAllow},
 		{none, call{what: "socketpair(AF_UNIX)", nr: "socketpair", args: []uint32{afUnix, sockStream}}, retAllow},
 		{none, call{what: "connect", nr: "connect"}, retAllow},
+		{report, call{what: "reported socket(AF_UNIX)", nr: "socket", args: []uint32{afUnix, sockStream}}, retUserNotif},
+		{report, call{what: "reported: socket(AF_INET)", nr: "socket", args: []uint32{afInet, sockStream}}, retAllow},
+		{report, call{what: "reported: socket(AF_VSOCK)", nr: "socket", args: []uint32{afVsock, sockStream}}, eperm},
+		{report, call{what: "reported: connect", nr: "connect"}, retAllow},
+		{reportPath, call{what: "reported, by path: socket(AF_UNIX) stream", nr: "socket", args: []uint32{afUnix, sockStream}}, retAllow},
+		{reportHost, call{what: "reported, host: socket(AF_UNIX)", nr: "socket", args: []uint32{afUnix, sockStream}}, retUserNotif},
+		{reportHost, call{what: "reported, host: socket(AF_INET) UDP", nr: "socket", args: []uint32{afInet, 2}}, eperm},
 		{all, call{what: "socket(AF_UNIX) with allowAllUnixSockets", nr: "socket", args: []uint32{afUnix, 2}}, retAllow},
 		{all, call{what: "socket(AF_VSOCK) with allowAllUnixSockets", nr: "socket", args: []uint32{afVsock, sockStream}}, eperm},
 		{all, call{what: "io_uring_setup with allowAllUnixSockets", nr: "io_uring_setup"}, eperm},

@@ -153,8 +153,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // summarize tells a person what the sandbox blocked, at most a few lines.
-func summarize(c *cli, vs []srt.Violation) {
+// Library probes (Violation.Probe) are left out; --violations has them.
+func summarize(c *cli, all []srt.Violation) {
 	const most = 5
+	var vs []srt.Violation
+	for _, v := range all {
+		if !v.Probe() {
+			vs = append(vs, v)
+		}
+	}
 	for i, v := range vs {
 		if i == most {
 			c.errorf("... and %d more (see --violations)", len(vs)-most)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -165,10 +166,10 @@ func TestControlFDEarlyLine(t *testing.T) {
 }
 
 // --violations writes every denial as a JSON line with its fields: a
-// denied domain (with its rule and reason), a refused Unix socket (the
-// host's listener gets nothing) and a write to a protected file (the file
-// keeps its content); the failed command ends with a summary on stderr,
-// which --quiet leaves out.
+// denied domain (with its rule and reason), a refused Unix socket
+// creation (the host's listener gets nothing) and a write to a protected
+// file (the file keeps its content); the failed command ends with a
+// summary on stderr, which --quiet leaves out.
 func TestViolationsOutput(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
 		testenv.RequireUserNamespaces(t)
@@ -247,21 +248,26 @@ exit 1`, sock)
 			}
 			got = append(got, fmt.Sprintf("%s %s %s | %s | %s", r.Kind, r.Operation, strings.TrimPrefix(r.Target, dir), r.Rule, r.Reason))
 		}
+		// Libraries may try a Unix socket before the script's own does:
+		// the order of the socket record is not fixed.
+		sort.Strings(got)
 		want := []string{
 			`network connect github.com:22 | deniedDomains "github.com:22" | SSH pushes are blocked; use https`,
-			`unix-socket connect /host.sock |  | not under any allowUnixSockets entry`,
+			`unix-socket socket AF_UNIX |  | Unix-domain sockets are not allowed (allowUnixSockets)`,
 		}
-		if len(got) != 3 || got[0] != want[0] || got[1] != want[1] || !strings.HasPrefix(got[2], "filesystem write /work/.bashrc | ") {
-			t.Errorf("violations:\n%s\nwant\n%s\nand filesystem write /work/.bashrc", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		if len(got) != 3 || !strings.HasPrefix(got[0], "filesystem write /work/.bashrc | ") || got[1] != want[0] || got[2] != want[1] {
+			t.Errorf("violations:\n%s\nwant filesystem write /work/.bashrc and\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
 		for _, w := range []string{
 			`srt: blocked: connect github.com:22 (deniedDomains "github.com:22": SSH pushes are blocked; use https)`,
-			"srt: blocked: connect " + sock,
 			"srt: blocked: write " + rc,
 		} {
 			if !strings.Contains(stderr, w) {
 				t.Errorf("summary lacks %q: %q", w, stderr)
 			}
+		}
+		if strings.Contains(stderr, "blocked: socket") {
+			t.Errorf("the summary names the refused socket(AF_UNIX), a library probe as often as not: %q", stderr)
 		}
 		if stderr, _ := run("--quiet"); strings.Contains(stderr, "srt: blocked") {
 			t.Errorf("--quiet printed a summary: %q", stderr)
