@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,17 +50,7 @@ func testConcurrentCommandsAttribution(t *testing.T) {
 	needCurl(t)
 	// Runtime dirs of this test's own, to count what is left behind.
 	t.Setenv("TMPDIR", testenv.SharedTempDir(t))
-	var mu sync.Mutex
-	hits := 0
-	port := testenv.ServeTCP(t, func(c net.Conn) {
-		mu.Lock()
-		hits++
-		mu.Unlock()
-		buf := make([]byte, 4096)
-		c.Read(buf)
-		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
-	})
-	local := fmt.Sprintf("127.0.0.1:%d", port)
+	local, hits := testenv.ServeOK(t)
 	sb, err := srt.New(context.Background(), settings(t, `{"network":{"allowedDomains":[],"deniedDomains":["denied.example"]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`))
 	if err != nil {
 		t.Fatal(err)
@@ -122,10 +111,8 @@ func testConcurrentCommandsAttribution(t *testing.T) {
 	if left, _ := filepath.Glob(filepath.Join(os.TempDir(), fmt.Sprintf("srt-%d", os.Getuid()), "run-*")); len(left) > 0 {
 		t.Errorf("runtime dirs left after Close: %q", left)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if hits != n/2 {
-		t.Errorf("the loopback server saw %d connections, want %d (the allowed commands only)", hits, n/2)
+	if hits() != n/2 {
+		t.Errorf("the loopback server saw %d connections, want %d (the allowed commands only)", hits(), n/2)
 	}
 }
 
@@ -136,12 +123,7 @@ func TestUpdateMidRun(t *testing.T) { testenv.BothUsers(t, nil, testUpdateMidRun
 func testUpdateMidRun(t *testing.T) {
 	testenv.RequireUserNamespaces(t)
 	needCurl(t)
-	port := testenv.ServeTCP(t, func(c net.Conn) {
-		buf := make([]byte, 4096)
-		c.Read(buf)
-		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
-	})
-	local := fmt.Sprintf("127.0.0.1:%d", port)
+	local, _ := testenv.ServeOK(t)
 	deny := settings(t, `{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`)
 	allow := settings(t, `{"network":{"allowedDomains":["`+local+`"],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`)
 	sb, err := srt.New(context.Background(), deny)
@@ -198,19 +180,7 @@ func unixSocketViolation(t *testing.T) {
 	}
 	dir := testenv.SharedTempDir(t)
 	path := filepath.Join(dir, "host.sock")
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	os.Chmod(path, 0o777)
-	accepted := make(chan struct{}, 1)
-	go func() {
-		if c, err := ln.Accept(); err == nil {
-			accepted <- struct{}{}
-			c.Close()
-		}
-	}()
+	connected := testenv.ListenUnix(t, path)
 	os.Mkdir(filepath.Join(dir, "allowed"), 0o755)
 	const script = `
 import socket, sys
@@ -247,10 +217,8 @@ for p in sys.argv[1:]:
 		}
 		sb.Close()
 	}
-	select {
-	case <-accepted:
+	if connected() {
 		t.Fatal("the host's listener got a connection from the sandbox")
-	default:
 	}
 }
 

@@ -179,6 +179,15 @@ func runInit() error {
 			}
 		}()
 	}
+	code := relaySignals(cmd, sigs)
+	events.flush()
+	os.Exit(code)
+	return nil
+}
+
+// relaySignals passes the signals of sigs on to the started cmd until it
+// exits, and returns its status.
+func relaySignals(cmd *exec.Cmd, sigs <-chan os.Signal) int {
 	done := make(chan struct{})
 	go func() {
 		cmd.Wait()
@@ -191,8 +200,7 @@ func runInit() error {
 				cmd.Process.Signal(s)
 			}
 		case <-done:
-			events.flush()
-			os.Exit(exitCode(cmd.ProcessState))
+			return exitCode(cmd.ProcessState)
 		}
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -131,16 +130,6 @@ func runWrap() error {
 	for _, f := range cmd.ExtraFiles {
 		f.Close()
 	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	for {
-		select {
-		case sig := <-sigs:
-			if s := sig.(syscall.Signal); s != syscall.SIGCHLD && s != syscall.SIGURG && s != syscall.SIGPIPE {
-				cmd.Process.Signal(s)
-			}
-		case <-done:
-			os.Exit(exitCode(cmd.ProcessState))
-		}
-	}
+	os.Exit(relaySignals(cmd, sigs))
+	return nil
 }

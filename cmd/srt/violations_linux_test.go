@@ -5,13 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -38,16 +36,7 @@ func TestControlFDLive(t *testing.T) {
 		if _, err := exec.LookPath("curl"); err != nil {
 			t.Skip("requires curl")
 		}
-		var mu sync.Mutex
-		hits := 0
-		port := testenv.ServeTCP(t, func(c net.Conn) {
-			mu.Lock()
-			hits++
-			mu.Unlock()
-			c.Read(make([]byte, 4096))
-			fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
-		})
-		local := fmt.Sprintf("127.0.0.1:%d", port)
+		local, hits := testenv.ServeOK(t)
 		dir := testenv.SharedTempDir(t)
 		cfg := filepath.Join(dir, "settings.json")
 		os.WriteFile(cfg, []byte(settingsDoc()), 0o644)
@@ -124,9 +113,7 @@ exit 3`, local)
 		if n := strings.Count(stderr.String(), "Invalid config on control fd 3: ignored, previous config still in force"); n != 1 {
 			t.Errorf("%d invalid-config lines on stderr, want 1 (blank lines are silent): %q", n, stderr.String())
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		if hits == 0 {
+		if hits() == 0 {
 			t.Error("the server saw no request after the allow")
 		}
 	})
@@ -139,11 +126,7 @@ func TestControlFDEarlyLine(t *testing.T) {
 		if _, err := exec.LookPath("curl"); err != nil {
 			t.Skip("requires curl")
 		}
-		port := testenv.ServeTCP(t, func(c net.Conn) {
-			c.Read(make([]byte, 4096))
-			fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
-		})
-		local := fmt.Sprintf("127.0.0.1:%d", port)
+		local, _ := testenv.ServeOK(t)
 		dir := testenv.SharedTempDir(t)
 		cfg := filepath.Join(dir, "settings.json")
 		os.WriteFile(cfg, []byte(settingsDoc()), 0o644)
@@ -187,19 +170,7 @@ func TestViolationsOutput(t *testing.T) {
 		os.WriteFile(rc, []byte("original\n"), 0o666)
 		os.Chmod(rc, 0o666)
 		sock := filepath.Join(dir, "host.sock")
-		ln, err := net.Listen("unix", sock)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		os.Chmod(sock, 0o777)
-		accepted := make(chan struct{}, 1)
-		go func() {
-			if c, err := ln.Accept(); err == nil {
-				accepted <- struct{}{}
-				c.Close()
-			}
-		}()
+		connected := testenv.ListenUnix(t, sock)
 		script := fmt.Sprintf(`curl -s -o /dev/null https://github.com:22/
 python3 -c 'import socket; socket.socket(socket.AF_UNIX).connect("%s")' 2>/dev/null
 echo evil >> .bashrc
@@ -220,10 +191,8 @@ exit 1`, sock)
 		if code != 1 {
 			t.Fatalf("exit %d, stderr %q", code, stderr)
 		}
-		select {
-		case <-accepted:
+		if connected() {
 			t.Error("the host's Unix socket got a connection from the sandbox")
-		default:
 		}
 		if data, _ := os.ReadFile(rc); string(data) != "original\n" {
 			t.Errorf(".bashrc changed: %q", data)
