@@ -185,11 +185,13 @@ func (s *Sandbox) prepare(ctx context.Context, o Run, argv []string) (*run, erro
 	r.launch = l
 	// Like exec.Command: no stdio unless the caller sets it.
 	l.Cmd.Stdin, l.Cmd.Stdout, l.Cmd.Stderr = nil, nil, nil
-	s.debugf("Mount plan:\n%s", l.Plan)
-	s.debugf("Enforcement: %s", l.Enforcement)
-	s.debugf("Seccomp filter for %s", nsexec.DescribeFilter(l.Seccomp))
-	if l.Landlock != nil {
-		s.debugf("Landlock layer: read %v; read files %v; list only %v; write %v", l.Landlock.Read, l.Landlock.ReadFile, l.Landlock.ListOnly, l.Landlock.Write)
+	if s.debug {
+		s.debugf("Mount plan:\n%s", l.Plan)
+		s.debugf("Enforcement: %s", l.Enforcement)
+		s.debugf("Seccomp filter for %s", nsexec.DescribeFilter(l.Seccomp))
+		if l.Landlock != nil {
+			s.debugf("Landlock layer: read %v; read files %v; list only %v; write %v", l.Landlock.Read, l.Landlock.ReadFile, l.Landlock.ListOnly, l.Landlock.Write)
+		}
 	}
 	s.mu.Lock()
 	if s.closed {
