@@ -263,7 +263,9 @@ func (b *builder) plantableLink(lexical string) string {
 
 // within reports whether p is base or beneath it.
 func within(p, base string) bool {
-	return p == base || base == "/" || strings.HasPrefix(p, base+"/")
+	// Without building base+"/": this runs for every directory of a walk
+	// against every rule.
+	return p == base || base == "/" || len(p) > len(base) && p[len(base)] == '/' && strings.HasPrefix(p, base)
 }
 
 // matchGlob lists the existing paths that match g. For a deny, a matching
