@@ -10,8 +10,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/srt-go/srt/config"
 	"github.com/srt-go/srt/landlock"
@@ -357,48 +360,84 @@ func (b *builder) writableSomewhereUnder(root string) bool {
 // Only directories that hold something writable are read (relevant):
 // a name where nothing can be written cannot change, so the walk costs
 // nothing in a large read-only tree.
+//
+// Past the first parallelAfter directories (a small tree stays on one
+// goroutine, which is faster there), directories are read by a few
+// goroutines at once: the cost is the kernel's, per directory. The result
+// is sorted.
+const parallelAfter = 256
+
 func findProtected(root string, depth int, gitConfig bool, relevant func(string) bool) []string {
-	var out []string
+	var (
+		mu  sync.Mutex
+		out []string
+		wg  sync.WaitGroup
+	)
+	sem := make(chan struct{}, 2*runtime.GOMAXPROCS(0))
+	var read atomic.Int64
 	var walk func(dir string, level int)
 	walk = func(dir string, level int) {
 		if !relevant(dir) {
 			return
 		}
+		read.Add(1)
 		entries, err := os.ReadDir(dir)
 		if err != nil {
 			return
 		}
+		var found []string
 		for _, e := range entries {
 			name := e.Name()
 			p := filepath.Join(dir, name)
 			lower := strings.ToLower(name)
 			switch {
 			case e.Type().IsRegular() && contains(protectedFiles, lower):
-				out = append(out, p)
+				found = append(found, p)
 			case lower == ".git" && e.Type().IsRegular():
-				out = append(out, p)
+				found = append(found, p)
 			case lower == ".git" && e.IsDir():
-				out = append(out, existing(filepath.Join(p, "hooks"))...)
+				found = append(found, existing(filepath.Join(p, "hooks"))...)
 				if !gitConfig {
-					out = append(out, existing(filepath.Join(p, "config"))...)
+					found = append(found, existing(filepath.Join(p, "config"))...)
 				}
 				continue // objects, refs and the index stay writable; nothing else inside is sourced
 			case e.IsDir() && contains(protectedDirs, lower):
-				out = append(out, p)
+				found = append(found, p)
 				continue
 			case e.IsDir() && lower == ".claude":
 				for _, sub := range protectedClaude {
-					out = append(out, existingCaseless(p, sub)...)
+					found = append(found, existingCaseless(p, sub)...)
 				}
 			}
 			if e.IsDir() && level < depth {
-				walk(p, level+1)
+				if read.Load() < parallelAfter {
+					walk(p, level+1)
+					continue
+				}
+				select {
+				case sem <- struct{}{}:
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						defer func() { <-sem }()
+						walk(p, level+1)
+					}()
+				default: // enough readers already: this one reads it
+					walk(p, level+1)
+				}
 			}
+		}
+		if len(found) > 0 {
+			mu.Lock()
+			out = append(out, found...)
+			mu.Unlock()
 		}
 	}
 	if depth >= 1 {
 		walk(root, 1)
 	}
+	wg.Wait()
+	sort.Strings(out)
 	return out
 }
 
