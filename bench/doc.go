@@ -1,4 +1,5 @@
 // Package bench holds the benchmarks that compare srt with running a
-// command bare (and, in a later issue, with the reference srt and
-// bubblewrap). Run: go test -bench . -run XXX ./bench
+// command bare; bench/cmd/compare runs the same workloads side by side
+// with bubblewrap and the reference srt. Run: go test -bench . -run XXX
+// ./bench (see README.md here).
 package bench
