@@ -95,10 +95,10 @@ type Sandbox struct {
 	closed   bool
 	runs     map[*run]struct{}
 	wg       sync.WaitGroup
-	// plans remembers, per attribution key, how the last command's
-	// filesystem was built, to read denials out of its stderr later.
+	// plans remembers, per attribution key, the last command's text and
+	// how its filesystem was built, to read denials out of its stderr
+	// later.
 	plans map[string]*planInfo
-	texts map[string]string
 
 	platform
 }
@@ -115,7 +115,7 @@ func New(ctx context.Context, settings *config.Settings, opts ...Option) (*Sandb
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	s := &Sandbox{debugf: func(string, ...any) {}, runs: map[*run]struct{}{}, plans: map[string]*planInfo{}, texts: map[string]string{}}
+	s := &Sandbox{debugf: func(string, ...any) {}, runs: map[*run]struct{}{}, plans: map[string]*planInfo{}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -221,7 +221,6 @@ func (s *Sandbox) AnnotateStderr(id, stderr string) string {
 func (s *Sandbox) InferFromStderr(id, stderr string) []Violation {
 	s.mu.Lock()
 	info := s.plans[id]
-	text := s.texts[id]
 	s.mu.Unlock()
 	if info == nil {
 		return nil
@@ -238,7 +237,7 @@ func (s *Sandbox) InferFromStderr(id, stderr string) []Violation {
 		if known[v.Target] {
 			continue
 		}
-		v.CommandID, v.Command = id, text
+		v.CommandID, v.Command = id, info.text
 		s.store.add(v)
 		added = append(added, v)
 	}

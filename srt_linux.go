@@ -200,13 +200,11 @@ func (s *Sandbox) prepare(ctx context.Context, o Run, argv []string) (*run, erro
 		return nil, ErrClosed
 	}
 	s.runs[r] = struct{}{}
-	s.plans[r.key] = planRules(l.Plan, cwd)
-	s.texts[r.key] = r.text
+	s.plans[r.key] = planRules(l.Plan, r.text, cwd)
 	if len(s.plans) > ViolationBuffer {
 		for k := range s.plans {
 			if k != r.key {
 				delete(s.plans, k)
-				delete(s.texts, k)
 				break
 			}
 		}
@@ -358,12 +356,12 @@ var hostAddrs = func() func() []netip.Addr {
 
 // planInfo is what a plan does to paths, for reading denials.
 type planInfo struct {
-	cwd   string
-	rules []fsRule
+	text, cwd string
+	rules     []fsRule
 }
 
-func planRules(p *nsexec.Plan, cwd string) *planInfo {
-	info := &planInfo{cwd: cwd}
+func planRules(p *nsexec.Plan, text, cwd string) *planInfo {
+	info := &planInfo{text: text, cwd: cwd}
 	for _, m := range p.Mounts {
 		r := fsRule{path: m.Path, why: m.Why}
 		switch m.Kind {

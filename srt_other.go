@@ -24,8 +24,8 @@ type run struct{ key, text string }
 func (r *run) stop() {}
 
 type planInfo struct {
-	cwd   string
-	rules []fsRule
+	text, cwd string
+	rules     []fsRule
 }
 
 func (s *Sandbox) start(*config.Settings) error    { return errUnsupported }

@@ -62,7 +62,7 @@ func (l *Launch) prepareFallback(s *config.Settings, o Options, side NetSide, ar
 	l.Seccomp, l.Landlock = filter, &rules
 	l.Enforcement = fallbackEnforcement(abi)
 	ports := side.Ports
-	l.connectPolicy = &ConnectPolicy{Proc: "/proc", Unix: filter.Unix, UnixPaths: unixPaths, HostNetwork: true,
+	l.connectPolicy = &ConnectPolicy{Proc: "/proc", Unix: filter.Unix, UnixPaths: unixPaths, HostNetwork: true, OnDeny: o.OnEvent,
 		Inet: func(ap netip.AddrPort) bool {
 			// Exactly the proxies' address: another loopback address
 			// could hold another service on the same port.
@@ -91,7 +91,7 @@ func (l *Launch) prepareFallback(s *config.Settings, o Options, side NetSide, ar
 	// control works; the filter refuses TIOCSTI on the shared terminal.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	l.Cmd = cmd
-	go l.watch(l.connectPolicy)
+	go l.watch()
 	return nil
 }
 

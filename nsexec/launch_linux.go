@@ -197,7 +197,7 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 	// could push keystrokes into (TIOCSTI).
 	cmd.SysProcAttr.Setsid = true
 	l.Cmd = cmd
-	go l.watch(nil)
+	go l.watch()
 	ok = true
 	return l, nil
 }
@@ -219,11 +219,11 @@ func (l *Launch) newLink() error {
 }
 
 // watch follows the link: once the started process says hello, our copy
-// of its end is closed, so that the link ends with the process; with pol
-// (the fallback) the listener that comes next is served until nothing is
-// left under the filter. Done is closed then, or when Close stops a run
-// that never started.
-func (l *Launch) watch(pol *ConnectPolicy) {
+// of its end is closed, so that the link ends with the process; in the
+// fallback the listener that comes next is served until nothing is left
+// under the filter. Done is closed then, or when Close stops a run that
+// never started.
+func (l *Launch) watch() {
 	defer close(l.done)
 	rc, err := l.link.SyscallConn()
 	if err != nil {
@@ -242,11 +242,10 @@ func (l *Launch) watch(pol *ConnectPolicy) {
 	}
 	l.closeChild.Do(func() { l.linkChild.Close() })
 	l.notePid(oob[:oobn])
-	if pol != nil {
-		pol.OnDeny = l.onEvent
+	if l.connectPolicy != nil {
 		listener, err := receiveFdPolled(l.link)
 		if err == nil {
-			ServeConnects(listener, pol)
+			ServeConnects(listener, l.connectPolicy)
 		}
 		return
 	}

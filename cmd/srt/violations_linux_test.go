@@ -26,6 +26,29 @@ func settingsDoc(allowed ...string) string {
 	return string(data)
 }
 
+// controlCmd is srt running script under the deny-all settings with the
+// read end of a new pipe as --control-fd 3; it returns the command (not
+// started; srt's copy of the read end is closed once it starts) and the
+// pipe's write end.
+func controlCmd(t *testing.T, script string) (*exec.Cmd, *os.File) {
+	t.Helper()
+	dir := testenv.SharedTempDir(t)
+	cfg := filepath.Join(dir, "settings.json")
+	if err := os.WriteFile(cfg, []byte(settingsDoc()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctlR, ctlW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ctlR.Close(); ctlW.Close() })
+	cmd := exec.Command(os.Getenv(srtEnv), "--settings", cfg, "--control-fd", "3", "-c", script)
+	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin"}
+	cmd.Dir = dir
+	cmd.ExtraFiles = []*os.File{ctlR}
+	return cmd, ctlW
+}
+
 // --control-fd: while the command loops on curl to a loopback server,
 // an allow line lets it through from the next request on, a line that
 // is no settings object changes nothing (one line on stderr), a deny
@@ -37,14 +60,6 @@ func TestControlFDLive(t *testing.T) {
 			t.Skip("requires curl")
 		}
 		local, hits := testenv.ServeOK(t)
-		dir := testenv.SharedTempDir(t)
-		cfg := filepath.Join(dir, "settings.json")
-		os.WriteFile(cfg, []byte(settingsDoc()), 0o644)
-		ctlR, ctlW, err := os.Pipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ctlW.Close()
 		// Each request's status on its own line; the script ends when
 		// it has seen 200 and then 403 again.
 		script := fmt.Sprintf(`readlink /proc/self/fd/3; cat <&3 && echo fd3-empty
@@ -57,10 +72,7 @@ for i in $(seq 1 400); do
   sleep 0.05
 done
 exit 3`, local)
-		cmd := exec.Command(os.Getenv(srtEnv), "--settings", cfg, "--control-fd", "3", "-c", script)
-		cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin"}
-		cmd.Dir = dir
-		cmd.ExtraFiles = []*os.File{ctlR}
+		cmd, ctlW := controlCmd(t, script)
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)
@@ -70,7 +82,7 @@ exit 3`, local)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		ctlR.Close()
+		cmd.ExtraFiles[0].Close()
 		lines := bufio.NewScanner(stdout)
 		next := func() string {
 			if !lines.Scan() {
@@ -127,20 +139,9 @@ func TestControlFDEarlyLine(t *testing.T) {
 			t.Skip("requires curl")
 		}
 		local, _ := testenv.ServeOK(t)
-		dir := testenv.SharedTempDir(t)
-		cfg := filepath.Join(dir, "settings.json")
-		os.WriteFile(cfg, []byte(settingsDoc()), 0o644)
-		ctlR, ctlW, err := os.Pipe()
-		if err != nil {
-			t.Fatal(err)
-		}
+		cmd, ctlW := controlCmd(t, fmt.Sprintf(`sleep 0.5; curl --noproxy '' -s -o /dev/null -w '%%{http_code}' http://%s/`, local))
 		io.WriteString(ctlW, settingsDoc(local)+"\n")
 		ctlW.Close() // and EOF is no error
-		cmd := exec.Command(os.Getenv(srtEnv), "--settings", cfg, "--control-fd", "3", "-c",
-			fmt.Sprintf(`sleep 0.5; curl --noproxy '' -s -o /dev/null -w '%%{http_code}' http://%s/`, local))
-		cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin"}
-		cmd.Dir = dir
-		cmd.ExtraFiles = []*os.File{ctlR}
 		out, errOut, code, err := testenv.Output(cmd)
 		if err != nil || code != 0 || out != "200" {
 			t.Errorf("early line: %q, exit %d, %v, stderr %q", out, code, err, errOut)
