@@ -82,6 +82,7 @@ func runInit() error {
 	// ambient capabilities and parent-death signal are tied to the thread
 	// that forks it.
 	runtime.LockOSThread()
+	signals := notifyAll()
 	// The link stays open for the init's life: its end tells srt the run
 	// is over, and srt closing it (Sandbox.Close) ends the run.
 	link, err := sayHello()
@@ -113,16 +114,6 @@ func runInit() error {
 	if err := loopbackUp(); err != nil {
 		return fmt.Errorf("bringing up loopback: %w", err)
 	}
-	if err := startBridges(spec.Bridges, runDir); err != nil {
-		return err
-	}
-	if spec.Intercept {
-		if err := intercept(spec, runDir); err != nil && spec.Debug {
-			// The network stays closed without it: only the programs
-			// that ignore the proxy variables are left without a way out.
-			fmt.Fprintf(os.Stderr, "[SandboxDebug] transparent network path unavailable: %v\n", err)
-		}
-	}
 	data, err := json.Marshal(spec)
 	if err != nil {
 		return err
@@ -131,7 +122,15 @@ func runInit() error {
 	if err != nil {
 		return err
 	}
+	// The network side (the bridges, the transparent path) is set up
+	// while the reaper starts, and the reaper's spec is written only once
+	// it is ready: the reaper waits for its spec, so the command never
+	// runs before its network does.
 	go func() {
+		if err := startNetwork(spec, runDir); err != nil {
+			fmt.Fprintf(os.Stderr, "srt: sandbox: %v\n", err)
+			os.Exit(1) // the kernel kills the reaper with PID 1
+		}
 		w.Write(data)
 		w.Close()
 	}()
@@ -160,8 +159,7 @@ func runInit() error {
 		AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP},
 		Pdeathsig:   syscall.SIGKILL,
 	}
-	sigs := make(chan os.Signal, 16)
-	signal.Notify(sigs)
+	sigs := signals()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting the reaper: %w", err)
 	}
@@ -185,6 +183,24 @@ func runInit() error {
 	return nil
 }
 
+// notifyAll asks for every signal on a goroutine of its own and returns
+// the wait for it: the runtime enables signals one at a time, each a
+// handoff to its signal thread (2.5 ms for all of them on a 2-core VM),
+// so the caller does its own setup meanwhile. A signal that arrives
+// before the wait is over gets the runtime's default action.
+func notifyAll() func() <-chan os.Signal {
+	sigs := make(chan os.Signal, 16)
+	done := make(chan struct{})
+	go func() {
+		signal.Notify(sigs)
+		close(done)
+	}()
+	return func() <-chan os.Signal {
+		<-done
+		return sigs
+	}
+}
+
 // relaySignals passes the signals of sigs on to the started cmd until it
 // exits, and returns its status.
 func relaySignals(cmd *exec.Cmd, sigs <-chan os.Signal) int {
@@ -203,6 +219,22 @@ func relaySignals(cmd *exec.Cmd, sigs <-chan os.Signal) int {
 			return exitCode(cmd.ProcessState)
 		}
 	}
+}
+
+// startNetwork opens the command's ways out: the bridges to the proxies
+// and, when asked, the transparent path.
+func startNetwork(spec *Spec, runDir *os.File) error {
+	if err := startBridges(spec.Bridges, runDir); err != nil {
+		return err
+	}
+	if spec.Intercept {
+		if err := intercept(spec, runDir); err != nil && spec.Debug {
+			// The network stays closed without it: only the programs
+			// that ignore the proxy variables are left without a way out.
+			fmt.Fprintf(os.Stderr, "[SandboxDebug] transparent network path unavailable: %v\n", err)
+		}
+	}
+	return nil
 }
 
 // startBridges listens on each bridge's loopback port, inside the
@@ -261,6 +293,7 @@ func statusCode(ws syscall.WaitStatus) int {
 // PID 2 and reaps whatever it leaves. When the command exits, the reaper
 // exits, and the kernel kills everything else in the namespace.
 func runReaper() error {
+	signals := notifyAll()
 	spec, err := readSpec()
 	if err != nil {
 		return err
@@ -319,8 +352,7 @@ func runReaper() error {
 			return fmt.Errorf("handing the seccomp listener to the init: %w", err)
 		}
 	}
-	sigs := make(chan os.Signal, 16)
-	signal.Notify(sigs)
+	sigs := signals()
 	if err := cmd.Start(); err != nil {
 		code := 126
 		if errors.Is(err, os.ErrNotExist) {

@@ -6,7 +6,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"os/signal"
 	"runtime"
 
 	"golang.org/x/sys/unix"
@@ -93,6 +92,7 @@ func sendFiles(c *net.UnixConn, files []*os.File) error {
 func runWrap() error {
 	// The init's parent-death signal follows the thread that forks it.
 	runtime.LockOSThread()
+	signals := notifyAll()
 	if len(os.Args) != 3 {
 		return errors.New("usage: " + roleWrap + " SOCKET")
 	}
@@ -122,8 +122,7 @@ func runWrap() error {
 	cmd.SysProcAttr = sandboxNamespaces()
 	cmd.SysProcAttr.AmbientCaps = allCaps()
 	cmd.SysProcAttr.Setsid = true
-	sigs := make(chan os.Signal, 16)
-	signal.Notify(sigs)
+	sigs := signals()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting the sandbox: %w", err)
 	}
