@@ -82,7 +82,7 @@ func runInit() error {
 	// ambient capabilities and parent-death signal are tied to the thread
 	// that forks it.
 	runtime.LockOSThread()
-	signals := notifyAll()
+	signals := notifyRelayed()
 	// The link stays open for the init's life: its end tells srt the run
 	// is over, and srt closing it (Sandbox.Close) ends the run.
 	link, err := sayHello()
@@ -183,22 +183,42 @@ func runInit() error {
 	return nil
 }
 
-// notifyAll asks for every signal on a goroutine of its own and returns
-// the wait for it: the runtime enables signals one at a time, each a
-// handoff to its signal thread (2.5 ms for all of them on a 2-core VM),
-// so the caller does its own setup meanwhile. A signal that arrives
-// before the wait is over gets the runtime's default action.
-func notifyAll() func() <-chan os.Signal {
+// notifyRelayed asks for the signals a sandbox process passes on, on a
+// goroutine of its own, and returns the wait for it: the runtime enables
+// signals one at a time, each a handoff to its signal thread (2.5 ms for
+// all of them on a 2-core VM), so the caller does its own setup meanwhile.
+// A signal that arrives before the wait is over gets the runtime's default
+// action.
+//
+// SIGURG (the runtime preempts goroutines with it, often while a process
+// sets up) and SIGCHLD are left out: queued unread, they would fill the
+// channel, and a signal arriving at a full channel is dropped. Children
+// are reaped by waiting, never on a signal.
+func notifyRelayed() func() <-chan os.Signal {
 	sigs := make(chan os.Signal, 16)
 	done := make(chan struct{})
 	go func() {
-		signal.Notify(sigs)
+		signal.Notify(sigs, relayed()...)
 		close(done)
 	}()
 	return func() <-chan os.Signal {
 		<-done
 		return sigs
 	}
+}
+
+// relayed is every catchable signal but SIGURG, SIGCHLD and the two the
+// threading library reserves (32 and 33).
+func relayed() []os.Signal {
+	var out []os.Signal
+	for s := syscall.Signal(1); s <= 64; s++ {
+		switch s {
+		case syscall.SIGKILL, syscall.SIGSTOP, syscall.SIGURG, syscall.SIGCHLD, 32, 33:
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 // relaySignals passes the signals of sigs on to the started cmd until it
@@ -212,7 +232,7 @@ func relaySignals(cmd *exec.Cmd, sigs <-chan os.Signal) int {
 	for {
 		select {
 		case sig := <-sigs:
-			if s := sig.(syscall.Signal); s != syscall.SIGCHLD && s != syscall.SIGURG && s != syscall.SIGPIPE {
+			if s := sig.(syscall.Signal); s != syscall.SIGPIPE {
 				cmd.Process.Signal(s)
 			}
 		case <-done:
@@ -293,7 +313,7 @@ func statusCode(ws syscall.WaitStatus) int {
 // PID 2 and reaps whatever it leaves. When the command exits, the reaper
 // exits, and the kernel kills everything else in the namespace.
 func runReaper() error {
-	signals := notifyAll()
+	signals := notifyRelayed()
 	spec, err := readSpec()
 	if err != nil {
 		return err
@@ -362,20 +382,27 @@ func runReaper() error {
 		os.Exit(code)
 	}
 	pid := cmd.Process.Pid
+	// Every child is reaped here, orphans included; the command's end is
+	// the reaper's, with its status.
+	go func() {
+		for {
+			var ws syscall.WaitStatus
+			got, err := syscall.Wait4(-1, &ws, 0, nil)
+			if err == syscall.EINTR {
+				continue
+			}
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "srt: sandbox: waiting for the command: %v\n", err)
+				os.Exit(1)
+			}
+			if got == pid {
+				os.Exit(statusCode(ws))
+			}
+		}
+	}()
 	for sig := range sigs {
 		switch s := sig.(syscall.Signal); s {
-		case syscall.SIGCHLD:
-			for {
-				var ws syscall.WaitStatus
-				got, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
-				if err != nil || got <= 0 {
-					break
-				}
-				if got == pid {
-					os.Exit(statusCode(ws))
-				}
-			}
-		case syscall.SIGURG, syscall.SIGPIPE:
+		case syscall.SIGPIPE:
 		case syscall.SIGTSTP:
 			syscall.Kill(-1, syscall.SIGSTOP) // every process of the namespace but this one
 		case syscall.SIGCONT:

@@ -92,7 +92,7 @@ func sendFiles(c *net.UnixConn, files []*os.File) error {
 func runWrap() error {
 	// The init's parent-death signal follows the thread that forks it.
 	runtime.LockOSThread()
-	signals := notifyAll()
+	signals := notifyRelayed()
 	if len(os.Args) != 3 {
 		return errors.New("usage: " + roleWrap + " SOCKET")
 	}

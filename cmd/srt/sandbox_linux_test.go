@@ -920,3 +920,36 @@ func hostHTTPServer(t *testing.T) (port int, requests func() []string) {
 		return append([]string(nil), seen...)
 	}
 }
+
+// A launch whose setup is long (1,000 filesystem rules: a big spec, many
+// mounts, a big Landlock ruleset) still sees its command end: the reaper
+// waits for its children rather than for a signal it could miss. The hang
+// this guards against was intermittent (about one launch in 50 of the
+// side-by-side benchmark); TestRelayedSignals in nsexec pins its cause.
+func TestSandboxLongSetupEnds(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		var deny, allow []string
+		for i := 0; i < 1000; i++ {
+			d := b.path(fmt.Sprintf("r%d/", i))
+			b.write(fmt.Sprintf("r%d/", i), "")
+			if i%2 == 0 {
+				deny = append(deny, d)
+			} else {
+				allow = append(allow, d)
+			}
+		}
+		for i := 0; i < 5; i++ {
+			done := make(chan result, 1)
+			go func() { done <- b.run(map[string]any{"denyRead": deny, "allowWrite": allow}, "exit 7") }()
+			select {
+			case r := <-done:
+				if r.code != 7 {
+					t.Fatalf("run %d: exit %d, want 7\n%s", i, r.code, r.stderr)
+				}
+			case <-time.After(60 * time.Second):
+				t.Fatalf("run %d: the sandbox did not end within 60 s", i)
+			}
+		}
+	})
+}
