@@ -1,66 +1,118 @@
+//go:build linux
+
 // Command compare runs the same workloads under bare execution,
 // bubblewrap, the reference srt and this srt, interleaved (A B C D A B
 // C D ...), and prints medians, extremes and ratios. An implementation
-// that is not installed is reported as skipped, never estimated.
+// that is not installed, or that cannot run a workload, is reported as
+// skipped, never estimated.
 //
-//	go run ./bench/cmd/compare [-runs 20] [-json out.json]
+//	go run ./bench/cmd/compare [-runs 20] [-only REGEXP] [-json out.json] [-png out.png]
 //
 // The reference is found as "srt" on PATH (npm i -g
 // @anthropic-ai/sandbox-runtime), or with -reference; bubblewrap as
-// "bwrap".
+// "bwrap". The chart is drawn by the separate module in bench/chart, so
+// its plotting dependencies stay out of srt's own module.
 package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
-	"strings"
 	"time"
 )
 
 // impl is one way to run a command.
 type impl struct {
 	name string
-	argv func(settings string, cmd []string) []string // nil: skipped
-	why  string                                       // why skipped
+	// argv wraps cmd; nil means the implementation is skipped (why says
+	// why).
+	argv func(settings string, cmd []string) []string
+	why  string
+	// sandboxed: the command runs inside a sandbox with srt's settings
+	// (it reaches the network only through a proxy, when at all).
+	sandboxed bool
+	// network: the sandbox has a way out (a proxy).
+	network bool
 }
 
-// workload is one thing measured.
+// workload is one thing measured: sample runs it once under an
+// implementation and returns the figure(s) of that run, one per metric.
 type workload struct {
 	name     string
 	settings string // settings file contents
-	cmd      []string
+	metrics  []metric
+	// skip, if set, says why an implementation cannot run this workload.
+	skip   func(im impl) string
+	sample func(im impl, settings string) ([]float64, error)
+}
+
+// metric is one figure a workload yields, with its unit and chart panel.
+type metric struct {
+	suffix string // appended to the workload name ("" for the only one)
+	unit   string // "ms", "MB/s" or "MB"
 }
 
 type result struct {
-	Workload string          `json:"workload"`
-	Impl     string          `json:"impl"`
-	Skipped  string          `json:"skipped,omitempty"`
-	Runs     int             `json:"runs"`
-	Median   time.Duration   `json:"medianNs"`
-	Min      time.Duration   `json:"minNs"`
-	Max      time.Duration   `json:"maxNs"`
-	Failures int             `json:"failures"`
-	samples  []time.Duration `json:"-"`
+	Workload string  `json:"workload"`
+	Impl     string  `json:"impl"`
+	Unit     string  `json:"unit"`
+	Skipped  string  `json:"skipped,omitempty"`
+	Runs     int     `json:"runs"`
+	Median   float64 `json:"median"`
+	// Label is the median as the table prints it (the chart's labels).
+	Label    string  `json:"label,omitempty"`
+	Min      float64 `json:"min"`
+	Max      float64 `json:"max"`
+	Failures int     `json:"failures"`
+	// FirstError is the first failure's message, so a failing
+	// implementation says why.
+	FirstError string    `json:"firstError,omitempty"`
+	samples    []float64 `json:"-"`
+}
+
+// A run is the host on which the figures were taken, with the results.
+type report struct {
+	Date    string    `json:"date"`
+	CPUs    int       `json:"cpus"`
+	Kernel  string    `json:"kernel"`
+	Runs    int       `json:"runs"`
+	Results []*result `json:"results"`
 }
 
 func main() {
 	runs := flag.Int("runs", 20, "runs of each implementation per workload")
+	only := flag.String("only", "", "run only the workloads whose name matches this regular expression")
 	jsonOut := flag.String("json", "", "also write the results as JSON to this file")
+	pngOut := flag.String("png", "", "also draw the results as a PNG bar chart (needs -json)")
 	reference := flag.String("reference", "", "path of the reference srt (default: srt on PATH)")
 	ours := flag.String("srt", "", "path of this srt (default: built from ./cmd/srt)")
+	concurrent := flag.Int("concurrent", 50, "sandboxes started at once in the concurrency workload")
 	flag.Parse()
-	if err := run(*runs, *jsonOut, *reference, *ours); err != nil {
+	if *pngOut != "" && *jsonOut == "" {
+		fmt.Fprintln(os.Stderr, "compare: -png needs -json (the chart is drawn from it)")
+		os.Exit(2)
+	}
+	filter, err := regexp.Compile(*only)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "compare: -only:", err)
+		os.Exit(2)
+	}
+	if err := run(*runs, *concurrent, filter, *jsonOut, *pngOut, *reference, *ours); err != nil {
 		fmt.Fprintln(os.Stderr, "compare:", err)
 		os.Exit(1)
 	}
 }
 
-func run(runs int, jsonOut, reference, ours string) error {
+func run(runs, concurrent int, only *regexp.Regexp, jsonOut, pngOut, reference, ours string) error {
+	if runs < 1 {
+		return errors.New("-runs must be at least 1")
+	}
 	work, err := os.MkdirTemp("", "srt-compare-")
 	if err != nil {
 		return err
@@ -75,61 +127,96 @@ func run(runs int, jsonOut, reference, ours string) error {
 		}
 	}
 	impls := []impl{
-		{name: "bare", argv: func(_ string, cmd []string) []string { return cmd }},
+		{name: "bare", argv: func(_ string, cmd []string) []string { return cmd }, network: true},
 		lookup("bwrap", "bwrap", "", func(path, _ string, cmd []string) []string {
 			return append([]string{path, "--unshare-all", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"}, cmd...)
 		}),
 		lookup("reference srt", "srt", reference, srtArgv),
 		{name: "srt-go", argv: func(settings string, cmd []string) []string { return srtArgv(ours, settings, cmd) }},
 	}
-	base := `{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`
-	net := `{"network":{"allowedDomains":["example.com","*.github.com"],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`
-	workloads := []workload{
-		{"true, minimal policy", base, []string{"true"}},
-		{"true, network allowances", net, []string{"true"}},
-		{"true, 100 filesystem rules", rules(work, 100), []string{"true"}},
-		{"true, 1,000 filesystem rules", rules(work, 1000), []string{"true"}},
+	impls[2].sandboxed, impls[2].network = impls[2].argv != nil, true
+	impls[3].sandboxed, impls[3].network = true, true
+
+	workloads, cleanup, err := workloads(work, concurrent)
+	if err != nil {
+		return err
 	}
-	var results []*result
+	defer cleanup()
+	rep := &report{Date: time.Now().UTC().Format(time.DateOnly), CPUs: cpus(), Kernel: kernel(), Runs: runs}
 	for _, w := range workloads {
-		cfg := filepath.Join(work, "settings.json")
-		if err := os.WriteFile(cfg, []byte(w.settings), 0o644); err != nil {
-			return err
+		if !only.MatchString(w.name) {
+			continue
 		}
-		rs := make([]*result, len(impls))
-		for i, im := range impls {
-			rs[i] = &result{Workload: w.name, Impl: im.name, Skipped: im.why}
-		}
-		for r := 0; r < runs; r++ {
-			for i, im := range impls {
-				if im.argv == nil {
-					continue
-				}
-				argv := im.argv(cfg, w.cmd)
-				cmd := exec.Command(argv[0], argv[1:]...)
-				cmd.Dir = work
-				start := time.Now()
-				err := cmd.Run()
-				d := time.Since(start)
-				if err != nil {
-					rs[i].Failures++
-					continue
-				}
-				rs[i].samples = append(rs[i].samples, d)
-			}
-		}
-		for _, r := range rs {
-			summarize(r)
-		}
-		results = append(results, rs...)
+		fmt.Fprintf(os.Stderr, "compare: %s ...\n", w.name)
+		rep.Results = append(rep.Results, measure(w, impls, runs, work)...)
 	}
-	print(results)
-	if jsonOut != "" {
-		data, _ := json.MarshalIndent(results, "", "  ")
-		return os.WriteFile(jsonOut, append(data, '\n'), 0o644)
+	print(rep.Results)
+	if jsonOut == "" {
+		return nil
+	}
+	data, _ := json.MarshalIndent(rep, "", "  ")
+	if err := os.WriteFile(jsonOut, append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	if pngOut == "" {
+		return nil
+	}
+	chart := exec.Command("go", "-C", "bench/chart", "run", ".", "-in", abs(jsonOut), "-out", abs(pngOut))
+	chart.Env = append(os.Environ(), "CGO_ENABLED=0")
+	chart.Stdout, chart.Stderr = os.Stderr, os.Stderr
+	if err := chart.Run(); err != nil {
+		return fmt.Errorf("drawing the chart (bench/chart): %w", err)
 	}
 	return nil
 }
+
+// measure runs w under every implementation, interleaved, runs times.
+func measure(w workload, impls []impl, runs int, work string) []*result {
+	cfg := filepath.Join(work, "settings.json")
+	if err := os.WriteFile(cfg, []byte(w.settings), 0o644); err != nil {
+		panic(err)
+	}
+	rs := make([][]*result, len(impls)) // per impl, per metric
+	for i, im := range impls {
+		why := im.why
+		if why == "" && w.skip != nil {
+			why = w.skip(im)
+		}
+		for _, m := range w.metrics {
+			rs[i] = append(rs[i], &result{Workload: w.name + m.suffix, Impl: im.name, Unit: m.unit, Skipped: why})
+		}
+	}
+	for r := 0; r < runs; r++ {
+		for i, im := range impls {
+			if rs[i][0].Skipped != "" {
+				continue
+			}
+			values, err := w.sample(im, cfg)
+			for j, res := range rs[i] {
+				if err != nil {
+					res.Failures++
+					if res.FirstError == "" {
+						res.FirstError = err.Error()
+					}
+					continue
+				}
+				if !isNaN(values[j]) {
+					res.samples = append(res.samples, values[j])
+				}
+			}
+		}
+	}
+	var out []*result
+	for m := range w.metrics {
+		for i := range impls {
+			summarize(rs[i][m])
+			out = append(out, rs[i][m])
+		}
+	}
+	return out
+}
+
+func isNaN(f float64) bool { return f != f }
 
 func srtArgv(path, settings string, cmd []string) []string {
 	return append([]string{path, "--settings", settings, "--"}, cmd...)
@@ -148,28 +235,15 @@ func lookup(name, program, given string, argv func(path, settings string, cmd []
 	return impl{name: name, argv: func(settings string, cmd []string) []string { return argv(path, settings, cmd) }}
 }
 
-// rules is a settings document of n filesystem rules over directories it
-// creates under work.
-func rules(work string, n int) string {
-	var deny, allow []string
-	for i := 0; i < n; i++ {
-		dir := filepath.Join(work, fmt.Sprintf("r%d-%d", n, i))
-		os.MkdirAll(dir, 0o755)
-		if i%2 == 0 {
-			deny = append(deny, fmt.Sprintf("%q", dir))
-		} else {
-			allow = append(allow, fmt.Sprintf("%q", dir))
-		}
-	}
-	return fmt.Sprintf(`{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"denyRead":[%s],"allowWrite":[%s],"denyWrite":[]}}`,
-		strings.Join(deny, ","), strings.Join(allow, ","))
-}
-
 func summarize(r *result) {
 	r.Runs = len(r.samples)
 	if r.Runs == 0 {
-		if r.Skipped == "" && r.Failures > 0 {
-			r.Skipped = fmt.Sprintf("every run failed (%d)", r.Failures)
+		switch {
+		case r.Skipped != "":
+		case r.Failures > 0:
+			r.Skipped = fmt.Sprintf("every run failed (%d): %s", r.Failures, r.FirstError)
+		default:
+			r.Skipped = "no figure: the processes ended before the first sample"
 		}
 		return
 	}
@@ -179,6 +253,7 @@ func summarize(r *result) {
 	if len(s)%2 == 0 {
 		r.Median = (s[len(s)/2-1] + s[len(s)/2]) / 2
 	}
+	r.Label = num(r.Median)
 }
 
 // print writes one table per workload, with ratios to srt-go.
@@ -194,22 +269,40 @@ func print(results []*result) {
 					ours = x
 				}
 			}
-			fmt.Printf("\n%s\n  %-14s %10s %10s %10s %9s\n", r.Workload, "", "median", "min", "max", "/ srt-go")
+			fmt.Printf("\n%s (%s)\n  %-14s %10s %10s %10s %9s\n", r.Workload, r.Unit, "", "median", "min", "max", "/ srt-go")
 		}
 		if r.Runs == 0 {
 			fmt.Printf("  %-14s skipped: %s\n", r.Impl, r.Skipped)
 			continue
 		}
 		ratio := "-"
-		if ours != nil && ours.Runs > 0 {
-			ratio = fmt.Sprintf("%.2fx", float64(r.Median)/float64(ours.Median))
+		if ours != nil && ours.Runs > 0 && ours.Median > 0 {
+			ratio = fmt.Sprintf("%.2fx", r.Median/ours.Median)
 		}
-		fmt.Printf("  %-14s %10s %10s %10s %9s", r.Impl, ms(r.Median), ms(r.Min), ms(r.Max), ratio)
+		fmt.Printf("  %-14s %10s %10s %10s %9s", r.Impl, num(r.Median), num(r.Min), num(r.Max), ratio)
 		if r.Failures > 0 {
-			fmt.Printf("  (%d failed)", r.Failures)
+			fmt.Printf("  (%d failed: %s)", r.Failures, r.FirstError)
 		}
 		fmt.Println()
 	}
 }
 
-func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/1e6) }
+// num prints a figure with three significant digits at most.
+func num(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.2f", v)
+	}
+}
+
+func abs(p string) string {
+	a, err := filepath.Abs(p)
+	if err != nil {
+		return p
+	}
+	return a
+}

@@ -1,0 +1,295 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+const (
+	noNetwork   = `"network":{"allowedDomains":[],"deniedDomains":[]}`
+	noFSRules   = `"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}`
+	writeCwd    = `"filesystem":{"denyRead":[],"allowWrite":["."],"denyWrite":[]}`
+	downloadMiB = 500
+)
+
+// workloads builds the fixtures (settings files, working trees, the
+// download server) and the list of workloads over them.
+func workloads(work string, concurrent int) ([]workload, func(), error) {
+	tree := filepath.Join(work, "tree")
+	if err := makeTree(tree, 100, 100, 10); err != nil {
+		return nil, nil, fmt.Errorf("making the 100,000-file tree: %w", err)
+	}
+	repos := filepath.Join(work, "repos")
+	if err := makeRepos(repos, 300); err != nil {
+		return nil, nil, fmt.Errorf("making the 300 repositories: %w", err)
+	}
+	server, url, err := serveDownload(downloadMiB << 20)
+	if err != nil {
+		return nil, nil, err
+	}
+	launch := func(name, settings, dir string) workload {
+		return workload{name: name, settings: settings, metrics: []metric{{"", "ms"}},
+			sample: func(im impl, cfg string) ([]float64, error) {
+				d, err := timed(im.argv(cfg, []string{"true"}), dir)
+				return []float64{ms(d)}, err
+			}}
+	}
+	base := "{" + noNetwork + "," + noFSRules + "}"
+	net := `{"network":{"allowedDomains":["example.com","*.github.com"],"deniedDomains":[]},` + noFSRules + "}"
+	inCwd := "{" + noNetwork + "," + writeCwd + "}"
+	list := []workload{
+		launch("true, minimal policy", base, work),
+		launch("true, network allowances", net, work),
+		launch("true, 100 filesystem rules", rules(work, 100), work),
+		launch("true, 1,000 filesystem rules", rules(work, 1000), work),
+		launch("true in 100,000 files, allowWrite .", inCwd, tree),
+		launch("true in 300 git repositories, allowWrite .", inCwd, repos),
+		{
+			name: fmt.Sprintf("%d sandboxes at once", concurrent), settings: base,
+			metrics: []metric{{", wall time", "ms"}, {", peak memory", "MB"}},
+			sample: func(im impl, cfg string) ([]float64, error) {
+				return together(im.argv(cfg, []string{"true"}), work, concurrent)
+			},
+		},
+		{
+			name:     fmt.Sprintf("download %d MB from loopback", downloadMiB),
+			settings: `{"network":{"allowedDomains":["127.0.0.1"],"deniedDomains":[]},` + noFSRules + "}",
+			metrics:  []metric{{"", "MB/s"}},
+			skip: func(im impl) string {
+				if !im.network {
+					return "no network inside bwrap --unshare-all (bare is the direct figure)"
+				}
+				return ""
+			},
+			sample: func(im impl, cfg string) ([]float64, error) {
+				v, err := download(im, cfg, url, work)
+				return []float64{v}, err
+			},
+		},
+		{
+			name: "sandbox processes while sleep 1 runs", settings: base,
+			metrics: []metric{{", peak RSS", "MB"}, {", peak PSS", "MB"}},
+			skip: func(im impl) string {
+				if im.name == "bare" {
+					return "no sandbox process to measure"
+				}
+				return ""
+			},
+			sample: func(im impl, cfg string) ([]float64, error) {
+				return supervisorMem(im.argv(cfg, []string{"sleep", "1"}), work)
+			},
+		},
+	}
+	return list, func() { server.Close() }, nil
+}
+
+// timed runs argv in dir and returns its wall time; a failure is an error
+// with the end of its output.
+func timed(argv []string, dir string) (time.Duration, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	var out tail
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	err := cmd.Run()
+	d := time.Since(start)
+	if err != nil {
+		return d, fmt.Errorf("%v: %s", err, out.String())
+	}
+	return d, nil
+}
+
+// together starts n copies of argv at once and returns the wall time
+// until the last has exited (ms) and the peak of the summed RSS of all
+// their processes (MB), sampled every 10 ms (none when every process was
+// gone before the first sample).
+func together(argv []string, dir string, n int) ([]float64, error) {
+	cmds := make([]*exec.Cmd, n)
+	outs := make([]tail, n)
+	for i := range cmds {
+		cmds[i] = exec.Command(argv[0], argv[1:]...)
+		cmds[i].Dir = dir
+		cmds[i].Stdout, cmds[i].Stderr = &outs[i], &outs[i]
+	}
+	start := time.Now()
+	roots := map[int]bool{}
+	for _, c := range cmds {
+		if err := c.Start(); err != nil {
+			return nil, err
+		}
+		roots[c.Process.Pid] = true
+	}
+	sampler := sampleMem(roots, nil, false)
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i, c := range cmds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := c.Wait(); err != nil {
+				errs[i] = fmt.Errorf("%v: %s", err, outs[i].String())
+			}
+		}()
+	}
+	wg.Wait()
+	wall := time.Since(start)
+	peak, _ := sampler()
+	mem := mb(peak)
+	if peak == 0 {
+		mem = math.NaN() // all gone before the first sample: no figure
+	}
+	return []float64{ms(wall), mem}, errors.Join(errs...)
+}
+
+// supervisorMem runs argv (a sandbox around sleep) and returns the peak
+// RSS and PSS of the sandbox's own processes (MB), the sleeping command
+// left out.
+func supervisorMem(argv []string, dir string) ([]float64, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	var out tail
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	sampler := sampleMem(map[int]bool{cmd.Process.Pid: true}, func(comm string) bool { return comm == "sleep" }, true)
+	err := cmd.Wait()
+	rss, pss := sampler()
+	if err != nil {
+		return nil, fmt.Errorf("%v: %s", err, out.String())
+	}
+	return []float64{mb(rss), mb(pss)}, nil
+}
+
+// download fetches the server's file with curl, through the sandbox's
+// HTTP proxy when there is one (the proxy variables point there; curl
+// would otherwise go direct for 127.0.0.1), and returns curl's own
+// transfer rate in MB/s: the launch is not part of it.
+func download(im impl, cfg, url, dir string) (float64, error) {
+	curl := `curl -sS --fail -o /dev/null -w '%{speed_download}' --noproxy '*' ` + url
+	if im.sandboxed {
+		curl = `curl -sS --fail -o /dev/null -w '%{speed_download}' --noproxy '' -x "$http_proxy" ` + url
+	}
+	argv := im.argv(cfg, []string{"sh", "-c", curl})
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	var stdout bytes.Buffer
+	var stderr tail
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return 0, fmt.Errorf("%v: %s", err, stderr.String())
+	}
+	fields := strings.Fields(stdout.String())
+	if len(fields) == 0 {
+		return 0, fmt.Errorf("curl printed no rate: %s", stderr.String())
+	}
+	bps, err := strconv.ParseFloat(fields[len(fields)-1], 64)
+	if err != nil {
+		return 0, fmt.Errorf("curl's rate %q: %v", fields[len(fields)-1], err)
+	}
+	return bps / 1e6, nil
+}
+
+// serveDownload serves size bytes of zeros at /file on a loopback port.
+func serveDownload(size int64) (*http.Server, string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", err
+	}
+	chunk := make([]byte, 1<<20)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
+		for left := size; left > 0; left -= int64(len(chunk)) {
+			if _, err := w.Write(chunk[:min(int64(len(chunk)), left)]); err != nil {
+				return
+			}
+		}
+	})}
+	go srv.Serve(ln)
+	return srv, "http://" + ln.Addr().String() + "/file", nil
+}
+
+// makeTree makes a tree of a×b directories, each with files files.
+func makeTree(root string, a, b, files int) error {
+	for i := 0; i < a; i++ {
+		for j := 0; j < b; j++ {
+			dir := filepath.Join(root, fmt.Sprintf("d%03d", i), fmt.Sprintf("e%03d", j))
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+			for f := 0; f < files; f++ {
+				if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d.go", f)), nil, 0o644); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// makeRepos makes n git repositories (git init, a few files each) under
+// root.
+func makeRepos(root string, n int) error {
+	for i := 0; i < n; i++ {
+		dir := filepath.Join(root, fmt.Sprintf("repo%03d", i))
+		if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+			return fmt.Errorf("git init: %v: %s", err, out)
+		}
+		for _, f := range []string{"README.md", "main.go", "src/lib.go", "src/lib_test.go"} {
+			p := filepath.Join(dir, f)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return err
+			}
+			if err := os.WriteFile(p, []byte("x\n"), 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// rules is a settings document of n filesystem rules over directories it
+// creates under work.
+func rules(work string, n int) string {
+	var deny, allow []string
+	for i := 0; i < n; i++ {
+		dir := filepath.Join(work, fmt.Sprintf("r%d-%d", n, i))
+		os.MkdirAll(dir, 0o755)
+		if i%2 == 0 {
+			deny = append(deny, fmt.Sprintf("%q", dir))
+		} else {
+			allow = append(allow, fmt.Sprintf("%q", dir))
+		}
+	}
+	return fmt.Sprintf(`{`+noNetwork+`,"filesystem":{"denyRead":[%s],"allowWrite":[%s],"denyWrite":[]}}`,
+		strings.Join(deny, ","), strings.Join(allow, ","))
+}
+
+// tail keeps the last 512 bytes written to it, for error messages.
+type tail struct{ b []byte }
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.b = append(t.b, p...)
+	if len(t.b) > 512 {
+		t.b = t.b[len(t.b)-512:]
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string { return strings.TrimSpace(string(t.b)) }
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+func mb(bytes uint64) float64    { return float64(bytes) / 1e6 }
