@@ -20,10 +20,11 @@ import (
 	"github.com/srt-go/srt/proxy"
 )
 
-// Ports of the in-sandbox bridges to the proxies.
+// The loopback ports inside the sandbox where the command finds the
+// proxies (the reference's).
 const (
-	bridgeHTTPPort  = 3128
-	bridgeSOCKSPort = 1080
+	proxyHTTPPort  = 3128
+	proxySOCKSPort = 1080
 )
 
 // platform is the Linux half of a Sandbox: the session's proxy server and
@@ -268,24 +269,22 @@ func (s *Sandbox) network(r *run, settings *config.Settings, dir string, env []s
 		side.Env = proxy.EnvWithCredential(ports[0], ports[1], cred, javaOpts)
 		return side, nil
 	}
-	for _, p := range []struct {
-		name  string
-		port  int
-		serve func(net.Listener)
-	}{{"http.sock", bridgeHTTPPort, serveHTTP}, {"socks.sock", bridgeSOCKSPort, serveSOCKS}} {
-		path, dirFD, err := nsexec.ShortPath(dir, p.name)
-		if err != nil {
-			return side, err
-		}
-		ln, err := listen("unix", path, p.serve)
-		dirFD.Close()
-		if err != nil {
-			return side, err
-		}
-		ln.(*net.UnixListener).SetUnlinkOnClose(false) // the runtime dir goes whole
-		side.Bridges = append(side.Bridges, nsexec.Bridge{Port: p.port, Socket: p.name})
+	// The sandbox's loopback ports are served here, from the sockets the
+	// init hands over; the SOCKS proxy also listens on a Unix socket in
+	// the run's private dir, for the transparent path.
+	side.Proxies = []nsexec.ProxyPort{{Port: proxyHTTPPort, Serve: serveHTTP}, {Port: proxySOCKSPort, Serve: serveSOCKS}}
+	path, dirFD, err := nsexec.ShortPath(dir, "socks.sock")
+	if err != nil {
+		return side, err
 	}
-	side.Env = proxy.Env(bridgeHTTPPort, bridgeSOCKSPort, javaOpts)
+	ln, err := listen("unix", path, serveSOCKS)
+	dirFD.Close()
+	if err != nil {
+		return side, err
+	}
+	ln.(*net.UnixListener).SetUnlinkOnClose(false) // the runtime dir goes whole
+	side.SOCKSSocket = "socks.sock"
+	side.Env = proxy.Env(proxyHTTPPort, proxySOCKSPort, javaOpts)
 	if self, err := os.Executable(); err == nil {
 		// git's ssh goes through the policy by way of srt itself.
 		side.Env = append(side.Env, "GIT_SSH_COMMAND=ssh -o ControlMaster=no -o ControlPath=none -o ProxyCommand='"+self+" ssh-proxy %h %p'")

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/srt-go/srt"
 	"github.com/srt-go/srt/config"
@@ -261,4 +262,49 @@ for n in ("ok.example", "bad.example"):
 			t.Errorf("violation %+v", v)
 		}
 	}
+}
+
+// A session that runs command after command keeps nothing of the runs
+// that ended: no descriptor (the proxy ports' listening sockets it is
+// handed would keep each run's network namespace alive), no runtime dir.
+func TestSessionLeavesNoDescriptors(t *testing.T) {
+	testenv.BothUsers(t, nil, sessionLeavesNoDescriptors)
+}
+
+func sessionLeavesNoDescriptors(t *testing.T) {
+	testenv.RequireUserNamespaces(t)
+	needCurl(t)
+	sb, err := srt.New(context.Background(), settings(t, `{"network":{"allowedDomains":["example.com"],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	fds := func() int {
+		entries, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(entries)
+	}
+	run := func() {
+		// The proxy answers inside (its refusal): the listening sockets
+		// were handed over and served.
+		out, err := sb.CommandRun(context.Background(), srt.Run{}, "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "http://not-allowed.test/").Output()
+		if err != nil || string(out) != "403" {
+			t.Fatalf("curl through the proxy: %q %v", out, err)
+		}
+	}
+	run() // the session's own lasting descriptors are made by the first run
+	before := fds()
+	for range 10 {
+		run()
+	}
+	var after int
+	for try := 0; try < 50; try++ { // a run's cleanup follows its end
+		if after = fds(); after <= before {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Errorf("descriptors: %d before ten runs, %d after", before, after)
 }

@@ -19,8 +19,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/srt-go/srt/proxy"
 )
 
 // MaybeRun runs the sandbox's init or reaper when this process is one
@@ -122,12 +120,12 @@ func runInit() error {
 	if err != nil {
 		return err
 	}
-	// The network side (the bridges, the transparent path) is set up
+	// The network side (the proxy ports, the transparent path) is set up
 	// while the reaper starts, and the reaper's spec is written only once
 	// it is ready: the reaper waits for its spec, so the command never
 	// runs before its network does.
 	go func() {
-		if err := startNetwork(spec, runDir); err != nil {
+		if err := startNetwork(spec, runDir, link); err != nil {
 			fmt.Fprintf(os.Stderr, "srt: sandbox: %v\n", err)
 			os.Exit(1) // the kernel kills the reaper with PID 1
 		}
@@ -241,10 +239,10 @@ func relaySignals(cmd *exec.Cmd, sigs <-chan os.Signal) int {
 	}
 }
 
-// startNetwork opens the command's ways out: the bridges to the proxies
-// and, when asked, the transparent path.
-func startNetwork(spec *Spec, runDir *os.File) error {
-	if err := startBridges(spec.Bridges, runDir); err != nil {
+// startNetwork opens the command's ways out: the proxies' loopback ports,
+// handed to srt, and, when asked, the transparent path.
+func startNetwork(spec *Spec, runDir, link *os.File) error {
+	if err := handOverProxyPorts(spec.ProxyPorts, link); err != nil {
 		return err
 	}
 	if spec.Intercept {
@@ -257,38 +255,52 @@ func startNetwork(spec *Spec, runDir *os.File) error {
 	return nil
 }
 
-// startBridges listens on each bridge's loopback port, inside the
-// sandbox's network namespace, and hands every connection to the proxy's
-// Unix socket on the host: the only way out of the namespace.
-func startBridges(bridges []Bridge, runDir *os.File) error {
-	for _, b := range bridges {
-		sock := fdPath(runDir, b.Socket)
-		var lns []net.Listener
+// handOverProxyPorts listens on each port on the sandbox's loopback (IPv4,
+// and IPv6 where the kernel has it) and sends the listening sockets to
+// srt over the link, in one message: srt's proxies accept on them
+// directly, so a proxied byte crosses one process (no bridge in between).
+// Connections made before srt accepts wait in the backlog.
+func handOverProxyPorts(ports []int, link *os.File) error {
+	if len(ports) == 0 {
+		return nil
+	}
+	var msg listenersMessage
+	var fds []int
+	for _, port := range ports {
 		for _, host := range []string{"127.0.0.1", "::1"} {
-			ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(b.Port)))
+			ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
 			if err != nil {
 				if host == "::1" {
 					continue // no IPv6 loopback in this kernel
 				}
-				return fmt.Errorf("bridge on port %d: %w", b.Port, err)
+				return fmt.Errorf("proxy port %d: %w", port, err)
 			}
-			lns = append(lns, ln)
+			f, err := ln.(*net.TCPListener).File()
+			ln.Close() // the duplicate in f keeps the socket
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			fds = append(fds, int(f.Fd()))
+			msg.Listeners = append(msg.Listeners, port)
 		}
-		for _, ln := range lns {
-			go proxy.Forward(ln, "unix", sock)
-		}
+	}
+	data, err := json.Marshal(&msg)
+	if err != nil {
+		return err
+	}
+	if err := unix.Sendmsg(int(link.Fd()), data, unix.UnixRights(fds...), nil, 0); err != nil {
+		return fmt.Errorf("handing the proxy ports to srt: %w", err)
 	}
 	return nil
 }
 
-// intercept starts the transparent path towards the SOCKS bridge's socket.
+// intercept starts the transparent path towards the SOCKS proxy's socket.
 func intercept(spec *Spec, runDir *os.File) error {
-	for _, b := range spec.Bridges {
-		if strings.HasPrefix(b.Socket, "socks") {
-			return startInterception(fdPath(runDir, b.Socket))
-		}
+	if spec.SOCKSSocket == "" {
+		return errors.New("no SOCKS proxy to forward to")
 	}
-	return errors.New("no SOCKS proxy to forward to")
+	return startInterception(fdPath(runDir, spec.SOCKSSocket))
 }
 
 // exitCode maps a child's end to a shell-style status.

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/srt-go/srt/landlock"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/srt-go/srt/config"
+	"github.com/srt-go/srt/landlock"
 )
 
 // Launch is one prepared run: the init's process, not yet started, and the
@@ -37,8 +38,10 @@ type Launch struct {
 	link, linkChild *os.File
 	closeChild      sync.Once
 	connectPolicy   *ConnectPolicy // the fallback's connect supervisor
-	onEvent         func(Event)
-	done            chan struct{}
+	// proxies serve the listening sockets the init hands over, by port.
+	proxies map[int]func(net.Listener)
+	onEvent func(Event)
+	done    chan struct{}
 	// pidfd is the started process (the init, or the fallback's command),
 	// known from the credentials of its hello; -1 before.
 	pidMu sync.Mutex
@@ -86,13 +89,24 @@ func command(ctx context.Context, role string) *exec.Cmd {
 	return exec.Command("/proc/self/exe", role)
 }
 
-// NetSide is how the command reaches the proxies: bridges inside the
-// namespace sandbox, or the loopback ports of the fallback; and the
-// environment that points its clients there.
+// NetSide is how the command reaches the proxies: loopback ports inside
+// the namespace sandbox, whose listening sockets the init hands to srt
+// to serve (Proxies), or the host's loopback ports of the fallback
+// (Ports); and the environment that points its clients there.
 type NetSide struct {
-	Bridges []Bridge
-	Ports   []uint16
-	Env     []string
+	Proxies []ProxyPort
+	// SOCKSSocket is the file name, in the runtime dir, of a Unix socket
+	// served by the SOCKS proxy: the transparent path's way out.
+	SOCKSSocket string
+	Ports       []uint16
+	Env         []string
+}
+
+// ProxyPort is a loopback port inside the sandbox and the proxy that
+// serves the listening sockets on it (IPv4 and IPv6), from srt.
+type ProxyPort struct {
+	Port  int
+	Serve func(net.Listener)
 }
 
 // Prepare computes the plan and builds the command that starts the
@@ -164,7 +178,14 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 	} else {
 		l.Enforcement = fullEnforcement(landlock.ABI(), nestedNoLandlock)
 	}
-	data, err := json.Marshal(&Spec{Plan: l.Plan, Argv: argv, Env: env, Cwd: cwd, RuntimeDir: dir, Debug: o.Debug, Terminal: o.Terminal, Bridges: side.Bridges, Intercept: o.Intercept,
+	var ports []int
+	l.proxies = map[int]func(net.Listener){}
+	for _, p := range side.Proxies {
+		ports = append(ports, p.Port)
+		l.proxies[p.Port] = p.Serve
+	}
+	data, err := json.Marshal(&Spec{Plan: l.Plan, Argv: argv, Env: env, Cwd: cwd, RuntimeDir: dir, Debug: o.Debug, Terminal: o.Terminal,
+		ProxyPorts: ports, SOCKSSocket: side.SOCKSSocket, Intercept: o.Intercept,
 		Seccomp: filter, UnixSocketPaths: unixPaths, Landlock: l.Landlock, WeakerProc: s.EnableWeakerNestedSandbox, NullFDs: o.NullFDs})
 	if err != nil {
 		return nil, err
@@ -249,17 +270,78 @@ func (l *Launch) watch() {
 		}
 		return
 	}
+	// The proxies' listening sockets come first, then the refusals; the
+	// sockets live in the sandbox's network namespace, which they keep
+	// alive: they are closed when the link ends.
+	var served []net.Listener
+	defer func() {
+		for _, ln := range served {
+			ln.Close()
+		}
+	}()
 	buf := make([]byte, 64<<10)
+	fdsOOB := make([]byte, unix.CmsgSpace(16*4))
 	for {
-		n, err := l.link.Read(buf)
-		if err != nil || n == 0 {
+		var n, oobn int
+		var rerr error
+		if err := rc.Read(func(fd uintptr) bool {
+			n, oobn, _, _, rerr = unix.Recvmsg(int(fd), buf, fdsOOB, unix.MSG_CMSG_CLOEXEC)
+			return rerr != unix.EAGAIN
+		}); err != nil || rerr != nil || n == 0 {
 			return
+		}
+		// Every message carries the sender's credentials (SO_PASSCRED);
+		// only the listeners' message carries descriptors.
+		if fds := rights(fdsOOB[:oobn]); len(fds) > 0 {
+			served = append(served, l.serveProxies(buf[:n], fds)...)
+			continue
 		}
 		var ev Event
 		if l.onEvent != nil && json.Unmarshal(buf[:n], &ev) == nil {
 			l.onEvent(ev)
 		}
 	}
+}
+
+// rights returns the descriptors passed in a message's control data.
+func rights(oob []byte) []int {
+	var fds []int
+	if msgs, err := unix.ParseSocketControlMessage(oob); err == nil {
+		for _, m := range msgs {
+			if got, err := unix.ParseUnixRights(&m); err == nil {
+				fds = append(fds, got...)
+			}
+		}
+	}
+	return fds
+}
+
+// serveProxies serves the listening sockets fds of a listenersMessage
+// with the proxy of each one's port, and returns them. A socket for a
+// port srt has no proxy for is closed.
+func (l *Launch) serveProxies(data []byte, fds []int) []net.Listener {
+	var msg listenersMessage
+	json.Unmarshal(data, &msg)
+	var out []net.Listener
+	for i, fd := range fds {
+		f := os.NewFile(uintptr(fd), "proxy-listener")
+		var serve func(net.Listener)
+		if i < len(msg.Listeners) {
+			serve = l.proxies[msg.Listeners[i]]
+		}
+		if serve == nil {
+			f.Close()
+			continue
+		}
+		ln, err := net.FileListener(f) // a duplicate: f is closed below
+		f.Close()
+		if err != nil {
+			continue
+		}
+		out = append(out, ln)
+		go serve(ln)
+	}
+	return out
 }
 
 // notePid opens a pidfd for the sender of the hello, whose credentials

@@ -12,7 +12,13 @@ type Spec struct {
 	RuntimeDir string   `json:"runtimeDir"` // private 0700 directory of this run, on the host
 	Debug      bool     `json:"debug"`
 	Terminal   bool     `json:"terminal"` // stdin is a pty of the sandbox's own: make it the controlling terminal
-	Bridges    []Bridge `json:"bridges,omitempty"`
+	// ProxyPorts are the loopback ports inside the sandbox where the
+	// command finds the proxies: the init listens on them and hands the
+	// listening sockets to srt over the link, which serves them itself.
+	ProxyPorts []int `json:"proxyPorts,omitempty"`
+	// SOCKSSocket is the SOCKS proxy's Unix socket in the runtime dir,
+	// where the transparent path sends what it catches.
+	SOCKSSocket string `json:"socksSocket,omitempty"`
 	// Seccomp selects the rules of the command's filter.
 	Seccomp FilterOptions `json:"seccomp"`
 	// UnixSocketPaths are allowUnixSockets, absolute, with symlinks
@@ -36,13 +42,6 @@ type Spec struct {
 	NullFDs []int `json:"nullFDs,omitempty"`
 }
 
-// Bridge is a loopback port inside the sandbox whose connections the init
-// hands to a proxy's Unix socket in the runtime dir.
-type Bridge struct {
-	Port   int    `json:"port"`   // on 127.0.0.1 and ::1 inside
-	Socket string `json:"socket"` // file name in the runtime dir
-}
-
 // Roles of the re-executed binary, given as its first argument. A user
 // cannot reach them by accident: each refuses to run unless fd 3 carries a
 // spec and its namespaces are new.
@@ -50,3 +49,9 @@ const (
 	roleInit   = "__srt_nsexec_init"
 	roleReaper = "__srt_nsexec_reaper"
 )
+
+// listenersMessage is the init's message on the link that carries the
+// proxies' listening sockets (as SCM_RIGHTS, in the order of Listeners).
+type listenersMessage struct {
+	Listeners []int `json:"listeners"` // the loopback port of each socket
+}

@@ -306,12 +306,13 @@ func (s *Server) dialAllowed(ctx context.Context, c *Client, p *netfilter.Policy
 // halfCloser is a connection whose write side can be shut alone.
 type halfCloser interface{ CloseWrite() error }
 
-// Join joins two connections until both sides are done: the in-sandbox
-// bridges use it to hand a connection to the host's proxy.
+// Join joins two connections until both sides are done: the sandbox's
+// transparent path uses it to hand a connection to the host's proxy.
 func Join(a, b net.Conn) { relay(a, b, 0) }
 
 // Forward accepts connections on ln until it fails and joins each to a
-// new connection to address: a bridge with no policy of its own.
+// new connection to address: a forwarder with no policy of its own (to
+// a proxy of the user's, network.httpProxyPort / socksProxyPort).
 func Forward(ln net.Listener, network, address string) error {
 	for {
 		c, err := ln.Accept()

@@ -673,7 +673,7 @@ func TestSandboxStagingUnreachable(t *testing.T) {
 	})
 }
 
-// Through the in-sandbox bridges, the policy proxies let out exactly what
+// Through the sandbox's proxy ports, the policy proxies let out exactly what
 // the settings allow; a loopback server on the host sees only the allowed
 // requests.
 func TestSandboxNetworkProxy(t *testing.T) {
@@ -840,8 +840,9 @@ curl -sk --noproxy "" -x "$HTTPS_PROXY" -o /dev/null -w "%%{http_code}" https://
 	})
 }
 
-// srt opens no TCP port on the host: the proxies listen on Unix sockets
-// in a private directory, where only the sandbox's bridges reach them.
+// srt opens no TCP port on the host: the proxies accept on sockets of the
+// sandbox's network namespace (and, for the transparent path, on a Unix
+// socket in a private directory).
 func TestSandboxOpensNoHostPort(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
 		b := newBox(t)

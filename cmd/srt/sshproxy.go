@@ -10,14 +10,14 @@ import (
 	"github.com/srt-go/srt/proxy"
 )
 
-// Ports of the bridges inside the sandbox, as the reference uses them.
+// The proxies' loopback ports inside the sandbox, as the reference uses them.
 const (
-	bridgeHTTPPort  = 3128
-	bridgeSOCKSPort = 1080
+	proxyHTTPPort  = 3128
+	proxySOCKSPort = 1080
 )
 
 // sshProxy is "srt ssh-proxy HOST PORT": ssh's ProxyCommand inside the
-// sandbox. It asks the SOCKS bridge for HOST:PORT and relays stdin and
+// sandbox. It asks the SOCKS proxy for HOST:PORT and relays stdin and
 // stdout, so git's ssh goes through the policy with no nc or socat.
 func sshProxy(c *cli, args []string) int {
 	if len(args) != 2 {
@@ -29,9 +29,9 @@ func sshProxy(c *cli, args []string) int {
 		c.errorf("ssh-proxy: bad port %q", args[1])
 		return 1
 	}
-	conn, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", bridgeSOCKSPort))
+	conn, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", proxySOCKSPort))
 	if err != nil {
-		c.errorf("ssh-proxy: the sandbox's SOCKS bridge is not reachable: %v", err)
+		c.errorf("ssh-proxy: the sandbox's SOCKS proxy is not reachable: %v", err)
 		return 1
 	}
 	defer conn.Close()
