@@ -14,16 +14,14 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// MaybeRun runs the sandbox's init or reaper when this process is one
-// (the first argument names the role) and never returns then; otherwise
-// it returns at once. Call it first thing in main.
+// MaybeRun runs the sandbox's init (or another role of the binary) when
+// this process is one (the first argument names the role) and never
+// returns then; otherwise it returns at once. Call it first thing in main.
 func MaybeRun() {
 	if len(os.Args) < 2 {
 		return
@@ -32,8 +30,6 @@ func MaybeRun() {
 	switch os.Args[1] {
 	case roleInit:
 		err = runInit()
-	case roleReaper:
-		err = runReaper()
 	case roleFallback:
 		err = runFallback()
 	case roleWrap:
@@ -66,19 +62,22 @@ func readSpec() (*Spec, error) {
 	return &s, nil
 }
 
-// runInit is PID 1 of the sandbox's outer PID namespace, in new user,
-// mount, network, IPC, UTS and cgroup namespaces. It builds the root
-// filesystem from the plan, pivots into it, brings up loopback and starts
-// the reaper, which runs the command in a nested PID namespace.
+// runInit is PID 1 of the sandbox, in new user, mount, PID, network, IPC,
+// UTS and cgroup namespaces. It builds the root filesystem from the plan
+// and pivots into it, opens the network side and hands its sockets to
+// srt, confines itself (Landlock, privileges, seccomp, whose listener goes
+// to srt too) and starts the command, then reaps whatever the command
+// leaves until the command itself ends: then the init exits with its
+// status, and the kernel kills everything else in the namespace.
 func runInit() error {
 	if os.Getpid() != 1 {
 		return errors.New("the init must be PID 1 of a new PID namespace")
 	}
 	// Namespace work stays on one thread. Mounts and the root belong to
 	// the whole process here (the namespaces came with the clone, nothing
-	// is unshared in this multithreaded runtime), but the reaper's
-	// ambient capabilities and parent-death signal are tied to the thread
-	// that forks it.
+	// is unshared in this multithreaded runtime), but capabilities,
+	// no_new_privs and the parent-death signal are per thread: the one
+	// that forks the command is this one.
 	runtime.LockOSThread()
 	signals := notifyRelayed()
 	// The link stays open for the init's life: its end tells srt the run
@@ -87,7 +86,6 @@ func runInit() error {
 	if err != nil {
 		return err
 	}
-	events := newEventSender(link)
 	go func() {
 		var b [1]byte
 		for {
@@ -100,85 +98,110 @@ func runInit() error {
 	if err != nil {
 		return err
 	}
-	// The runtime dir stays reachable through a descriptor opened before
-	// the pivot, even when a denyRead hides its path inside.
-	runDir, err := os.OpenFile(spec.RuntimeDir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
+	if err := buildRoot(spec); err != nil {
 		return err
 	}
-	if err := buildRoot(spec); err != nil {
+	if err := maskProc(); err != nil {
 		return err
 	}
 	if err := loopbackUp(); err != nil {
 		return fmt.Errorf("bringing up loopback: %w", err)
 	}
-	data, err := json.Marshal(spec)
+	if err := handOverSockets(spec, link); err != nil {
+		return err
+	}
+	path, err := findCommand(spec)
 	if err != nil {
 		return err
 	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		return err
-	}
-	// The network side (the proxy ports, the transparent path) is set up
-	// while the reaper starts, and the reaper's spec is written only once
-	// it is ready: the reaper waits for its spec, so the command never
-	// runs before its network does.
-	go func() {
-		if err := startNetwork(spec, runDir, link); err != nil {
-			fmt.Fprintf(os.Stderr, "srt: sandbox: %v\n", err)
-			os.Exit(1) // the kernel kills the reaper with PID 1
-		}
-		w.Write(data)
-		w.Close()
-	}()
-	cmd := exec.Command("/proc/self/exe", roleReaper)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.ExtraFiles = []*os.File{r}
-	var listenerFrom *os.File
-	if spec.Seccomp.notifies() {
-		// The reaper hands the filter's listener back over fd 4; the
-		// init, outside the command's PID namespace and unfiltered,
-		// answers the command's connects.
-		pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	cmd := &exec.Cmd{Path: path, Args: spec.Argv, Env: spec.Env, Dir: spec.Cwd,
+		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
+	if len(spec.NullFDs) > 0 {
+		null, err := os.Open(os.DevNull)
 		if err != nil {
 			return err
 		}
-		listenerFrom = os.NewFile(uintptr(pair[0]), "listener")
-		toInit := os.NewFile(uintptr(pair[1]), "listener")
-		cmd.ExtraFiles = append(cmd.ExtraFiles, toInit)
+		for _, fd := range spec.NullFDs {
+			for len(cmd.ExtraFiles) < fd-2 {
+				cmd.ExtraFiles = append(cmd.ExtraFiles, nil)
+			}
+			cmd.ExtraFiles[fd-3] = null
+		}
 	}
-	cmd.Env = []string{}
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		// Its own PID namespace, so the command can neither see nor
-		// signal the init, and its own mount namespace for a /proc that
-		// shows only that namespace.
-		Cloneflags:  syscall.CLONE_NEWPID | syscall.CLONE_NEWNS,
-		AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP},
-		Pdeathsig:   syscall.SIGKILL,
+	if spec.Terminal {
+		// A session of its own with the pty as controlling terminal:
+		// job control and Ctrl-C work, on a terminal that only the
+		// sandbox uses.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	}
+	// Landlock: the second layer over the mounts, on every thread of
+	// this process and so on the command.
+	if spec.Landlock != nil {
+		if _, err := landlock.Apply(*spec.Landlock, landlock.Options{Scope: true}); err != nil {
+			return err
+		}
+	}
+	if err := dropPrivileges(); err != nil {
+		return err
+	}
+	// The command shares this PID namespace: it may neither trace this
+	// process nor read its memory or descriptors through /proc.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("making the init undumpable: %w", err)
+	}
+	listener, err := installSeccomp(spec.Seccomp)
+	if err != nil {
+		return err
+	}
+	if listener >= 0 {
+		// srt, outside every namespace of the sandbox and unfiltered,
+		// answers the command's connects.
+		err := sendLink(link, &linkMessage{Seccomp: true}, []int{listener})
+		unix.Close(listener)
+		if err != nil {
+			return fmt.Errorf("handing the seccomp listener to srt: %w", err)
+		}
 	}
 	sigs := signals()
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting the reaper: %w", err)
+		code := 126
+		if errors.Is(err, os.ErrNotExist) {
+			code = 127
+		}
+		fmt.Fprintf(os.Stderr, "srt: %s: %v\n", spec.Argv[0], unwrapExec(err))
+		os.Exit(code)
 	}
-	r.Close()
-	if listenerFrom != nil {
-		cmd.ExtraFiles[1].Close()
-		pol := &ConnectPolicy{Proc: "/proc", Unix: spec.Seccomp.Unix, UnixPaths: spec.UnixSocketPaths, OnDeny: events.send}
-		go func() {
-			// Nothing arrives when the reaper fails before the command
-			// starts; its exit status then says why.
-			listener, err := receiveFd(listenerFrom)
-			listenerFrom.Close()
-			if err == nil {
-				ServeConnects(listener, pol)
+	pid := cmd.Process.Pid
+	// Every child is reaped here, orphans included; the command's end is
+	// the init's, with its status.
+	go func() {
+		for {
+			var ws syscall.WaitStatus
+			got, err := syscall.Wait4(-1, &ws, 0, nil)
+			if err == syscall.EINTR {
+				continue
 			}
-		}()
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "srt: sandbox: waiting for the command: %v\n", err)
+				os.Exit(1)
+			}
+			if got == pid {
+				os.Exit(statusCode(ws))
+			}
+		}
+	}()
+	for sig := range sigs {
+		switch s := sig.(syscall.Signal); s {
+		case syscall.SIGPIPE:
+		case syscall.SIGTSTP:
+			syscall.Kill(-1, syscall.SIGSTOP) // every process of the namespace but this one
+		case syscall.SIGCONT:
+			syscall.Kill(-1, syscall.SIGCONT)
+		default:
+			syscall.Kill(pid, s)
+		}
 	}
-	code := relaySignals(cmd, sigs)
-	events.flush()
-	os.Exit(code)
-	return nil
+	return errors.New("signal channel closed")
 }
 
 // notifyRelayed asks for the signals a sandbox process passes on, on a
@@ -239,34 +262,32 @@ func relaySignals(cmd *exec.Cmd, sigs <-chan os.Signal) int {
 	}
 }
 
-// startNetwork opens the command's ways out: the proxies' loopback ports,
-// handed to srt, and, when asked, the transparent path.
-func startNetwork(spec *Spec, runDir, link *os.File) error {
-	if err := handOverProxyPorts(spec.ProxyPorts, link); err != nil {
-		return err
-	}
-	if spec.Intercept {
-		if err := intercept(spec, runDir); err != nil && spec.Debug {
-			// The network stays closed without it: only the programs
-			// that ignore the proxy variables are left without a way out.
-			fmt.Fprintf(os.Stderr, "[SandboxDebug] transparent network path unavailable: %v\n", err)
+// handOverSockets opens the command's ways out and sends their sockets
+// to srt over the link, in one message: the proxies' loopback ports
+// (IPv4, and IPv6 where the kernel has it), and, when asked, the
+// transparent path's listeners and the DNS stub's sockets behind routes
+// that make every address local and an nftables redirect. srt serves
+// them all, so nothing in the sandbox relays a byte; connections made
+// before srt accepts wait in the backlog.
+func handOverSockets(spec *Spec, link *os.File) error {
+	var msg linkMessage
+	var files []*os.File
+	defer func() {
+		for _, f := range files {
+			f.Close()
 		}
-	}
-	return nil
-}
-
-// handOverProxyPorts listens on each port on the sandbox's loopback (IPv4,
-// and IPv6 where the kernel has it) and sends the listening sockets to
-// srt over the link, in one message: srt's proxies accept on them
-// directly, so a proxied byte crosses one process (no bridge in between).
-// Connections made before srt accepts wait in the backlog.
-func handOverProxyPorts(ports []int, link *os.File) error {
-	if len(ports) == 0 {
+	}()
+	add := func(s linkSocket, c fileConn) error {
+		f, err := c.File()
+		c.Close() // the duplicate in f keeps the socket
+		if err != nil {
+			return err
+		}
+		files = append(files, f)
+		msg.Sockets = append(msg.Sockets, s)
 		return nil
 	}
-	var msg listenersMessage
-	var fds []int
-	for _, port := range ports {
+	for _, port := range spec.ProxyPorts {
 		for _, host := range []string{"127.0.0.1", "::1"} {
 			ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
 			if err != nil {
@@ -275,32 +296,44 @@ func handOverProxyPorts(ports []int, link *os.File) error {
 				}
 				return fmt.Errorf("proxy port %d: %w", port, err)
 			}
-			f, err := ln.(*net.TCPListener).File()
-			ln.Close() // the duplicate in f keeps the socket
-			if err != nil {
+			if err := add(linkSocket{Kind: socketProxy, Port: port}, ln.(*net.TCPListener)); err != nil {
 				return err
 			}
-			defer f.Close()
-			fds = append(fds, int(f.Fd()))
-			msg.Listeners = append(msg.Listeners, port)
 		}
 	}
-	data, err := json.Marshal(&msg)
-	if err != nil {
-		return err
+	if spec.Intercept {
+		socks, err := openInterception()
+		if err != nil && spec.Debug {
+			// The network stays closed without it: only the programs
+			// that ignore the proxy variables are left without a way out.
+			fmt.Fprintf(os.Stderr, "[SandboxDebug] transparent network path unavailable: %v\n", err)
+		}
+		for _, o := range socks {
+			if err := add(o.socket, o.conn); err != nil {
+				return err
+			}
+		}
 	}
-	if err := unix.Sendmsg(int(link.Fd()), data, unix.UnixRights(fds...), nil, 0); err != nil {
-		return fmt.Errorf("handing the proxy ports to srt: %w", err)
+	if len(files) == 0 {
+		return nil
+	}
+	fds := make([]int, len(files))
+	for i, f := range files {
+		fds[i] = int(f.Fd())
+	}
+	if err := sendLink(link, &msg, fds); err != nil {
+		return fmt.Errorf("handing the network's sockets to srt: %w", err)
 	}
 	return nil
 }
 
-// intercept starts the transparent path towards the SOCKS proxy's socket.
-func intercept(spec *Spec, runDir *os.File) error {
-	if spec.SOCKSSocket == "" {
-		return errors.New("no SOCKS proxy to forward to")
+// sendLink sends one message to srt over the link, with descriptors.
+func sendLink(link *os.File, msg *linkMessage, fds []int) error {
+	data, err := json.Marshal(msg)
+	if err != nil {
+		return err
 	}
-	return startInterception(fdPath(runDir, spec.SOCKSSocket))
+	return unix.Sendmsg(int(link.Fd()), data, unix.UnixRights(fds...), nil, 0)
 }
 
 // exitCode maps a child's end to a shell-style status.
@@ -320,120 +353,12 @@ func statusCode(ws syscall.WaitStatus) int {
 	return ws.ExitStatus()
 }
 
-// runReaper is PID 1 of the command's PID namespace: it mounts a /proc of
-// that namespace, drops every privilege for the command, starts it as
-// PID 2 and reaps whatever it leaves. When the command exits, the reaper
-// exits, and the kernel kills everything else in the namespace.
-func runReaper() error {
-	signals := notifyRelayed()
-	spec, err := readSpec()
-	if err != nil {
-		return err
-	}
-	if err := mountProc(spec.WeakerProc); err != nil {
-		return err
-	}
-	path, err := findCommand(spec)
-	if err != nil {
-		return err
-	}
-	cmd := &exec.Cmd{Path: path, Args: spec.Argv, Env: spec.Env, Dir: spec.Cwd,
-		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
-	if len(spec.NullFDs) > 0 {
-		null, err := os.Open(os.DevNull)
-		if err != nil {
-			return err
-		}
-		for _, fd := range spec.NullFDs {
-			for len(cmd.ExtraFiles) < fd-2 {
-				cmd.ExtraFiles = append(cmd.ExtraFiles, nil)
-			}
-			cmd.ExtraFiles[fd-3] = null
-		}
-	}
-	if spec.Terminal {
-		// A session of its own with the pty as controlling terminal:
-		// job control and Ctrl-C work, on a terminal that only the
-		// sandbox uses.
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-	}
-
-	// Landlock: the second layer over the mounts, on every thread of
-	// this process and so on the command.
-	if spec.Landlock != nil {
-		if _, err := landlock.Apply(*spec.Landlock, landlock.Options{Scope: true}); err != nil {
-			return err
-		}
-	}
-	// Capabilities, no_new_privs and the bounding set are per thread: set
-	// them on this locked thread, which is the one that forks the command.
-	runtime.LockOSThread()
-	if err := dropPrivileges(); err != nil {
-		return err
-	}
-	listener, err := installSeccomp(spec.Seccomp)
-	if err != nil {
-		return err
-	}
-	if listener >= 0 {
-		toInit := os.NewFile(4, "listener")
-		err := sendFd(toInit, listener)
-		toInit.Close()
-		unix.Close(listener)
-		if err != nil {
-			return fmt.Errorf("handing the seccomp listener to the init: %w", err)
-		}
-	}
-	sigs := signals()
-	if err := cmd.Start(); err != nil {
-		code := 126
-		if errors.Is(err, os.ErrNotExist) {
-			code = 127
-		}
-		fmt.Fprintf(os.Stderr, "srt: %s: %v\n", spec.Argv[0], unwrapExec(err))
-		os.Exit(code)
-	}
-	pid := cmd.Process.Pid
-	// Every child is reaped here, orphans included; the command's end is
-	// the reaper's, with its status.
-	go func() {
-		for {
-			var ws syscall.WaitStatus
-			got, err := syscall.Wait4(-1, &ws, 0, nil)
-			if err == syscall.EINTR {
-				continue
-			}
-			if err != nil {
-				fmt.Fprintf(os.Stderr, "srt: sandbox: waiting for the command: %v\n", err)
-				os.Exit(1)
-			}
-			if got == pid {
-				os.Exit(statusCode(ws))
-			}
-		}
-	}()
-	for sig := range sigs {
-		switch s := sig.(syscall.Signal); s {
-		case syscall.SIGPIPE:
-		case syscall.SIGTSTP:
-			syscall.Kill(-1, syscall.SIGSTOP) // every process of the namespace but this one
-		case syscall.SIGCONT:
-			syscall.Kill(-1, syscall.SIGCONT)
-		default:
-			syscall.Kill(pid, s)
-		}
-	}
-	return errors.New("signal channel closed")
-}
-
 // sendFd passes fd over the Unix socket c.
 func sendFd(c *os.File, fd int) error {
 	return unix.Sendmsg(int(c.Fd()), []byte{0}, unix.UnixRights(fd), nil, 0)
 }
 
-// receiveFd takes one descriptor from the Unix socket c.
-func receiveFd(c *os.File) (int, error) { return receiveFdOn(int(c.Fd())) }
-
+// receiveFdOn takes one descriptor from the Unix socket sock.
 func receiveFdOn(sock int) (int, error) {
 	buf := make([]byte, 1)
 	// Room for the credentials too, which a socket with SO_PASSCRED gets.
@@ -552,21 +477,10 @@ func loopbackUp() error {
 // writing; each is covered by an empty read-only file or directory.
 var procMasks = []string{"/proc/kcore", "/proc/sysrq-trigger", "/proc/keys", "/proc/timer_list", "/proc/sched_debug", "/proc/latency_stats", "/proc/acpi", "/proc/scsi"}
 
-// mountProc replaces the init's /proc with one of this PID namespace, and
-// makes /proc/sys read-only.
-func mountProc(weaker bool) error {
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return pathErr("making mounts private", "/", err)
-	}
-	// Stacked on the init's proc, which stays hidden beneath: the kernel
-	// mounts a proc in a user namespace only while a complete one is in
-	// view, and the command has no capability to unmount either. Where
-	// the init had to bind the host's (weaker), none can be mounted.
-	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-		if !errors.Is(err, unix.EPERM) || !weaker {
-			return pathErr("mounting proc", "/proc", err)
-		}
-	}
+// maskProc makes /proc/sys read-only and masks the files of /proc that
+// reach kernel state shared with the host; the command has no
+// capability to unmount either.
+func maskProc() error {
 	if err := bindSelf("/proc/sys", true); err != nil {
 		return err
 	}
@@ -809,54 +723,4 @@ func buildDev(dev string) error {
 		}
 	}
 	return setAttr(dev, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC, false)
-}
-
-// eventSender passes the supervisor's refusals to srt over the link, one
-// message each, without ever holding up the call being answered: when
-// srt does not keep up, events are dropped.
-type eventSender struct {
-	mu     sync.Mutex
-	ch     chan Event
-	closed bool
-	done   chan struct{}
-}
-
-func newEventSender(link *os.File) *eventSender {
-	e := &eventSender{ch: make(chan Event, 256), done: make(chan struct{})}
-	go func() {
-		defer close(e.done)
-		for ev := range e.ch {
-			data, err := json.Marshal(ev)
-			if err == nil {
-				link.Write(data)
-			}
-		}
-	}()
-	return e
-}
-
-func (e *eventSender) send(ev Event) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closed {
-		return
-	}
-	select {
-	case e.ch <- ev:
-	default:
-	}
-}
-
-// flush sends what is queued, for at most a second.
-func (e *eventSender) flush() {
-	e.mu.Lock()
-	if !e.closed {
-		e.closed = true
-		close(e.ch)
-	}
-	e.mu.Unlock()
-	select {
-	case <-e.done:
-	case <-time.After(time.Second):
-	}
 }

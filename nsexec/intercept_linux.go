@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,9 +27,10 @@ import (
 
 // The transparent path: programs that ignore HTTP_PROXY still go through
 // the policy. Every address is made local to the sandbox's loopback, an
-// nftables rule redirects all TCP not meant for loopback to a listener of
-// the init, which recovers the original destination and asks the host's
-// SOCKS proxy for it, by name where it can tell one. A DNS stub answers
+// nftables rule redirects all TCP not meant for loopback to a listener,
+// served by srt (the init opens it and hands it over), which recovers the
+// original destination and asks the SOCKS proxy for it, by name where it
+// can tell one. A DNS stub answers
 // names the policy may allow with addresses from a private range, which
 // map back to the name; denied names get NXDOMAIN, and no query leaves.
 
@@ -76,47 +78,81 @@ type interception struct {
 	socks string // path of the host's SOCKS proxy socket
 }
 
-// startInterception sets up routes, the nftables redirect, the
-// transparent listener and the DNS stub. It runs in the init, in the
-// sandbox's network namespace, after loopback is up.
-func startInterception(socksPath string) error {
-	ic := &interception{names: newNameTable(), socks: socksPath}
+// handedSocket is a socket the init opens and hands to srt.
+type handedSocket struct {
+	socket linkSocket
+	conn   fileConn
+}
+
+// fileConn is a listener or packet socket that can be handed over.
+type fileConn interface {
+	File() (*os.File, error)
+	Close() error
+}
+
+// openInterception sets up, in the init and the sandbox's network
+// namespace after loopback is up, the routes, the nftables redirect, the
+// transparent listener and the DNS stub's sockets, and returns the
+// sockets for srt to serve (serveInterception). The stub's sockets are
+// bound here, so it answers once srt has them, before the command starts.
+func openInterception() ([]handedSocket, error) {
+	var out []handedSocket
+	fail := func(err error) ([]handedSocket, error) {
+		for _, h := range out {
+			h.conn.Close()
+		}
+		return nil, err
+	}
 	ln4, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return err
+		return nil, err
 	}
+	out = append(out, handedSocket{linkSocket{Kind: socketTransparent}, ln4.(*net.TCPListener)})
 	port := uint16(ln4.Addr().(*net.TCPAddr).Port)
-	ln6, err6 := net.Listen("tcp", net.JoinHostPort("::1", strconv.Itoa(int(port))))
+	if ln6, err := net.Listen("tcp", net.JoinHostPort("::1", strconv.Itoa(int(port)))); err == nil {
+		out = append(out, handedSocket{linkSocket{Kind: socketTransparent, IPv6: true}, ln6.(*net.TCPListener)})
+	}
 	const dnsPort = 53
 	if err := routeEverythingLocal(); err != nil {
-		return fmt.Errorf("routing: %w", err)
+		return fail(fmt.Errorf("routing: %w", err))
 	}
 	if err := redirectRules(port, dnsPort); err != nil {
-		return fmt.Errorf("nftables: %w", err)
+		return fail(fmt.Errorf("nftables: %w", err))
 	}
-	go ic.serve(ln4, false)
-	if err6 == nil {
-		go ic.serve(ln6, true)
-	}
-	// The stub's sockets are opened here, so it answers before the
-	// command starts; serving goes on in the background.
-	handler := dns.HandlerFunc(ic.answer)
 	for _, addr := range []string{"127.0.0.1:53", "[::1]:53"} {
 		pc, err := net.ListenPacket("udp", addr)
 		if err != nil {
 			if addr == "[::1]:53" {
 				continue // no IPv6 loopback
 			}
-			return fmt.Errorf("DNS stub on %s/udp: %w", addr, err)
+			return fail(fmt.Errorf("DNS stub on %s/udp: %w", addr, err))
 		}
+		out = append(out, handedSocket{linkSocket{Kind: socketDNSUDP}, pc.(*net.UDPConn)})
 		ln, err := net.Listen("tcp", addr)
 		if err != nil {
-			return fmt.Errorf("DNS stub on %s/tcp: %w", addr, err)
+			return fail(fmt.Errorf("DNS stub on %s/tcp: %w", addr, err))
 		}
+		out = append(out, handedSocket{linkSocket{Kind: socketDNSTCP}, ln.(*net.TCPListener)})
+	}
+	return out, nil
+}
+
+// serveInterception serves, in srt, the transparent path's sockets the
+// init handed over, towards the SOCKS proxy's Unix socket at socksPath:
+// the transparent listeners (v6 for the IPv6 one) and the DNS stub.
+// Closing the sockets ends it.
+func serveInterception(socksPath string, transparent map[net.Listener]bool, dnsUDP []net.PacketConn, dnsTCP []net.Listener) {
+	ic := &interception{names: newNameTable(), socks: socksPath}
+	for ln, v6 := range transparent {
+		go ic.serve(ln, v6)
+	}
+	handler := dns.HandlerFunc(ic.answer)
+	for _, pc := range dnsUDP {
 		go (&dns.Server{PacketConn: pc, Handler: handler}).ActivateAndServe()
+	}
+	for _, ln := range dnsTCP {
 		go (&dns.Server{Listener: ln, Handler: handler}).ActivateAndServe()
 	}
-	return nil
 }
 
 // routeEverythingLocal makes every IPv4 and IPv6 address local to lo, so

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -38,10 +39,16 @@ type Launch struct {
 	link, linkChild *os.File
 	closeChild      sync.Once
 	connectPolicy   *ConnectPolicy // the fallback's connect supervisor
-	// proxies serve the listening sockets the init hands over, by port.
-	proxies map[int]func(net.Listener)
-	onEvent func(Event)
-	done    chan struct{}
+	// proxies serve the listening sockets the init hands over, by port;
+	// nsPolicy answers the command's connects once the init hands over
+	// its filter's listener; the transparent path goes to the SOCKS
+	// proxy at socksPath (by way of socksDir, kept open).
+	proxies   map[int]func(net.Listener)
+	nsPolicy  *ConnectPolicy
+	socksPath string
+	socksDir  *os.File
+	onEvent   func(Event)
+	done      chan struct{}
 	// pidfd is the started process (the init, or the fallback's command),
 	// known from the credentials of its hello; -1 before.
 	pidMu sync.Mutex
@@ -184,8 +191,15 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 		ports = append(ports, p.Port)
 		l.proxies[p.Port] = p.Serve
 	}
+	intercept := o.Intercept && side.SOCKSSocket != ""
+	if intercept {
+		if l.socksPath, l.socksDir, err = ShortPath(dir, side.SOCKSSocket); err != nil {
+			return nil, err
+		}
+	}
+	l.nsPolicy = &ConnectPolicy{Proc: "/proc", Unix: filter.Unix, UnixPaths: unixPaths, OnDeny: o.OnEvent}
 	data, err := json.Marshal(&Spec{Plan: l.Plan, Argv: argv, Env: env, Cwd: cwd, RuntimeDir: dir, Debug: o.Debug, Terminal: o.Terminal,
-		ProxyPorts: ports, SOCKSSocket: side.SOCKSSocket, Intercept: o.Intercept,
+		ProxyPorts: ports, Intercept: intercept,
 		Seccomp: filter, UnixSocketPaths: unixPaths, Landlock: l.Landlock, WeakerProc: s.EnableWeakerNestedSandbox, NullFDs: o.NullFDs})
 	if err != nil {
 		return nil, err
@@ -202,7 +216,7 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 		w.Close()
 	}()
 	// Only the spec (fd 3) and the link (fd 4) are passed; whatever else
-	// this process holds without close-on-exec the reaper marks so before
+	// this process holds without close-on-exec the init marks so before
 	// the command runs.
 	cmd := command(o.Context, roleInit)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
@@ -211,7 +225,7 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 	cmd.SysProcAttr = sandboxNamespaces()
 	// The init needs its namespace capabilities after exec, though it runs
 	// as the caller's uid: ambient capabilities carry them. They are valid
-	// only in the new user namespace, and the reaper drops every one of
+	// only in the new user namespace, and the init drops every one of
 	// them before the command runs.
 	cmd.SysProcAttr.AmbientCaps = allCaps()
 	// A session of its own: the command has no controlling terminal it
@@ -270,35 +284,45 @@ func (l *Launch) watch() {
 		}
 		return
 	}
-	// The proxies' listening sockets come first, then the refusals; the
+	// The network's sockets come first, then the filter's listener. The
 	// sockets live in the sandbox's network namespace, which they keep
-	// alive: they are closed when the link ends.
-	var served []net.Listener
+	// alive: they are closed when the link ends. Each kind of message is
+	// taken once: the init sends each once, before the command starts.
+	var served []io.Closer
 	defer func() {
-		for _, ln := range served {
-			ln.Close()
+		for _, c := range served {
+			c.Close()
 		}
 	}()
-	buf := make([]byte, 64<<10)
-	fdsOOB := make([]byte, unix.CmsgSpace(16*4))
+	var gotSockets, gotListener bool
+	buf := make([]byte, 16<<10)
+	msgOOB := make([]byte, unix.CmsgSpace(unix.SizeofUcred)+unix.CmsgSpace(32*4))
 	for {
 		var n, oobn int
 		var rerr error
 		if err := rc.Read(func(fd uintptr) bool {
-			n, oobn, _, _, rerr = unix.Recvmsg(int(fd), buf, fdsOOB, unix.MSG_CMSG_CLOEXEC)
+			n, oobn, _, _, rerr = unix.Recvmsg(int(fd), buf, msgOOB, unix.MSG_CMSG_CLOEXEC)
 			return rerr != unix.EAGAIN
 		}); err != nil || rerr != nil || n == 0 {
 			return
 		}
 		// Every message carries the sender's credentials (SO_PASSCRED);
-		// only the listeners' message carries descriptors.
-		if fds := rights(fdsOOB[:oobn]); len(fds) > 0 {
-			served = append(served, l.serveProxies(buf[:n], fds)...)
+		// its descriptors are what it is about.
+		fds := rights(msgOOB[:oobn])
+		var msg linkMessage
+		if json.Unmarshal(buf[:n], &msg) != nil {
+			closeAll(fds)
 			continue
 		}
-		var ev Event
-		if l.onEvent != nil && json.Unmarshal(buf[:n], &ev) == nil {
-			l.onEvent(ev)
+		switch {
+		case msg.Seccomp && len(fds) == 1 && !gotListener:
+			gotListener = true
+			go ServeConnects(fds[0], l.nsPolicy)
+		case len(msg.Sockets) > 0 && len(msg.Sockets) == len(fds) && !gotSockets:
+			gotSockets = true
+			served = append(served, l.serveSockets(msg.Sockets, fds)...)
+		default:
+			closeAll(fds)
 		}
 	}
 }
@@ -316,30 +340,59 @@ func rights(oob []byte) []int {
 	return fds
 }
 
-// serveProxies serves the listening sockets fds of a listenersMessage
-// with the proxy of each one's port, and returns them. A socket for a
-// port srt has no proxy for is closed.
-func (l *Launch) serveProxies(data []byte, fds []int) []net.Listener {
-	var msg listenersMessage
-	json.Unmarshal(data, &msg)
-	var out []net.Listener
+func closeAll(fds []int) {
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
+}
+
+// serveSockets serves the sockets the init handed over: each proxy port
+// with its proxy, the transparent listeners and the DNS stub with the
+// transparent path. It returns them, to be closed with the run. A socket
+// srt has nothing to serve with is closed.
+func (l *Launch) serveSockets(kinds []linkSocket, fds []int) []io.Closer {
+	var out []io.Closer
+	transparent := map[net.Listener]bool{}
+	var dnsUDP []net.PacketConn
+	var dnsTCP []net.Listener
 	for i, fd := range fds {
-		f := os.NewFile(uintptr(fd), "proxy-listener")
+		k := kinds[i]
+		f := os.NewFile(uintptr(fd), "sandbox-socket")
 		var serve func(net.Listener)
-		if i < len(msg.Listeners) {
-			serve = l.proxies[msg.Listeners[i]]
+		if k.Kind == socketProxy {
+			serve = l.proxies[k.Port]
 		}
-		if serve == nil {
+		intercepting := l.socksPath != "" && (k.Kind == socketTransparent || k.Kind == socketDNSTCP || k.Kind == socketDNSUDP)
+		if serve == nil && !intercepting {
 			f.Close()
 			continue
 		}
-		ln, err := net.FileListener(f) // a duplicate: f is closed below
+		if k.Kind == socketDNSUDP {
+			pc, err := net.FilePacketConn(f) // a duplicate: f is closed below
+			f.Close()
+			if err == nil {
+				out = append(out, pc)
+				dnsUDP = append(dnsUDP, pc)
+			}
+			continue
+		}
+		ln, err := net.FileListener(f)
 		f.Close()
 		if err != nil {
 			continue
 		}
 		out = append(out, ln)
-		go serve(ln)
+		switch k.Kind {
+		case socketProxy:
+			go serve(ln)
+		case socketTransparent:
+			transparent[ln] = k.IPv6
+		case socketDNSTCP:
+			dnsTCP = append(dnsTCP, ln)
+		}
+	}
+	if len(transparent)+len(dnsUDP)+len(dnsTCP) > 0 {
+		serveInterception(l.socksPath, transparent, dnsUDP, dnsTCP)
 	}
 	return out
 }
@@ -441,6 +494,10 @@ func (l *Launch) Close() error {
 	if l.specR != nil {
 		l.specR.Close()
 		l.specR = nil
+	}
+	if l.socksDir != nil {
+		l.socksDir.Close()
+		l.socksDir = nil
 	}
 	var err error
 	if l.RuntimeDir != "" {
@@ -555,7 +612,7 @@ func removeStale(base string) {
 	}
 }
 
-// receiveFdPolled is receiveFd on a descriptor of the poller.
+// receiveFdPolled takes one descriptor from c, a descriptor of the poller.
 func receiveFdPolled(c *os.File) (int, error) {
 	rc, err := c.SyscallConn()
 	if err != nil {

@@ -14,11 +14,9 @@ type Spec struct {
 	Terminal   bool     `json:"terminal"` // stdin is a pty of the sandbox's own: make it the controlling terminal
 	// ProxyPorts are the loopback ports inside the sandbox where the
 	// command finds the proxies: the init listens on them and hands the
-	// listening sockets to srt over the link, which serves them itself.
+	// listening sockets to srt over the link, which serves them itself
+	// (as it serves the transparent path's, with Intercept).
 	ProxyPorts []int `json:"proxyPorts,omitempty"`
-	// SOCKSSocket is the SOCKS proxy's Unix socket in the runtime dir,
-	// where the transparent path sends what it catches.
-	SOCKSSocket string `json:"socksSocket,omitempty"`
 	// Seccomp selects the rules of the command's filter.
 	Seccomp FilterOptions `json:"seccomp"`
 	// UnixSocketPaths are allowUnixSockets, absolute, with symlinks
@@ -26,7 +24,7 @@ type Spec struct {
 	// socket only at or under one of them.
 	UnixSocketPaths []string `json:"unixSocketPaths,omitempty"`
 	// Landlock is the second layer over the mount plan, applied by the
-	// reaper to itself and the command where the kernel has Landlock;
+	// init to itself and the command where the kernel has Landlock;
 	// nil with allowNestedUserNamespaces, whose mounts Landlock forbids.
 	Landlock *landlock.Rules `json:"landlock,omitempty"`
 	// Ports are the fallback's proxy ports on loopback: the only TCP
@@ -46,12 +44,28 @@ type Spec struct {
 // cannot reach them by accident: each refuses to run unless fd 3 carries a
 // spec and its namespaces are new.
 const (
-	roleInit   = "__srt_nsexec_init"
-	roleReaper = "__srt_nsexec_reaper"
+	roleInit = "__srt_nsexec_init"
 )
 
-// listenersMessage is the init's message on the link that carries the
-// proxies' listening sockets (as SCM_RIGHTS, in the order of Listeners).
-type listenersMessage struct {
-	Listeners []int `json:"listeners"` // the loopback port of each socket
+// linkMessage is a message of the init to srt on the link, with
+// descriptors (SCM_RIGHTS): the network's sockets, in the order of
+// Sockets, or the seccomp filter's listener.
+type linkMessage struct {
+	Sockets []linkSocket `json:"sockets,omitempty"`
+	Seccomp bool         `json:"seccomp,omitempty"`
 }
+
+// linkSocket says what one handed-over socket is.
+type linkSocket struct {
+	Kind string `json:"kind"`           // one of the socket kinds below
+	Port int    `json:"port,omitempty"` // socketProxy: the loopback port
+	IPv6 bool   `json:"ipv6,omitempty"` // socketTransparent: an IPv6 listener
+}
+
+// Kinds of handed-over sockets.
+const (
+	socketProxy       = "proxy"       // a proxy's listener on the sandbox's loopback
+	socketTransparent = "transparent" // the listener the nftables redirect sends all other TCP to
+	socketDNSUDP      = "dns-udp"     // the DNS stub, UDP
+	socketDNSTCP      = "dns-tcp"     // the DNS stub, TCP
+)

@@ -133,6 +133,6 @@ func sameFile(a, b int) bool {
 }
 
 // closeOnExec marks every descriptor srt inherited above stdio
-// close-on-exec: none of them may reach the sandbox (the reaper does the
+// close-on-exec: none of them may reach the sandbox (the init does the
 // same before the command runs; this keeps them from the init too).
 func closeOnExec() { unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC) }

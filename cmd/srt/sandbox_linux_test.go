@@ -552,7 +552,7 @@ func TestSandboxFailsClosed(t *testing.T) {
 	})
 }
 
-// Signals sent to srt travel through the init and the reaper to the
+// Signals sent to srt travel through the init to the
 // command; SIGKILL to srt takes the whole sandbox down.
 func TestSandboxSignals(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
@@ -923,7 +923,7 @@ func hostHTTPServer(t *testing.T) (port int, requests func() []string) {
 }
 
 // A launch whose setup is long (1,000 filesystem rules: a big spec, many
-// mounts, a big Landlock ruleset) still sees its command end: the reaper
+// mounts, a big Landlock ruleset) still sees its command end: the init
 // waits for its children rather than for a signal it could miss. The hang
 // this guards against was intermittent (about one launch in 50 of the
 // side-by-side benchmark); TestRelayedSignals in nsexec pins its cause.
@@ -951,6 +951,28 @@ func TestSandboxLongSetupEnds(t *testing.T) {
 			case <-time.After(60 * time.Second):
 				t.Fatalf("run %d: the sandbox did not end within 60 s", i)
 			}
+		}
+	})
+}
+
+// The init is PID 1 of the command's PID namespace and keeps privileges
+// in the sandbox's user namespace: the command can neither trace it, nor
+// read its memory, nor reach its descriptors (the link to srt) through
+// /proc.
+func TestSandboxInitUnreachable(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		script := `for f in maps environ mem; do if head -c1 /proc/1/$f >/dev/null 2>&1; then echo "read $f"; fi; done
+for fd in 0 1 2 3 4 5; do if readlink /proc/1/fd/$fd >/dev/null 2>&1; then echo "link $fd"; fi; done
+if command -v python3 >/dev/null; then python3 -c '
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.ptrace(16, 1, 0, 0) == 0: print("traced")
+'; fi
+echo END`
+		r := b.run(nil, script)
+		if r.stdout != "END\n" {
+			t.Errorf("the command reached the init:\n%s\n%s", r.stdout, r.stderr)
 		}
 	})
 }
