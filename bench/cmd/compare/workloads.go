@@ -42,6 +42,14 @@ func workloads(work string, concurrent int) ([]workload, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	// Every implementation gets a TMPDIR of the run's own: what one
+	// leaves there (the reference leaves a Unix socket per run) goes with
+	// the work dir, and no later run pays for it.
+	tmp := filepath.Join(work, "tmp")
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		return nil, nil, err
+	}
+	runEnv = append(os.Environ(), "TMPDIR="+tmp)
 	// The fixtures' 110,000 new files are written back now, not while
 	// the first workloads are timed.
 	unix.Sync()
@@ -101,11 +109,22 @@ func workloads(work string, concurrent int) ([]workload, func(), error) {
 	return list, func() { server.Close() }, nil
 }
 
+// runEnv is the environment of every run: the driver's, with TMPDIR in
+// the work dir.
+var runEnv []string
+
+// command is argv in dir, with runEnv.
+func command(argv []string, dir string) *exec.Cmd {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Env = runEnv
+	return cmd
+}
+
 // timed runs argv in dir and returns its wall time; a failure is an error
 // with the end of its output.
 func timed(argv []string, dir string) (time.Duration, error) {
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = dir
+	cmd := command(argv, dir)
 	var out tail
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
@@ -125,8 +144,7 @@ func together(argv []string, dir string, n int) ([]float64, error) {
 	cmds := make([]*exec.Cmd, n)
 	outs := make([]tail, n)
 	for i := range cmds {
-		cmds[i] = exec.Command(argv[0], argv[1:]...)
-		cmds[i].Dir = dir
+		cmds[i] = command(argv, dir)
 		cmds[i].Stdout, cmds[i].Stderr = &outs[i], &outs[i]
 	}
 	start := time.Now()
@@ -163,8 +181,7 @@ func together(argv []string, dir string, n int) ([]float64, error) {
 // RSS and PSS of the sandbox's own processes (MB), the sleeping command
 // left out.
 func supervisorMem(argv []string, dir string) ([]float64, error) {
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = dir
+	cmd := command(argv, dir)
 	var out tail
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -188,9 +205,7 @@ func download(im impl, cfg, url, dir string) (float64, error) {
 	if im.sandboxed {
 		curl = `curl -sS --fail -o /dev/null -w '%{speed_download}' --noproxy '' -x "$http_proxy" ` + url
 	}
-	argv := im.argv(cfg, []string{"sh", "-c", curl})
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = dir
+	cmd := command(im.argv(cfg, []string{"sh", "-c", curl}), dir)
 	var stdout bytes.Buffer
 	var stderr tail
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
