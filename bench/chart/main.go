@@ -13,6 +13,7 @@ import (
 	"image/color"
 	"math"
 	"os"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -138,6 +139,7 @@ func panel(w string, impls []string, byKey map[[2]string]*result) (*plot.Plot, e
 		}
 	}
 	p.Y.Label.Text = unit
+	p.Y.Tick.Marker = plainTicks{}
 	p.Y.Min, p.Y.Max = 0, top*1.2
 	if top == 0 {
 		p.Y.Max = 1
@@ -172,6 +174,20 @@ func panel(w string, impls []string, byKey map[[2]string]*result) (*plot.Plot, e
 	p.Add(ls)
 	p.NominalX(impls...)
 	return p, nil
+}
+
+// plainTicks are gonum's default ticks labelled without trailing zeros
+// (the default prints "250.00" on some ranges and "300" on others).
+type plainTicks struct{}
+
+func (plainTicks) Ticks(min, max float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(min, max)
+	for i := range ticks {
+		if ticks[i].Label != "" {
+			ticks[i].Label = strconv.FormatFloat(ticks[i].Value, 'f', -1, 64)
+		}
+	}
+	return ticks
 }
 
 func contains(list []string, s string) bool {
