@@ -55,6 +55,9 @@ func noUsernsHarness(mode string) {
 		filter[i] = unix.SockFilter{Code: r.Op, Jt: r.Jt, Jf: r.Jf, K: r.K}
 	}
 	fprog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
+	// no_new_privs is a property of the thread: seccomp must be asked on
+	// the thread that set it (TSYNC then carries both to the others).
+	runtime.LockOSThread()
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		panic(err)
 	}
