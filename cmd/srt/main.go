@@ -209,8 +209,12 @@ func (c *cli) loadSettings(o *options) (*config.Settings, bool) {
 		}
 		c.errorf("ignoring unknown settings %s %s in %s", noun, strings.Join(quoted, ", "), path)
 	}
-	c.debugf("Loaded config from %s: %d allowed and %d denied domains, %d denyRead, %d allowRead, %d allowWrite, %d denyWrite entries",
-		path, len(l.Settings.Network.AllowedDomains), len(l.Settings.Network.DeniedDomains),
+	source := "Loaded config from " + path
+	if !l.Found {
+		source = "Default config"
+	}
+	c.debugf("%s: %d allowed and %d denied domains, %d denyRead, %d allowRead, %d allowWrite, %d denyWrite entries",
+		source, len(l.Settings.Network.AllowedDomains), len(l.Settings.Network.DeniedDomains),
 		len(l.Settings.Filesystem.DenyRead), len(l.Settings.Filesystem.AllowRead),
 		len(l.Settings.Filesystem.AllowWrite), len(l.Settings.Filesystem.DenyWrite))
 	return l.Settings, true

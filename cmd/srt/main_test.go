@@ -302,6 +302,9 @@ func TestNoCommand(t *testing.T) {
 	if r.code != 1 || !strings.HasPrefix(r.stderr, "[SandboxDebug] No config found at ") || !strings.HasSuffix(r.stderr, want) {
 		t.Errorf("srt -d = %+v", r)
 	}
+	if strings.Contains(r.stderr, "Loaded config from") || !strings.Contains(r.stderr, "[SandboxDebug] Default config: 0 allowed") {
+		t.Errorf("srt -d without a settings file says it loaded one: %q", r.stderr)
+	}
 	if r := runSrt(t, []string{"SRT_DEBUG=1"}, "-c", "echo test"); !strings.Contains(r.stderr, "[SandboxDebug] Command string mode (-c): echo test") {
 		t.Errorf("SRT_DEBUG: %q", r.stderr)
 	}
