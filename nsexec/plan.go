@@ -381,50 +381,59 @@ func findProtected(root string, depth int, gitConfig bool, relevant func(string)
 			return
 		}
 		read.Add(1)
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			return
-		}
-		var found []string
-		for _, e := range entries {
-			name := e.Name()
-			p := filepath.Join(dir, name)
-			lower := strings.ToLower(name)
+		var found, subdirs []string
+		err := readDir(dir, func(name []byte, isDir, isRegular bool) {
+			// Every protected name starts with a dot: only those are
+			// looked at, and only those and directories become strings.
+			var lower string
+			if name[0] == '.' {
+				lower = strings.ToLower(string(name))
+			}
+			path := func() string { return filepath.Join(dir, string(name)) }
 			switch {
-			case e.Type().IsRegular() && contains(protectedFiles, lower):
-				found = append(found, p)
-			case lower == ".git" && e.Type().IsRegular():
-				found = append(found, p)
-			case lower == ".git" && e.IsDir():
+			case lower == "":
+			case isRegular && contains(protectedFiles, lower):
+				found = append(found, path())
+			case lower == ".git" && isRegular:
+				found = append(found, path())
+			case lower == ".git" && isDir:
+				p := path()
 				found = append(found, existing(filepath.Join(p, "hooks"))...)
 				if !gitConfig {
 					found = append(found, existing(filepath.Join(p, "config"))...)
 				}
-				continue // objects, refs and the index stay writable; nothing else inside is sourced
-			case e.IsDir() && contains(protectedDirs, lower):
-				found = append(found, p)
-				continue
-			case e.IsDir() && lower == ".claude":
+				return // objects, refs and the index stay writable; nothing else inside is sourced
+			case isDir && contains(protectedDirs, lower):
+				found = append(found, path())
+				return
+			case isDir && lower == ".claude":
+				p := path()
 				for _, sub := range protectedClaude {
 					found = append(found, existingCaseless(p, sub)...)
 				}
 			}
-			if e.IsDir() && level < depth {
-				if read.Load() < parallelAfter {
+			if isDir && level < depth {
+				subdirs = append(subdirs, path())
+			}
+		})
+		if err != nil {
+			return
+		}
+		for _, p := range subdirs {
+			if read.Load() < parallelAfter {
+				walk(p, level+1)
+				continue
+			}
+			select {
+			case sem <- struct{}{}:
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					defer func() { <-sem }()
 					walk(p, level+1)
-					continue
-				}
-				select {
-				case sem <- struct{}{}:
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						defer func() { <-sem }()
-						walk(p, level+1)
-					}()
-				default: // enough readers already: this one reads it
-					walk(p, level+1)
-				}
+				}()
+			default: // enough readers already: this one reads it
+				walk(p, level+1)
 			}
 		}
 		if len(found) > 0 {

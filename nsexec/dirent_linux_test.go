@@ -1,0 +1,100 @@
+package nsexec
+
+import (
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// readDir sees what os.ReadDir sees: every name, directories as
+// directories, regular files as regular files, and a symlink (even to a
+// directory) as neither.
+func TestReadDirMatchesOS(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"sub", ".git", "Ünï côdé"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{".bashrc", "file", strings.Repeat("n", 255)} {
+		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("sub", filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	if err := readDir(dir, func(name []byte, isDir, isRegular bool) {
+		got = append(got, describe(string(name), isDir, isRegular))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, e := range entries {
+		want = append(want, describe(e.Name(), e.IsDir(), e.Type().IsRegular()))
+	}
+	sort.Strings(got)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("readDir:\n%s\nos.ReadDir:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if err := readDir(filepath.Join(dir, "file"), func([]byte, bool, bool) {}); err == nil {
+		t.Error("readDir of a regular file: no error")
+	}
+}
+
+func describe(name string, isDir, isRegular bool) string {
+	switch {
+	case isDir:
+		return name + " dir"
+	case isRegular:
+		return name + " file"
+	}
+	return name + " other"
+}
+
+// A record whose length is impossible ends the parse instead of looping
+// or reading past the buffer.
+func TestParseDirentsMalformed(t *testing.T) {
+	record := func(ino uint64, reclen int, typ byte, name string) []byte {
+		b := make([]byte, 19, reclen)
+		binary.NativeEndian.PutUint64(b[0:8], ino)
+		binary.NativeEndian.PutUint16(b[16:18], uint16(reclen))
+		b[18] = typ
+		b = append(b, name...)
+		for len(b) < reclen {
+			b = append(b, 0)
+		}
+		return b[:reclen]
+	}
+	good := record(1, 24, syscall.DT_REG, "a")
+	for _, c := range []struct {
+		name string
+		buf  []byte
+		want string
+	}{
+		{"well formed", append(append(append([]byte{}, good...), record(2, 24, syscall.DT_DIR, "..")...), record(3, 32, syscall.DT_DIR, "dir")...), "a,dir"},
+		{"deleted entry", append(record(0, 24, syscall.DT_REG, "gone"), good...), "a"},
+		{"zero length", append(append([]byte{}, good...), make([]byte, 24)...), "a"},
+		{"longer than the buffer", append(append([]byte{}, good...), record(4, 24, syscall.DT_REG, "b")[:20]...), "a"},
+		{"no NUL", record(5, 24, syscall.DT_REG, "abcde"), "abcde"},
+		{"short", good[:10], ""},
+	} {
+		var names []string
+		parseDirents(c.buf, func(name []byte, typ uint8) { names = append(names, string(name)) })
+		if got := strings.Join(names, ","); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
