@@ -241,7 +241,7 @@ func (s *Sandbox) network(r *run, settings *config.Settings, dir string, env []s
 		serveSOCKS = forwardTo(*n.SOCKSProxyPort)
 	}
 	listen := func(network, address string, serve func(net.Listener)) (net.Listener, error) {
-		ln, err := net.Listen(network, address)
+		ln, err := nsexec.Listen(network, address)
 		if err != nil {
 			return nil, fmt.Errorf("listening for the proxy: %w", err)
 		}

@@ -289,7 +289,7 @@ func handOverSockets(spec *Spec, link *os.File) error {
 	}
 	for _, port := range spec.ProxyPorts {
 		for _, host := range []string{"127.0.0.1", "::1"} {
-			ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+			ln, err := Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
 			if err != nil {
 				if host == "::1" {
 					continue // no IPv6 loopback in this kernel

@@ -103,13 +103,13 @@ func openInterception() ([]handedSocket, error) {
 		}
 		return nil, err
 	}
-	ln4, err := net.Listen("tcp", "127.0.0.1:0")
+	ln4, err := Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
 	out = append(out, handedSocket{linkSocket{Kind: socketTransparent}, ln4.(*net.TCPListener)})
 	port := uint16(ln4.Addr().(*net.TCPAddr).Port)
-	if ln6, err := net.Listen("tcp", net.JoinHostPort("::1", strconv.Itoa(int(port)))); err == nil {
+	if ln6, err := Listen("tcp", net.JoinHostPort("::1", strconv.Itoa(int(port)))); err == nil {
 		out = append(out, handedSocket{linkSocket{Kind: socketTransparent, IPv6: true}, ln6.(*net.TCPListener)})
 	}
 	const dnsPort = 53
@@ -128,7 +128,7 @@ func openInterception() ([]handedSocket, error) {
 			return fail(fmt.Errorf("DNS stub on %s/udp: %w", addr, err))
 		}
 		out = append(out, handedSocket{linkSocket{Kind: socketDNSUDP}, pc.(*net.UDPConn)})
-		ln, err := net.Listen("tcp", addr)
+		ln, err := Listen("tcp", addr)
 		if err != nil {
 			return fail(fmt.Errorf("DNS stub on %s/tcp: %w", addr, err))
 		}
