@@ -467,15 +467,14 @@ func existing(p string) []string {
 }
 
 func existingCaseless(dir, name string) []string {
-	entries, err := os.ReadDir(dir)
+	var out []string
+	err := readDir(dir, func(entry []byte, isDir, _ bool) {
+		if isDir && strings.EqualFold(string(entry), name) {
+			out = append(out, filepath.Join(dir, string(entry)))
+		}
+	})
 	if err != nil {
 		return nil
-	}
-	var out []string
-	for _, e := range entries {
-		if strings.EqualFold(e.Name(), name) && e.IsDir() {
-			out = append(out, filepath.Join(dir, e.Name()))
-		}
 	}
 	return out
 }
