@@ -73,8 +73,12 @@ type Event struct {
 	Reason string `json:"reason"`
 }
 
-// socketNr is socket(2) on this architecture.
-var socketNr = int32(Arches[runtime.GOARCH].Nr["socket"])
+// socketNr and socketpairNr are socket(2) and socketpair(2) on this
+// architecture.
+var (
+	socketNr     = int32(Arches[runtime.GOARCH].Nr["socket"])
+	socketpairNr = int32(Arches[runtime.GOARCH].Nr["socketpair"])
+)
 
 func (pol *ConnectPolicy) deny(errno unix.Errno, e Event) unix.Errno {
 	if pol.OnDeny != nil {
@@ -110,10 +114,14 @@ func ServeConnects(listener int, pol *ConnectPolicy) error {
 		go func() {
 			resp := seccompNotifResp{ID: req.ID}
 			var errno unix.Errno
-			if req.Nr == socketNr {
+			switch req.Nr {
+			case socketNr:
 				// Only socket(AF_UNIX) comes here, to be refused and told.
 				errno = pol.deny(unix.EPERM, Event{Call: "socket", Target: "AF_UNIX", Reason: "Unix-domain sockets are not allowed (allowUnixSockets)"})
-			} else {
+			case socketpairNr:
+				// Only datagram pairs come here, likewise.
+				errno = pol.deny(unix.EPERM, Event{Call: "socketpair", Target: "AF_UNIX SOCK_DGRAM", Reason: "a Unix datagram socket can send to any socket by its path (allowUnixSockets)"})
+			default:
 				errno = pol.connect(listener, &req)
 			}
 			if errno != 0 {

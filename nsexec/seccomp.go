@@ -100,6 +100,8 @@ const (
 	afInet6      = 10
 	afVsock      = 40
 	sockStream   = 1
+	sockDgram    = 2
+	sockSeqpack  = 5
 	sockTypeMask = 0xf
 	ipprotoTCP   = 6
 	tiocsti      = 0x5412 // push a byte into the terminal's input: keystroke injection
@@ -132,16 +134,20 @@ type UnixSockets int
 
 const (
 	// UnixNone refuses socket(AF_UNIX) (the default: a socket file such as
-	// docker.sock can be a host escape). socketpair stays allowed: its two
-	// ends reach nothing outside the process tree.
+	// docker.sock can be a host escape). Stream and seqpacket socketpairs
+	// stay allowed: their two ends are connected to each other for good
+	// (connect says EISCONN, an address given to send is refused or
+	// dropped), so they reach nothing outside the process tree.
+	// Datagram pairs are refused like datagram sockets: sendto and
+	// sendmsg take any address, and connect re-targets them.
 	UnixNone UnixSockets = iota
 	// UnixByPath allows stream sockets (whose sendmsg cannot carry an
 	// address) and sends every connect to the supervisor, which checks
 	// the path against allowUnixSockets and connects on the command's
 	// behalf. Datagram and seqpacket Unix sockets stay refused.
 	UnixByPath
-	// UnixAll is allowAllUnixSockets: the AF_UNIX rule is lifted, nothing
-	// else.
+	// UnixAll is allowAllUnixSockets: the AF_UNIX rule is lifted (for
+	// socketpair too), nothing else.
 	UnixAll
 )
 
@@ -179,18 +185,19 @@ func (o FilterOptions) notifies() bool {
 // user and mount namespaces unless allowed; everything else is allowed.
 func Filter(a Arch, o FilterOptions) []bpf.Instruction {
 	const (
-		kill    = "kill"
-		eperm   = "eperm"
-		enosys  = "enosys"
-		allow   = "allow"
-		notify  = "notify"
-		socket  = "socket"
-		ioctl   = "ioctl"
-		cloneNs = "clone-namespaces"
-		unixTyp = "unix-type"
-		inetTyp = "inet-type"
-		fastOp2 = "fastopen-arg2"
-		fastOp3 = "fastopen-arg3"
+		kill     = "kill"
+		eperm    = "eperm"
+		enosys   = "enosys"
+		allow    = "allow"
+		notify   = "notify"
+		socket   = "socket"
+		sockPair = "socketpair"
+		ioctl    = "ioctl"
+		cloneNs  = "clone-namespaces"
+		unixTyp  = "unix-type"
+		inetTyp  = "inet-type"
+		fastOp2  = "fastopen-arg2"
+		fastOp3  = "fastopen-arg3"
 	)
 	var p program
 	p.load(offArch)
@@ -204,6 +211,7 @@ func Filter(a Arch, o FilterOptions) []bpf.Instruction {
 		p.jumpIf(a.Nr[name], eperm)
 	}
 	p.jumpIf(a.Nr["socket"], socket)
+	p.jumpIf(a.Nr["socketpair"], sockPair)
 	p.jumpIf(a.Nr["ioctl"], ioctl)
 	if !o.NestedNamespaces {
 		for _, name := range mountCalls {
@@ -262,6 +270,29 @@ func Filter(a Arch, o FilterOptions) []bpf.Instruction {
 		p.and(sockTypeMask)
 		p.jumpIf(sockStream, allow)
 		p.ret(retErrno | errnoEPERM)
+	}
+
+	// socketpair: only AF_UNIX makes pairs. A datagram pair (SOCK_RAW is
+	// a datagram socket for AF_UNIX) is an unbound datagram socket that
+	// sendto, sendmsg's msg_name or connect can aim at any socket file
+	// the sandbox sees (syslog, journald, an agent), past the socket()
+	// rule: only stream and seqpacket pairs are made, unless every Unix
+	// socket is allowed.
+	p.label(sockPair)
+	p.load(offArg(0))
+	p.jumpIfNot(afUnix, eperm)
+	if o.Unix != UnixAll {
+		p.load(offArg(1))
+		p.and(sockTypeMask)
+		p.jumpIf(sockStream, allow)
+		p.jumpIf(sockSeqpack, allow)
+		if o.reportsSockets() {
+			p.ret(retUserNotif)
+		} else {
+			p.ret(retErrno | errnoEPERM)
+		}
+	} else {
+		p.ret(retAllow)
 	}
 
 	p.label(ioctl)

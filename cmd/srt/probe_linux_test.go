@@ -61,6 +61,65 @@ func probe(what string) {
 		}
 		r, _, e = syscall.Syscall(1000, 0, 0, 0)
 		report("syscall-1000", r, e)
+	case "unix-dgram":
+		// Every way to aim a Unix socket that socket() did not make at
+		// each target path ("@name": abstract), then the pairs that must
+		// keep working.
+		msg := []byte("LEAKED-DATAGRAM")
+		for _, target := range os.Args[1:] {
+			sa := &unix.SockaddrUnix{Name: target}
+			try := func(name string, typ int, send func(fd int) error) {
+				pair, err := unix.Socketpair(unix.AF_UNIX, typ, 0)
+				if err != nil {
+					fmt.Printf("%s %s: socketpair: %v\n", target, name, err)
+					return
+				}
+				defer unix.Close(pair[0])
+				defer unix.Close(pair[1])
+				fmt.Printf("%s %s: %v\n", target, name, send(pair[0]))
+			}
+			sendto := func(fd int) error { return unix.Sendto(fd, msg, 0, sa) }
+			sendmsg := func(fd int) error { _, err := unix.SendmsgN(fd, msg, nil, sa, 0); return err }
+			connect := func(fd int) error {
+				if err := unix.Connect(fd, sa); err != nil {
+					return err
+				}
+				_, err := unix.Write(fd, msg)
+				return err
+			}
+			disconnect := func(fd int) error {
+				// AF_UNSPEC dissolves a datagram socket's association.
+				unix.Connect(fd, &unix.SockaddrUnix{})
+				return sendto(fd)
+			}
+			try("dgram-sendto", unix.SOCK_DGRAM, sendto)
+			try("dgram-sendmsg", unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, sendmsg)
+			try("dgram-connect", unix.SOCK_DGRAM|unix.SOCK_NONBLOCK, connect)
+			try("dgram-disconnect", unix.SOCK_DGRAM, disconnect)
+			try("raw-sendto", unix.SOCK_RAW, sendto)
+			try("seqpacket-sendto", unix.SOCK_SEQPACKET, sendto)
+			try("seqpacket-connect", unix.SOCK_SEQPACKET, connect)
+			try("stream-sendmsg", unix.SOCK_STREAM, sendmsg)
+			try("stream-connect", unix.SOCK_STREAM, connect)
+			fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM, 0)
+			if err == nil {
+				err = unix.Sendto(fd, msg, 0, sa)
+				unix.Close(fd)
+			}
+			fmt.Printf("%s socket-dgram-sendto: %v\n", target, err)
+		}
+		for _, typ := range []int{unix.SOCK_STREAM, unix.SOCK_SEQPACKET} {
+			pair, err := unix.Socketpair(unix.AF_UNIX, typ, 0)
+			if err == nil {
+				_, err = unix.Write(pair[0], []byte("ping"))
+				buf := make([]byte, 8)
+				n, rerr := unix.Read(pair[1], buf)
+				if err == nil && (rerr != nil || string(buf[:n]) != "ping") {
+					err = fmt.Errorf("read %q, %v", buf[:n], rerr)
+				}
+			}
+			fmt.Printf("pair type %d: %v\n", typ, err)
+		}
 	case "unix-connect":
 		// Connect to each path and print the first line the server sends.
 		for _, p := range os.Args[1:] {

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/srt-go/srt/internal/testenv"
+)
+
+// Attacks of issue #17: holes found by reading the code, each judged from
+// outside the sandbox.
+
+// unixTargets listens, at paths anyone may write to (as /dev/log and
+// journald's sockets are), on a Unix datagram socket, a stream and a
+// seqpacket one, and on an abstract datagram socket; it returns the
+// datagram path, the abstract name, the stream and seqpacket paths, and
+// a report of what each has received or accepted so far.
+func unixTargets(t *testing.T) (dgram, abstract, stream, seqpacket string, received func() map[string]string) {
+	t.Helper()
+	// Short: a socket path must fit in sun_path's 108 bytes.
+	dir, err := os.MkdirTemp("/tmp", "srt-dg-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	dgram = filepath.Join(dir, "log.sock")
+	abstract = fmt.Sprintf("@srt-test-dgram-%d-%d", os.Getpid(), time.Now().UnixNano())
+	stream, seqpacket = filepath.Join(dir, "stream.sock"), filepath.Join(dir, "seqpacket.sock")
+	var mu sync.Mutex
+	got := map[string]string{}
+	note := func(name, what string) {
+		mu.Lock()
+		got[name] += what + ";"
+		mu.Unlock()
+	}
+	for _, name := range []string{dgram, abstract} {
+		c, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: name, Net: "unixgram"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		go func() {
+			buf := make([]byte, 512)
+			for {
+				n, err := c.Read(buf)
+				if err != nil {
+					return
+				}
+				note(name, string(buf[:n]))
+			}
+		}()
+	}
+	for name, network := range map[string]string{stream: "unix", seqpacket: "unixpacket"} {
+		ln, err := net.Listen(network, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				note(name, "accepted")
+				c.Close()
+			}
+		}()
+	}
+	for _, p := range []string{dgram, stream, seqpacket} {
+		os.Chmod(p, 0o666)
+	}
+	return dgram, abstract, stream, seqpacket, func() map[string]string {
+		time.Sleep(100 * time.Millisecond) // what was sent is queued by now
+		mu.Lock()
+		defer mu.Unlock()
+		out := map[string]string{}
+		for k, v := range got {
+			out[k] = v
+		}
+		return out
+	}
+}
+
+// Item 1: a socket that socket() did not make — a socketpair — aimed by sendto, sendmsg's msg_name or connect at a host datagram
+// socket (or a stream or seqpacket one), in every mode: nothing arrives, while stream and seqpacket
+// pairs keep working.
+func TestSandboxUnixDatagramsReachNothing(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		exe, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		path, abstract, stream, seqpacket, received := unixTargets(t)
+		probe := strings.Join([]string{probeEnv + "=unix-dgram", exe, path, abstract, stream, seqpacket}, " ")
+		other := filepath.Join(filepath.Dir(path), "other")
+		os.Mkdir(other, 0o755)
+		net := func(extra string) string {
+			return `{` + extra + `"network":{"allowedDomains":[],"deniedDomains":[]` + `},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`
+		}
+		byPath := `{"network":{"allowedDomains":[],"deniedDomains":[],"allowUnixSockets":[` + fmt.Sprintf("%q", other) + `]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`
+		fallback := filepath.Join(filepath.Dir(b.W), "fallback.json")
+		os.WriteFile(fallback, []byte(net(`"enableWeakerNestedSandbox":true,`)), 0o644)
+		fallbackByPath := filepath.Join(filepath.Dir(b.W), "fallback-path.json")
+		os.WriteFile(fallbackByPath, []byte(strings.Replace(byPath, "{", `{"enableWeakerNestedSandbox":true,`, 1)), 0o644)
+		runs := map[string]func() result{
+			"namespace sandbox":              func() result { return b.runJSON(net(""), probe) },
+			"namespace sandbox, by path":     func() result { return b.runJSON(byPath, probe) },
+			"fallback":                       func() result { return b.runNoUserns("", nil, "--settings", fallback, "-c", probe) },
+			"fallback, by path":              func() result { return b.runNoUserns("", nil, "--settings", fallbackByPath, "-c", probe) },
+			"namespace sandbox, with report": func() result { return b.exec(nil, []string{"NOSETTINGS"}, "--violations", "/dev/null", "-c", probe) },
+		}
+		for name, run := range runs {
+			r := run()
+			for _, want := range []string{"pair type 1: <nil>", "pair type 5: <nil>", path + " dgram-sendto: socketpair: operation not permitted"} {
+				if !strings.Contains(r.stdout, want) {
+					t.Errorf("%s: output lacks %q: %+v", name, want, r)
+				}
+			}
+			if got := received(); len(got) > 0 {
+				t.Errorf("%s: host datagram sockets received %q\n%s", name, got, r.stdout)
+			}
+		}
+	})
+}
