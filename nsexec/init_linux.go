@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -99,9 +100,6 @@ func runInit() error {
 		return err
 	}
 	if err := buildRoot(spec); err != nil {
-		return err
-	}
-	if err := maskProc(); err != nil {
 		return err
 	}
 	if err := loopbackUp(); err != nil {
@@ -473,18 +471,75 @@ func loopbackUp() error {
 	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
 }
 
-// procMasks are /proc entries the command has no business reading or
-// writing; each is covered by an empty read-only file or directory.
-var procMasks = []string{"/proc/kcore", "/proc/sysrq-trigger", "/proc/keys", "/proc/timer_list", "/proc/sched_debug", "/proc/latency_stats", "/proc/acpi", "/proc/scsi"}
+// procMasks are /proc entries the command has no business reading; each
+// is covered by an empty read-only file or directory.
+var procMasks = []string{"kcore", "sysrq-trigger", "keys", "timer_list", "sched_debug", "latency_stats", "acpi", "scsi"}
 
-// maskProc makes /proc/sys read-only and masks the files of /proc that
-// reach kernel state shared with the host; the command has no
-// capability to unmount either.
-func maskProc() error {
-	if err := bindSelf("/proc/sys", true); err != nil {
+// hardenProc makes every entry at the top of the sandbox's /proc that is
+// not a process's own read-only, then masks procMasks. The top-level
+// entries (irq, sys, bus, fs, driver, sysrq-trigger, mtrr, pressure, …)
+// reach kernel state shared with the host, and the user namespace does
+// not shield them from a caller who is root: its uid is mapped to itself,
+// and procfs checks these files' modes against the real uid 0 (root
+// changed /proc/irq/default_smp_affinity that way). The process
+// directories stay writable (the command's own oom_score_adj, uid_map),
+// as do the links into them (self, thread-self, mounts, net).
+//
+// Each entry is covered by the same entry of a second proc instance,
+// mounted read-only in the staging area: a bind keeps its source mount's
+// read-only flag, so one mount per entry suffices, and the instance goes
+// with the staging area at pivot_root.
+//
+// With a bound host /proc (fresh: false), the whole tree is made
+// read-only: its process directories are the host's.
+func hardenProc(proc, stage string, fresh bool) error {
+	if !fresh {
+		if err := setAttr(proc, unix.MOUNT_ATTR_RDONLY, true); err != nil {
+			return err
+		}
+		return maskProc(proc)
+	}
+	ro := filepath.Join(stage, "proc")
+	if err := os.Mkdir(ro, 0o755); err != nil {
 		return err
 	}
-	for _, p := range procMasks {
+	if err := unix.Mount("proc", ro, "proc", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return pathErr("mounting a read-only proc", ro, err)
+	}
+	var names []string
+	err := readDir(proc, func(name []byte, isDir, isRegular bool) {
+		// Not the links into the process directories, nor what
+		// maskProc covers anyway.
+		if (isDir || isRegular) && !isPID(name) && !slices.Contains(procMasks, string(name)) {
+			names = append(names, string(name))
+		}
+	})
+	if err != nil {
+		return pathErr("listing", "/proc", err)
+	}
+	for _, n := range names {
+		if err := unix.Mount(filepath.Join(ro, n), filepath.Join(proc, n), "", unix.MS_BIND, ""); err != nil {
+			return pathErr("covering with a read-only copy", "/proc/"+n, err)
+		}
+	}
+	return maskProc(proc)
+}
+
+// isPID reports whether a /proc name is a process's directory.
+func isPID(name []byte) bool {
+	for _, c := range name {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return len(name) > 0
+}
+
+// maskProc masks procMasks under proc; the command has no capability to
+// unmount them.
+func maskProc(proc string) error {
+	for _, name := range procMasks {
+		p := filepath.Join(proc, name)
 		fi, err := os.Stat(p)
 		if err != nil {
 			continue
@@ -498,7 +553,7 @@ func maskProc() error {
 			}
 		}
 		if err != nil {
-			return pathErr("masking", p, err)
+			return pathErr("masking", "/proc/"+name, err)
 		}
 	}
 	return nil
@@ -506,17 +561,6 @@ func maskProc() error {
 
 func pathErr(op, path string, err error) error {
 	return &os.PathError{Op: op, Path: path, Err: err}
-}
-
-// bindSelf bind-mounts path onto itself (recursively), read-only or not.
-func bindSelf(path string, readOnly bool) error {
-	if err := unix.Mount(path, path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-		return pathErr("bind", path, err)
-	}
-	if readOnly {
-		return setAttr(path, unix.MOUNT_ATTR_RDONLY, true)
-	}
-	return nil
 }
 
 // setAttr sets mount attributes on the mount at path, and with recursive
@@ -591,7 +635,9 @@ func buildRoot(spec *Spec) error {
 	if err := buildDev(filepath.Join(root, "dev")); err != nil {
 		return err
 	}
+	fresh := true
 	if err := unix.Mount("proc", filepath.Join(root, "proc"), "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		fresh = false
 		// A host whose /proc is partly covered (a container's masked
 		// paths) lets no namespace mount a fresh one. Only when the
 		// settings accept a weaker sandbox, the host's /proc is bound
@@ -603,8 +649,11 @@ func buildRoot(spec *Spec) error {
 			return pathErr("binding the host's proc", "/proc", err)
 		}
 		if spec.Debug {
-			fmt.Fprintln(os.Stderr, "[SandboxDebug] no fresh /proc can be mounted here; the host's /proc is bound (enableWeakerNestedSandbox): its processes are visible inside")
+			fmt.Fprintln(os.Stderr, "[SandboxDebug] no fresh /proc can be mounted here; the host's /proc is bound read-only (enableWeakerNestedSandbox): its processes are visible inside")
 		}
+	}
+	if err := hardenProc(filepath.Join(root, "proc"), stage, fresh); err != nil {
+		return err
 	}
 	// pivot_root(".", "."): the old root ends up stacked on the new one and
 	// is detached at once, with no directory needed for it in the tree.

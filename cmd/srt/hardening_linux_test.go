@@ -131,3 +131,49 @@ func TestSandboxUnixDatagramsReachNothing(t *testing.T) {
 		}
 	})
 }
+
+// Item 2: nothing under /proc but the processes' own directories can be
+// written, also by root, whose uid the user namespace maps to itself:
+// every file under every other top-level entry refuses to open for
+// writing, and a write to /proc/irq/default_smp_affinity leaves the
+// host's value as it was.
+func TestSandboxProcReadOnly(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		exe, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		const affinity = "/proc/irq/default_smp_affinity"
+		before, err := os.ReadFile(affinity)
+		if err != nil {
+			t.Skipf("requires %s: %v", affinity, err)
+		}
+		// A different mask the kernel accepts: CPU 0 alone, or all but
+		// CPU 0 when it already is CPU 0 alone.
+		mask := "1"
+		if strings.Trim(strings.TrimSpace(string(before)), "0,") == "1" {
+			mask = "3"
+		}
+		t.Cleanup(func() {
+			if now, _ := os.ReadFile(affinity); string(now) != string(before) && os.Geteuid() == 0 {
+				os.WriteFile(affinity, before, 0)
+			}
+		})
+		r := b.run(nil, probeEnv+"=proc-write "+exe+" "+mask)
+		if !strings.Contains(r.stdout, "tried ") || strings.Contains(r.stdout, "tried 0\n") {
+			t.Fatalf("the probe tried nothing: %+v", r)
+		}
+		if strings.Contains(r.stdout, "writable:") {
+			t.Errorf("/proc entries writable inside:\n%s", r.stdout)
+		}
+		if now, _ := os.ReadFile(affinity); string(now) != string(before) {
+			t.Errorf("the host's %s changed from %q to %q", affinity, before, now)
+		}
+		// The command's own process directory stays writable.
+		r = b.run(nil, "echo 500 > /proc/self/oom_score_adj && cat /proc/self/oom_score_adj")
+		if strings.TrimSpace(r.stdout) != "500" {
+			t.Errorf("the command cannot write its own oom_score_adj: %+v", r)
+		}
+	})
+}

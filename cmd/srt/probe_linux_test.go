@@ -2,8 +2,11 @@ package main
 
 import (
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 	"unsafe"
@@ -119,6 +122,33 @@ func probe(what string) {
 				}
 			}
 			fmt.Printf("pair type %d: %v\n", typ, err)
+		}
+	case "proc-write":
+		// Open for writing (writing nothing) every file under each
+		// top-level /proc entry that is not a process's; then, with an
+		// argument, write it into /proc/irq/default_smp_affinity.
+		tried := 0
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			if e.Type()&os.ModeSymlink != 0 || strings.Trim(e.Name(), "0123456789") == "" {
+				continue
+			}
+			filepath.WalkDir("/proc/"+e.Name(), func(p string, d fs.DirEntry, err error) error {
+				if err != nil || !d.Type().IsRegular() {
+					return nil
+				}
+				tried++
+				if fd, err := unix.Open(p, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0); err == nil {
+					unix.Close(fd)
+					fmt.Printf("writable: %s\n", p)
+				}
+				return nil
+			})
+		}
+		fmt.Printf("tried %d\n", tried)
+		if len(os.Args) > 1 {
+			err := os.WriteFile("/proc/irq/default_smp_affinity", []byte(os.Args[1]+"\n"), 0)
+			fmt.Printf("default_smp_affinity: %v\n", err)
 		}
 	case "unix-connect":
 		// Connect to each path and print the first line the server sends.
