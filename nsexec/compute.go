@@ -37,6 +37,11 @@ func (b *builder) compute() {
 	for p := range pins {
 		paths[p] = true
 	}
+	links := map[string]linkRule{}
+	for _, l := range b.links {
+		links[l.path] = l
+		paths[l.path] = true
+	}
 	order := make([]string, 0, len(paths))
 	for p := range paths {
 		order = append(order, p)
@@ -56,6 +61,14 @@ func (b *builder) compute() {
 		v, parent := viewAt(p, reads, writes), view{readable: true}
 		if p != "/" {
 			parent = viewAt(filepath.Dir(p), reads, writes)
+		}
+		if l, ok := links[p]; ok {
+			// A link matters where the command could remove or replace
+			// it: in a directory it may write and can see.
+			if parent.readable && parent.writable {
+				b.plan.Mounts = append(b.plan.Mounts, Mount{Kind: l.kind, Path: p, Why: l.why})
+			}
+			continue
 		}
 		why := ruleWhy(p, reads, writes, pins)
 		switch {
@@ -168,23 +181,28 @@ func ruleWhy(p string, reads, writes map[string][]rule, pins map[string]string) 
 }
 
 // pinned returns the directories between each protected (deny-write) path
-// and the write root above it. They become mount points of themselves, so
-// that renaming one fails with EBUSY: "mv .git .git2" followed by a fresh
-// .git/hooks would otherwise move the protection aside.
+// or pinned symlink and the write root above it. They become mount points
+// of themselves, so that renaming one fails with EBUSY: "mv .git .git2"
+// followed by a fresh .git/hooks would otherwise move the protection aside.
 func (b *builder) pinned(writes map[string][]rule) map[string]string {
 	pins := map[string]string{}
-	for _, w := range b.writes {
-		if w.allow {
-			continue
-		}
-		for d := filepath.Dir(w.path); d != "/"; d = filepath.Dir(d) {
+	pin := func(p string) {
+		for d := filepath.Dir(p); d != "/"; d = filepath.Dir(d) {
 			if hasAllow(writes[d]) {
 				break // the write root itself gets its own mount
 			}
 			if pins[d] == "" {
-				pins[d] = "contains " + w.path
+				pins[d] = "contains " + p
 			}
 		}
+	}
+	for _, w := range b.writes {
+		if !w.allow {
+			pin(w.path)
+		}
+	}
+	for _, l := range b.links {
+		pin(l.path)
 	}
 	return pins
 }

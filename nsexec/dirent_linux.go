@@ -11,11 +11,11 @@ import (
 var direntBufs = sync.Pool{New: func() any { return new([32 << 10]byte) }}
 
 // readDir calls fn for every entry of dir but "." and "..", with its name
-// (valid only during the call) and whether it is a directory or a regular
-// file (a symlink is neither). It reads with getdents64 itself: os.ReadDir
+// (valid only during the call) and its kind (a symlink is a link, whatever
+// it points to). It reads with getdents64 itself: os.ReadDir
 // would also register the directory with the poller, sort the entries and
 // allocate for each, which in a tree of 100,000 files is most of the walk.
-func readDir(dir string, fn func(name []byte, isDir, isRegular bool)) error {
+func readDir(dir string, fn func(name []byte, kind entryKind)) error {
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return err
@@ -46,9 +46,20 @@ func readDir(dir string, fn func(name []byte, isDir, isRegular bool)) error {
 					typ = unix.DT_DIR
 				case unix.S_IFREG:
 					typ = unix.DT_REG
+				case unix.S_IFLNK:
+					typ = unix.DT_LNK
 				}
 			}
-			fn(name, typ == unix.DT_DIR, typ == unix.DT_REG)
+			kind := kindOther
+			switch typ {
+			case unix.DT_DIR:
+				kind = kindDir
+			case unix.DT_REG:
+				kind = kindRegular
+			case unix.DT_LNK:
+				kind = kindLink
+			}
+			fn(name, kind)
 		})
 	}
 }

@@ -12,7 +12,7 @@ import (
 
 // readDir sees what os.ReadDir sees: every name, directories as
 // directories, regular files as regular files, and a symlink (even to a
-// directory) as neither.
+// directory) as a link.
 func TestReadDirMatchesOS(t *testing.T) {
 	dir := t.TempDir()
 	for _, d := range []string{"sub", ".git", "Ünï côdé"} {
@@ -32,8 +32,8 @@ func TestReadDirMatchesOS(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	if err := readDir(dir, func(name []byte, isDir, isRegular bool) {
-		got = append(got, describe(string(name), isDir, isRegular))
+	if err := readDir(dir, func(name []byte, kind entryKind) {
+		got = append(got, describe(string(name), kind))
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -43,23 +43,34 @@ func TestReadDirMatchesOS(t *testing.T) {
 	}
 	var want []string
 	for _, e := range entries {
-		want = append(want, describe(e.Name(), e.IsDir(), e.Type().IsRegular()))
+		kind := kindOther
+		switch {
+		case e.IsDir():
+			kind = kindDir
+		case e.Type().IsRegular():
+			kind = kindRegular
+		case e.Type()&os.ModeSymlink != 0:
+			kind = kindLink
+		}
+		want = append(want, describe(e.Name(), kind))
 	}
 	sort.Strings(got)
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("readDir:\n%s\nos.ReadDir:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if err := readDir(filepath.Join(dir, "file"), func([]byte, bool, bool) {}); err == nil {
+	if err := readDir(filepath.Join(dir, "file"), func([]byte, entryKind) {}); err == nil {
 		t.Error("readDir of a regular file: no error")
 	}
 }
 
-func describe(name string, isDir, isRegular bool) string {
-	switch {
-	case isDir:
+func describe(name string, kind entryKind) string {
+	switch kind {
+	case kindDir:
 		return name + " dir"
-	case isRegular:
+	case kindRegular:
 		return name + " file"
+	case kindLink:
+		return name + " link"
 	}
 	return name + " other"
 }

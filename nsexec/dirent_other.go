@@ -4,15 +4,23 @@ package nsexec
 
 import "os"
 
-// readDir calls fn for every entry of dir, with its name and whether it
-// is a directory or a regular file (a symlink is neither).
-func readDir(dir string, fn func(name []byte, isDir, isRegular bool)) error {
+// readDir calls fn for every entry of dir, with its name and kind.
+func readDir(dir string, fn func(name []byte, kind entryKind)) error {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return err
 	}
 	for _, e := range entries {
-		fn([]byte(e.Name()), e.IsDir(), e.Type().IsRegular())
+		kind := kindOther
+		switch {
+		case e.IsDir():
+			kind = kindDir
+		case e.Type().IsRegular():
+			kind = kindRegular
+		case e.Type()&os.ModeSymlink != 0:
+			kind = kindLink
+		}
+		fn([]byte(e.Name()), kind)
 	}
 	return nil
 }

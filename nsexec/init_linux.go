@@ -507,10 +507,10 @@ func hardenProc(proc, stage string, fresh bool) error {
 		return pathErr("mounting a read-only proc", ro, err)
 	}
 	var names []string
-	err := readDir(proc, func(name []byte, isDir, isRegular bool) {
+	err := readDir(proc, func(name []byte, kind entryKind) {
 		// Not the links into the process directories, nor what
 		// maskProc covers anyway.
-		if (isDir || isRegular) && !isPID(name) && !slices.Contains(procMasks, string(name)) {
+		if (kind == kindDir || kind == kindRegular) && !isPID(name) && !slices.Contains(procMasks, string(name)) {
 			names = append(names, string(name))
 		}
 	})
@@ -717,6 +717,26 @@ func applyMount(root, stage string, i int, m Mount) error {
 			return pathErr("mask", m.Path, err)
 		}
 		return setAttr(target, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, false)
+	case PinLink, MaskLink:
+		// The symlink itself becomes a mount point (open_tree and
+		// move_mount do not follow it, where mount(2) would), so it can
+		// be neither removed nor replaced.
+		src := target
+		if m.Kind == MaskLink {
+			src = filepath.Join(stage, fmt.Sprintf("link-%d", i))
+			if err := os.Symlink(deadLink, src); err != nil {
+				return err
+			}
+		}
+		fd, err := unix.OpenTree(unix.AT_FDCWD, src, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_SYMLINK_NOFOLLOW)
+		if err != nil {
+			return pathErr("open_tree", m.Path, err)
+		}
+		defer unix.Close(fd)
+		if err := unix.MoveMount(fd, "", unix.AT_FDCWD, target, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+			return pathErr("move_mount", m.Path, err)
+		}
+		return nil
 	}
 	return fmt.Errorf("unknown mount kind %q", m.Kind)
 }

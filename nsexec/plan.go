@@ -33,7 +33,19 @@ const (
 	MaskDir MountKind = "mask-dir"
 	// MaskFile hides a file behind an empty, read-only file of mode 000.
 	MaskFile MountKind = "mask-file"
+	// PinLink mounts a symlink on itself: it can be neither removed nor
+	// replaced, so it keeps leading where it did (a protected name that
+	// is a symlink, and every symlink on its way to its target).
+	PinLink MountKind = "pin-link"
+	// MaskLink covers a symlink whose target does not exist with one that
+	// leads nowhere anything can be created (/dev/null/…): a protected
+	// name must not let the command create what it points to.
+	MaskLink MountKind = "mask-link"
 )
+
+// deadLink is the target of a MaskLink: nothing can exist beneath a
+// character device, so neither reading nor creating through it works.
+const deadLink = "/dev/null/srt-protected"
 
 // Mount is one step of the plan. Mounts are applied in order, over a
 // read-only view of the whole host, each on top of what came before.
@@ -168,6 +180,7 @@ type builder struct {
 	plan   *Plan
 	reads  []rule
 	writes []rule
+	links  []linkRule
 }
 
 func (b *builder) skip(rule, why string) {
@@ -305,7 +318,10 @@ func matchGlob(g *config.Glob, deny bool) ([]string, error) {
 }
 
 // protect adds the protected names found under cwd, home and every
-// writable root, down to mandatoryDenySearchDepth.
+// writable root, down to mandatoryDenySearchDepth. A name that is a
+// symlink is protected where it leads: every symlink on the way is pinned
+// (a command could otherwise re-aim one), the target is read-only, and a
+// link whose target is missing is masked.
 func (b *builder) protect(s *config.Settings) {
 	roots := map[string]bool{}
 	for _, r := range []string{b.env.Cwd, b.env.Home} {
@@ -327,17 +343,96 @@ func (b *builder) protect(s *config.Settings) {
 	}
 	sort.Strings(sorted)
 	seen := map[string]bool{}
+	deny := func(p, why string) {
+		if !seen[p] {
+			seen[p] = true
+			b.writes = append(b.writes, rule{path: p, allow: false, why: why})
+		}
+	}
+	linked := map[string]bool{}
 	for _, root := range sorted {
 		if !b.writableSomewhereUnder(root) {
 			continue // nothing beneath can be written: no name there can change
 		}
-		for _, p := range findProtected(root, s.MandatoryDenySearchDepth, s.Filesystem.AllowGitConfig, b.writableSomewhereUnder) {
-			if !seen[p] {
-				seen[p] = true
-				b.writes = append(b.writes, rule{path: p, allow: false, why: "protected name " + p})
+		for _, f := range findProtected(root, s.MandatoryDenySearchDepth, s.Filesystem.AllowGitConfig, b.writableSomewhereUnder) {
+			why := "protected name " + f.path
+			real, links, err := resolveChain(f.path)
+			for i, l := range links {
+				if linked[l] {
+					continue
+				}
+				linked[l] = true
+				kind := PinLink
+				if err != nil && i == 0 {
+					kind = MaskLink // the name itself leads nowhere now
+				}
+				b.links = append(b.links, linkRule{path: l, kind: kind, why: why})
+			}
+			switch {
+			case err != nil:
+				if len(links) == 0 {
+					b.skip(why, fmt.Sprintf("cannot be resolved: %v", err))
+				}
+			case f.linkOnly:
+				// Its target's contents were found by the walk.
+			default:
+				deny(real, why)
 			}
 		}
 	}
+}
+
+// linkRule is a symlink that gets a PinLink or MaskLink mount.
+type linkRule struct {
+	path string
+	kind MountKind
+	why  string
+}
+
+// maxLinks bounds the symlinks resolveChain follows, as the kernel does.
+const maxLinks = 40
+
+// resolveChain resolves path like filepath.EvalSymlinks and also returns
+// every symlink it went through, in order: the lexical path of each link
+// object, its directory resolved. With an error (a missing target, a
+// loop), the links up to the failure are returned.
+func resolveChain(path string) (string, []string, error) {
+	var links []string
+	resolved := "/"
+	rest := strings.Split(strings.TrimPrefix(filepath.Clean(path), "/"), "/")
+	for len(rest) > 0 {
+		part := rest[0]
+		rest = rest[1:]
+		switch part {
+		case "", ".":
+			continue
+		case "..":
+			resolved = filepath.Dir(resolved)
+			continue
+		}
+		next := filepath.Join(resolved, part)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			return "", links, err
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			resolved = next
+			continue
+		}
+		if len(links) == maxLinks {
+			return "", links, fmt.Errorf("%s: too many levels of symbolic links", path)
+		}
+		links = append(links, next)
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", links, err
+		}
+		if filepath.IsAbs(target) {
+			resolved = "/"
+		}
+		rest = append(strings.Split(target, "/"), rest...)
+	}
+	return resolved, links, nil
 }
 
 // writableSomewhereUnder reports whether some allow-write rule covers root
@@ -351,11 +446,20 @@ func (b *builder) writableSomewhereUnder(root string) bool {
 	return false
 }
 
+// found is a protected name the walk found: protect what path leads to,
+// or, with linkOnly, only the symlinks on its way (a symlinked .git or
+// .claude, whose protected contents are found too).
+type found struct {
+	path     string
+	linkOnly bool
+}
+
 // findProtected walks root for protected names whose path relative to root
 // has at most depth components (for .git/hooks and .claude/commands, the
 // .git or .claude directory counts). Matching ignores case. A .git directory
 // protects its hooks (and config, unless gitConfig), a .git file (a
-// worktree or submodule pointer) protects itself.
+// worktree or submodule pointer) protects itself; a .git or .claude that is
+// a symlink to a directory is looked into like one.
 //
 // Only directories that hold something writable are read (relevant):
 // a name where nothing can be written cannot change, so the walk costs
@@ -367,10 +471,10 @@ func (b *builder) writableSomewhereUnder(root string) bool {
 // is sorted.
 const parallelAfter = 256
 
-func findProtected(root string, depth int, gitConfig bool, relevant func(string) bool) []string {
+func findProtected(root string, depth int, gitConfig bool, relevant func(string) bool) []found {
 	var (
 		mu  sync.Mutex
-		out []string
+		out []found
 		wg  sync.WaitGroup
 	)
 	sem := make(chan struct{}, 2*runtime.GOMAXPROCS(0))
@@ -381,8 +485,9 @@ func findProtected(root string, depth int, gitConfig bool, relevant func(string)
 			return
 		}
 		read.Add(1)
-		var found, subdirs []string
-		err := readDir(dir, func(name []byte, isDir, isRegular bool) {
+		var hits []found
+		var subdirs []string
+		err := readDir(dir, func(name []byte, kind entryKind) {
 			// Every protected name starts with a dot: only those are
 			// looked at, and only those and directories become strings.
 			var lower string
@@ -390,26 +495,47 @@ func findProtected(root string, depth int, gitConfig bool, relevant func(string)
 				lower = strings.ToLower(string(name))
 			}
 			path := func() string { return filepath.Join(dir, string(name)) }
+			isDir, isLink := kind == kindDir, kind == kindLink
 			switch {
 			case lower == "":
-			case isRegular && contains(protectedFiles, lower):
-				found = append(found, path())
-			case lower == ".git" && isRegular:
-				found = append(found, path())
-			case lower == ".git" && isDir:
+			case (kind == kindRegular || isLink) && contains(protectedFiles, lower):
+				hits = append(hits, found{path: path()})
+			case lower == ".git" && (isDir || isLink):
 				p := path()
-				found = append(found, existing(filepath.Join(p, "hooks"))...)
-				if !gitConfig {
-					found = append(found, existing(filepath.Join(p, "config"))...)
+				inside := p
+				if isLink {
+					real, err := filepath.EvalSymlinks(p)
+					fi, statErr := os.Stat(p)
+					if err != nil || statErr != nil || !fi.IsDir() {
+						hits = append(hits, found{path: p}) // a linked pointer file, or nothing
+						return
+					}
+					hits = append(hits, found{path: p, linkOnly: true})
+					inside = real
 				}
+				hits = append(hits, gitProtected(p, inside, gitConfig)...)
 				return // objects, refs and the index stay writable; nothing else inside is sourced
-			case isDir && contains(protectedDirs, lower):
-				found = append(found, path())
+			case lower == ".git" && kind == kindRegular:
+				hits = append(hits, found{path: path()})
+			case (isDir || isLink) && contains(protectedDirs, lower):
+				hits = append(hits, found{path: path()})
 				return
-			case isDir && lower == ".claude":
+			case (isDir || isLink) && lower == ".claude":
 				p := path()
+				inside := p
+				if isLink {
+					real, err := filepath.EvalSymlinks(p)
+					if err != nil {
+						hits = append(hits, found{path: p, linkOnly: true})
+						return
+					}
+					hits = append(hits, found{path: p, linkOnly: true})
+					inside = real
+				}
 				for _, sub := range protectedClaude {
-					found = append(found, existingCaseless(p, sub)...)
+					for _, e := range existingCaseless(inside, sub) {
+						hits = append(hits, found{path: filepath.Join(p, e)})
+					}
 				}
 			}
 			if isDir && level < depth {
@@ -436,9 +562,9 @@ func findProtected(root string, depth int, gitConfig bool, relevant func(string)
 				walk(p, level+1)
 			}
 		}
-		if len(found) > 0 {
+		if len(hits) > 0 {
 			mu.Lock()
-			out = append(out, found...)
+			out = append(out, hits...)
 			mu.Unlock()
 		}
 	}
@@ -446,7 +572,23 @@ func findProtected(root string, depth int, gitConfig bool, relevant func(string)
 		walk(root, 1)
 	}
 	wg.Wait()
-	sort.Strings(out)
+	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
+	return out
+}
+
+// gitProtected lists the protected entries of the .git directory at p
+// (read at inside, where p leads): hooks, and config unless gitConfig.
+func gitProtected(p, inside string, gitConfig bool) []found {
+	var out []found
+	names := []string{"hooks"}
+	if !gitConfig {
+		names = append(names, "config")
+	}
+	for _, n := range names {
+		if _, err := os.Lstat(filepath.Join(inside, n)); err == nil {
+			out = append(out, found{path: filepath.Join(p, n)})
+		}
+	}
 	return out
 }
 
@@ -459,18 +601,13 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func existing(p string) []string {
-	if _, err := os.Lstat(p); err == nil {
-		return []string{p}
-	}
-	return nil
-}
-
+// existingCaseless returns the names of dir's entries that equal name
+// ignoring case and are directories or symlinks.
 func existingCaseless(dir, name string) []string {
 	var out []string
-	err := readDir(dir, func(entry []byte, isDir, _ bool) {
-		if isDir && strings.EqualFold(string(entry), name) {
-			out = append(out, filepath.Join(dir, string(entry)))
+	err := readDir(dir, func(entry []byte, kind entryKind) {
+		if (kind == kindDir || kind == kindLink) && strings.EqualFold(string(entry), name) {
+			out = append(out, string(entry))
 		}
 	})
 	if err != nil {
@@ -478,6 +615,16 @@ func existingCaseless(dir, name string) []string {
 	}
 	return out
 }
+
+// entryKind is what a directory entry is, as readDir reports it.
+type entryKind uint8
+
+const (
+	kindOther entryKind = iota
+	kindDir
+	kindRegular
+	kindLink // a symlink, whatever it points to
+)
 
 // LandlockInput turns a plan into the hierarchies of the Landlock layer:
 // writable binds (and /dev and /proc, whose own mounts decide) are

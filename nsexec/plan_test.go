@@ -223,6 +223,56 @@ func TestPlanProtectedNames(t *testing.T) {
 	}
 }
 
+// A protected name that is a symlink (a dotfile manager's ~/.bashrc, a
+// .git in a store) is protected where it leads: its target is read-only,
+// every symlink on the way is pinned, a link to nothing is masked, and a
+// symlinked .git or .claude is looked into like a directory.
+func TestPlanProtectedSymlinks(t *testing.T) {
+	w := tree(t, "dotfiles/bashrc", ".bashrc -> dotfiles/bashrc",
+		"dotfiles/zshrc", "chain -> dotfiles/zshrc", ".zshrc -> chain",
+		".profile -> dotfiles/missing",
+		"store/vscode/settings.json", ".vscode -> store/vscode",
+		"store/repo.git/hooks/pre-commit", "store/repo.git/config", "store/repo.git/objects/o", ".git -> store/repo.git",
+		"real/.git/HEAD", "hookstore/pre-commit", "real/.git/hooks -> hookstore",
+		"store/claude/commands/c.md", "store/claude/notes.md", ".claude -> store/claude",
+		"ro/target", "sub/.mcp.json -> ro/target",
+		"dangling/.git -> nowhere")
+	p := build(t, settings(fsRules{allowWrite: []string{"."}}), w)
+	checkViews(t, p, w, map[string]string{
+		"dotfiles/bashrc": ro, "dotfiles/zshrc": ro, "store/vscode/settings.json": ro,
+		"store/repo.git/hooks/pre-commit": ro, "store/repo.git/config": ro, "store/repo.git/objects/o": rw,
+		"hookstore/pre-commit": ro, "store/claude/commands/c.md": ro, "store/claude/notes.md": rw, "ro/target": ro,
+	})
+	kinds := map[string]MountKind{}
+	for _, m := range p.Mounts {
+		if m.Kind == PinLink || m.Kind == MaskLink {
+			kinds[strings.TrimPrefix(m.Path, w+"/")] = m.Kind
+		}
+	}
+	want := map[string]MountKind{".bashrc": PinLink, ".zshrc": PinLink, "chain": PinLink, ".profile": MaskLink,
+		".vscode": PinLink, ".git": PinLink, "real/.git/hooks": PinLink, ".claude": PinLink, "sub/.mcp.json": PinLink,
+		"dangling/.git": MaskLink}
+	for path, kind := range want {
+		if kinds[path] != kind {
+			t.Errorf("%s: %q, want %q\nplan:\n%s", path, kinds[path], kind, p)
+		}
+	}
+	for path := range kinds {
+		if _, ok := want[path]; !ok {
+			t.Errorf("%s: unexpected %s\nplan:\n%s", path, kinds[path], p)
+		}
+	}
+	// Where the links' directories are read-only, nothing needs pinning,
+	// but a writable target is still protected.
+	p = build(t, settings(fsRules{allowWrite: []string{"dotfiles"}}), w)
+	checkViews(t, p, w, map[string]string{"dotfiles/bashrc": ro, "dotfiles/other": rw})
+	for _, m := range p.Mounts {
+		if m.Kind == PinLink || m.Kind == MaskLink {
+			t.Errorf("a link in a read-only directory is pinned: %+v", m)
+		}
+	}
+}
+
 func TestPlanProtectsAllowWriteRoots(t *testing.T) {
 	w := tree(t, "cwd/", "elsewhere/proj/.bashrc", "elsewhere/proj/x")
 	s := settings(fsRules{allowWrite: []string{"../elsewhere/proj"}})

@@ -177,3 +177,112 @@ func TestSandboxProcReadOnly(t *testing.T) {
 		}
 	})
 }
+
+// Item 3: every protected name as a symlink (a dotfile manager's links,
+// a .git in a store, a symlinked .git/hooks): writes through the link,
+// replacing the link, re-aiming a link on its way, and creating a
+// dangling link's target all leave the host as it was, and the run
+// starts normally.
+func TestSandboxProtectedSymlinks(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		files := []string{".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".zshrc", ".zprofile", ".profile", ".ripgreprc", ".mcp.json"}
+		var script strings.Builder
+		link := func(name, target string) {
+			if err := os.Symlink(target, b.path(name)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, f := range files {
+			for _, at := range []string{"", "sub/", "~/"} {
+				b.write(at+"dotfiles/"+f, "ORIGINAL")
+				b.write(at+"x", "")
+				link(at+f, b.path(at+"dotfiles/"+f))
+				p := b.path(at + f)
+				fmt.Fprintf(&script, "echo MODIFIED > %q; echo MODIFIED >> %q; rm -f %q; echo NEW > %q; mv -f %q %q; ", p, p, p, p, b.path(at+"x"), p)
+			}
+		}
+		// A chain: the link on the way is pinned too.
+		b.write("dotfiles/real", "ORIGINAL")
+		link("via", b.path("dotfiles/real"))
+		os.Remove(b.path(".zshrc"))
+		link(".zshrc", "via")
+		b.write("evil", "EVIL")
+		script.WriteString("rm -f via; ln -sf evil via; ")
+		// A dangling link: its target must not come to exist.
+		os.Remove(b.path(".zprofile"))
+		link(".zprofile", b.path("dotfiles/zprofile-missing"))
+		script.WriteString("echo MODIFIED > .zprofile; ")
+		// Protected directories as links.
+		for _, d := range []string{".vscode", ".idea"} {
+			b.write("store/"+d+"/settings.json", "ORIGINAL")
+			link(d, b.path("store/"+d))
+			fmt.Fprintf(&script, "echo MODIFIED > %s/settings.json; echo NEW > %s/new.json; rm -f %s; mkdir %s; ", d, d, d, d)
+		}
+		b.write("store/claude/commands/c.md", "ORIGINAL")
+		b.write("store/claude/agents/a.md", "ORIGINAL")
+		link(".claude", b.path("store/claude"))
+		script.WriteString("echo MODIFIED > .claude/commands/c.md; echo MODIFIED > .claude/agents/a.md; echo NEW > .claude/commands/new.md; echo ok > .claude/notes.md; ")
+		// A .git in a store: its hooks and config are protected, the rest
+		// is git's to write.
+		b.write("store/repo.git/hooks/pre-commit", "ORIGINAL")
+		b.write("store/repo.git/config", "ORIGINAL")
+		b.write("store/repo.git/HEAD", "ORIGINAL")
+		link(".git", b.path("store/repo.git"))
+		script.WriteString("echo MODIFIED > .git/hooks/pre-commit; echo NEW > .git/hooks/post-checkout; echo MODIFIED >> .git/config; echo MODIFIED > .git/HEAD; mv .git .git2; rm -f .git; mkdir .git; ")
+		// A symlinked .git/hooks inside a real .git.
+		b.write("repo/.git/HEAD", "ORIGINAL")
+		b.write("hookstore/pre-push", "ORIGINAL")
+		link("repo/.git/hooks", b.path("hookstore"))
+		script.WriteString("echo MODIFIED > repo/.git/hooks/pre-push; echo NEW > repo/.git/hooks/pre-commit; rm -f repo/.git/hooks; mkdir repo/.git/hooks; ")
+		script.WriteString("echo RAN")
+
+		r := b.run(fsMap{"allowWrite": []string{".", "~"}}, script.String())
+		if !strings.HasSuffix(r.stdout, "RAN\n") {
+			t.Fatalf("the command did not run to its end: %+v", r)
+		}
+		for _, f := range files {
+			for _, at := range []string{"", "sub/", "~/"} {
+				target := b.path(at + "dotfiles/" + f)
+				if f == ".zshrc" && at == "" || f == ".zprofile" && at == "" {
+					continue
+				}
+				if got := b.read(at + "dotfiles/" + f); got != "ORIGINAL" {
+					t.Errorf("%s (the target of %s%s) = %q", target, at, f, got)
+				}
+				if l, err := os.Readlink(b.path(at + f)); err != nil || l != target {
+					t.Errorf("%s%s: link %q, %v; want it to lead to %s", at, f, l, err, target)
+				}
+			}
+		}
+		if got := b.read("dotfiles/real"); got != "ORIGINAL" {
+			t.Errorf("the chained target = %q", got)
+		}
+		if l, _ := os.Readlink(b.path("via")); l != b.path("dotfiles/real") {
+			t.Errorf("the link on the way was re-aimed to %q", l)
+		}
+		if _, err := os.Lstat(b.path("dotfiles/zprofile-missing")); err == nil {
+			t.Errorf("a dangling protected link's target was created")
+		}
+		for _, f := range []string{"store/.vscode/settings.json", "store/.idea/settings.json", "store/claude/commands/c.md", "store/claude/agents/a.md",
+			"store/repo.git/hooks/pre-commit", "store/repo.git/config", "hookstore/pre-push"} {
+			if got := b.read(f); got != "ORIGINAL" {
+				t.Errorf("%s = %q", f, got)
+			}
+		}
+		for _, f := range []string{"store/.vscode/new.json", "store/.idea/new.json", "store/claude/commands/new.md", "store/repo.git/hooks/post-checkout", "hookstore/pre-commit", ".git2"} {
+			if _, err := os.Lstat(b.path(f)); err == nil {
+				t.Errorf("%s was created", f)
+			}
+		}
+		for _, l := range []string{".git", ".vscode", ".idea", ".claude", "repo/.git/hooks"} {
+			if fi, err := os.Lstat(b.path(l)); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+				t.Errorf("%s is no longer the symlink it was", l)
+			}
+		}
+		// What is not protected stays writable.
+		if b.read("store/repo.git/HEAD") != "MODIFIED\n" || b.read("store/claude/notes.md") != "ok\n" {
+			t.Errorf("git's own files or .claude's others were not writable: HEAD %q notes %q (%+v)", b.read("store/repo.git/HEAD"), b.read("store/claude/notes.md"), r)
+		}
+	})
+}
