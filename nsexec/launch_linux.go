@@ -144,7 +144,7 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 		writable = []string{tmp}
 		env = setEnv(env, "TMPDIR", tmp)
 	}
-	l.Plan, err = Build(s, Env{Home: home, Cwd: cwd, Writable: writable})
+	l.Plan, err = Build(s, Env{Home: home, Cwd: cwd, Writable: writable, Private: filepath.Dir(dir)})
 	if err != nil {
 		return nil, err
 	}
@@ -501,7 +501,7 @@ func (l *Launch) Close() error {
 	}
 	var err error
 	if l.RuntimeDir != "" {
-		err = os.RemoveAll(l.RuntimeDir)
+		err = removeTree(l.RuntimeDir)
 		l.RuntimeDir = ""
 	}
 	if l.lock != nil {
@@ -549,67 +549,6 @@ func setEnv(env []string, key, value string) []string {
 		}
 	}
 	return append(out, key+"="+value)
-}
-
-// newRuntimeDir makes this run's private directory under a per-user base,
-// removing the directories of earlier runs whose supervisor is gone (a
-// SIGKILLed srt cannot clean up after itself). Each live run holds an
-// exclusive lock on its directory's lock file.
-func newRuntimeDir() (string, *os.File, error) {
-	base := filepath.Join(os.TempDir(), fmt.Sprintf("srt-%d", os.Getuid()))
-	if err := os.Mkdir(base, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
-		return "", nil, fmt.Errorf("creating the runtime dir %s: %w", base, err)
-	}
-	// Another user could have made the base first, to watch or swap our
-	// files: it must be ours, private, and not a symlink.
-	fi, err := os.Lstat(base)
-	if err != nil {
-		return "", nil, err
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !fi.IsDir() || !ok || int(st.Uid) != os.Getuid() || fi.Mode().Perm() != 0o700 {
-		return "", nil, fmt.Errorf("the runtime dir %s is not a private directory of uid %d; remove it", base, os.Getuid())
-	}
-	removeStale(base)
-	dir, err := os.MkdirTemp(base, "run-")
-	if err != nil {
-		return "", nil, err
-	}
-	// The lock file appears under its final name only once it is locked,
-	// so a concurrent run never mistakes this new directory for a stale one.
-	lock, err := os.OpenFile(filepath.Join(dir, "lock.new"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err == nil {
-		err = unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-	}
-	if err == nil {
-		err = os.Rename(filepath.Join(dir, "lock.new"), filepath.Join(dir, "lock"))
-	}
-	if err != nil {
-		os.RemoveAll(dir)
-		return "", nil, fmt.Errorf("locking the runtime dir: %w", err)
-	}
-	return dir, lock, nil
-}
-
-func removeStale(base string) {
-	entries, err := os.ReadDir(base)
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), "run-") {
-			continue
-		}
-		dir := filepath.Join(base, e.Name())
-		f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR, 0)
-		if err != nil {
-			continue // still being created, or not ours to judge
-		}
-		if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
-			os.RemoveAll(dir)
-		}
-		f.Close()
-	}
 }
 
 // receiveFdPolled takes one descriptor from c, a descriptor of the poller.

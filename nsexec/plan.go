@@ -91,6 +91,12 @@ type Env struct {
 	// Writable lists paths srt itself makes writable (the per-run temp
 	// dir); they take part like allowWrite entries.
 	Writable []string
+	// Private is srt's own directory of run dirs: read-only inside
+	// whatever the rules say, but for Writable beneath it, so that a
+	// command allowed to write its parent (allowWrite: ["/tmp"]) can
+	// neither delete other runs' directories, nor their sockets and
+	// temp files, nor lock srt out of it.
+	Private string
 }
 
 // Protected names (spec c.5): never writable wherever they are found.
@@ -145,7 +151,30 @@ func Build(s *config.Settings, env Env) (*Plan, error) {
 	}
 	b.protect(s)
 	b.compute()
+	b.keepPrivate()
 	return b.plan, nil
+}
+
+// keepPrivate makes env.Private read-only where the rules left it
+// writable, and re-opens the Writable paths beneath it. The mounts come
+// last, so they land on top of the rules' own.
+func (b *builder) keepPrivate() {
+	p := b.env.Private
+	if p == "" {
+		return
+	}
+	if real, err := filepath.EvalSymlinks(p); err == nil {
+		p = real
+	}
+	if !viewAt(p, index(b.reads), index(b.writes)).writable {
+		return
+	}
+	b.plan.Mounts = append(b.plan.Mounts, Mount{Kind: BindReadOnly, Path: p, Why: "srt: the run dirs of every run"})
+	for _, w := range b.env.Writable {
+		if within(w, p) {
+			b.plan.Mounts = append(b.plan.Mounts, Mount{Kind: BindWritable, Path: w, Why: "srt: per-run temp dir"})
+		}
+	}
 }
 
 // defaultWritable are the reference's default write paths (spec c.4) that

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/srt-go/srt/internal/testenv"
+	"golang.org/x/sys/unix"
 )
 
 // Attacks of issue #17: holes found by reading the code, each judged from
@@ -283,6 +284,67 @@ func TestSandboxProtectedSymlinks(t *testing.T) {
 		// What is not protected stays writable.
 		if b.read("store/repo.git/HEAD") != "MODIFIED\n" || b.read("store/claude/notes.md") != "ok\n" {
 			t.Errorf("git's own files or .claude's others were not writable: HEAD %q notes %q (%+v)", b.read("store/repo.git/HEAD"), b.read("store/claude/notes.md"), r)
+		}
+	})
+}
+
+// Item 4: what a command leaves in its TMPDIR, however undeletable (a
+// directory of mode 000, one without write permission), goes with the
+// run; a command allowed to write TMPDIR's parent can neither make its
+// run dir nor the directory of run dirs unremovable, nor touch another
+// run's; and a stale run dir without a lock is removed by the next run.
+func TestSandboxLeavesNoUndeletableTrace(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		tmp, err := os.MkdirTemp(filepath.Dir(b.W), "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := filepath.Join(tmp, fmt.Sprintf("srt-%d", os.Getuid()))
+		runs := func() []string {
+			m, _ := filepath.Glob(filepath.Join(base, "*"))
+			return m
+		}
+		script := `mkdir -p "$TMPDIR/a/b" "$TMPDIR/c" && touch "$TMPDIR/a/b/f" && chmod 000 "$TMPDIR/a" && chmod 500 "$TMPDIR/c" && echo MADE`
+		r := b.exec(nil, []string{"TMPDIR=" + tmp}, "-c", script)
+		if !strings.Contains(r.stdout, "MADE") {
+			t.Fatalf("%+v", r)
+		}
+		if left := runs(); len(left) != 0 {
+			t.Errorf("left behind: %q", left)
+		}
+		// With TMPDIR's parent writable: the run dir and its base stay
+		// as srt made them, and another run's dir cannot be touched.
+		other := filepath.Join(base, "run-other")
+		os.MkdirAll(filepath.Join(other, "tmp"), 0o700)
+		hold, err := os.Open(other)
+		if err != nil {
+			t.Fatal(err)
+		}
+		unix.Flock(int(hold.Fd()), unix.LOCK_EX) // a live run's
+		defer hold.Close()
+		script = `chmod 000 "$TMPDIR/.."; chmod 000 "$TMPDIR/../.."; rm -rf "$TMPDIR/../../run-other"; touch "$TMPDIR/../../planted"; mkdir "$TMPDIR/x" && chmod 000 "$TMPDIR/x" && echo MADE`
+		r = b.exec(fsMap{"allowWrite": []string{tmp}}, []string{"TMPDIR=" + tmp}, "-c", script)
+		if !strings.Contains(r.stdout, "MADE") {
+			t.Fatalf("%+v", r)
+		}
+		if fi, err := os.Stat(base); err != nil || fi.Mode().Perm() != 0o700 {
+			t.Errorf("the base of run dirs: %v, %v", fi, err)
+		}
+		if _, err := os.Stat(filepath.Join(other, "tmp")); err != nil {
+			t.Errorf("another run's dir was removed: %v", err)
+		}
+		if left := runs(); len(left) != 1 || left[0] != other {
+			t.Errorf("left behind: %q", left)
+		}
+		// A stale run dir without any lock, with a mode-000 tree inside.
+		hold.Close()
+		os.MkdirAll(filepath.Join(other, "tmp", "d"), 0o755)
+		os.Chmod(filepath.Join(other, "tmp", "d"), 0o000)
+		os.Chmod(other, 0o000)
+		r = b.exec(nil, []string{"TMPDIR=" + tmp}, "true")
+		if left := runs(); len(left) != 0 {
+			t.Errorf("a later run left stale dirs: %q (%+v)", left, r)
 		}
 	})
 }

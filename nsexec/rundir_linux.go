@@ -1,0 +1,295 @@
+package nsexec
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// The runtime dir: each run's private directory, under a per-user base in
+// TMPDIR, holding the command's TMPDIR, the staging area and the proxy's
+// Unix socket. A live run holds an exclusive flock on its own directory
+// (not on a file inside, which a command allowed to write there could
+// delete); the base directory's flock orders the creation of a run dir
+// against the sweep of stale ones, so a sweep never takes a directory
+// that is not yet locked.
+
+// newRuntimeDir makes this run's private directory under the per-user
+// base, after removing the directories of earlier runs whose srt is gone
+// (a SIGKILLed srt cannot clean up after itself). It returns the directory
+// and the open, locked descriptor that marks it live.
+func newRuntimeDir() (string, *os.File, error) {
+	base := filepath.Join(os.TempDir(), fmt.Sprintf("srt-%d", os.Getuid()))
+	if err := os.Mkdir(base, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return "", nil, fmt.Errorf("creating the runtime dir %s: %w", base, err)
+	}
+	baseDir, err := openPrivateDir(base)
+	if err != nil {
+		return "", nil, err
+	}
+	defer baseDir.Close()
+	if err := flock(baseDir, unix.LOCK_EX); err != nil {
+		return "", nil, fmt.Errorf("locking the runtime dir %s: %w", base, err)
+	}
+	stale := claimStale(base)
+	dir, err := os.MkdirTemp(base, "run-")
+	var lock *os.File
+	if err == nil {
+		lock, err = os.OpenFile(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err == nil {
+			if err = flock(lock, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+				lock.Close()
+			}
+		}
+		if err != nil {
+			os.Remove(dir)
+		}
+	}
+	flock(baseDir, unix.LOCK_UN)
+	// The stale directories are ours now (locked): removing them, which
+	// may take long for a big leftover tree, holds up no other run.
+	for _, s := range stale {
+		removeTree(s.Name())
+		s.Close()
+	}
+	if err != nil {
+		return "", nil, fmt.Errorf("creating a run dir in %s: %w", base, err)
+	}
+	return dir, lock, nil
+}
+
+// openPrivateDir opens base, which must be a directory of this user's,
+// not a symlink: another user could have made it first, to watch or swap
+// our files. A mode other than 0700 — a command allowed to write its
+// parent could have changed it — is set back first.
+func openPrivateDir(base string) (*os.File, error) {
+	p, err := os.OpenFile(base, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("opening the runtime dir %s: %w", base, err)
+	}
+	defer p.Close()
+	fi, err := p.Stat()
+	if err != nil {
+		return nil, err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !fi.IsDir() || !ok || int(st.Uid) != os.Getuid() {
+		return nil, fmt.Errorf("the runtime dir %s is not a directory of uid %d; remove it", base, os.Getuid())
+	}
+	self := "/proc/self/fd/" + strconv.Itoa(int(p.Fd()))
+	if fi.Mode().Perm() != 0o700 {
+		if err := os.Chmod(self, 0o700); err != nil {
+			return nil, fmt.Errorf("making the runtime dir %s private: %w", base, err)
+		}
+	}
+	f, err := os.OpenFile(self, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("opening the runtime dir %s: %w", base, err)
+	}
+	return f, nil
+}
+
+// claimStale returns, open and locked, the run dirs under base that no
+// live srt holds. The caller holds base's lock, so no run dir is being
+// made meanwhile. A dir of an earlier srt version is live while its lock
+// file is locked.
+func claimStale(base string) []*os.File {
+	entries, err := os.ReadDir(base)
+	if err != nil {
+		return nil
+	}
+	var out []*os.File
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), "run-") || !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(base, e.Name())
+		f, err := os.OpenFile(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			if errors.Is(err, os.ErrPermission) {
+				// Made unreadable by what ran there: no live run's dir.
+				if os.Chmod(dir, 0o700) == nil {
+					f, err = os.OpenFile(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+				}
+			}
+			if err != nil {
+				continue
+			}
+		}
+		if flock(f, unix.LOCK_EX|unix.LOCK_NB) != nil || oldLockHeld(dir) {
+			f.Close()
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// oldLockHeld reports whether dir carries the lock file of an earlier srt
+// version, locked by that live run.
+func oldLockHeld(dir string) bool {
+	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	return flock(f, unix.LOCK_EX|unix.LOCK_NB) != nil
+}
+
+func flock(f *os.File, how int) error {
+	for {
+		err := unix.Flock(int(f.Fd()), how)
+		if err != unix.EINTR {
+			return err
+		}
+	}
+}
+
+// removeTree removes path and everything beneath it, whatever the
+// command left there: a directory it made unreadable or unwritable (mode
+// 000) is made 0700 first — it is this user's, as the sandbox maps no
+// other uid — and a tree deeper than descriptors allow is taken apart by
+// moving its deep directories up to path. It works through descriptors
+// and never follows a symlink.
+func removeTree(path string) error {
+	if err := os.RemoveAll(path); err == nil {
+		return nil
+	}
+	parent, err := unix.Open(filepath.Dir(path), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.PathError{Op: "remove", Path: path, Err: err}
+	}
+	defer unix.Close(parent)
+	name := filepath.Base(path)
+	top, err := openDirAt(parent, name)
+	if err != nil {
+		if err == unix.ENOTDIR {
+			err = unix.Unlinkat(parent, name, 0)
+		}
+		if err == nil || err == unix.ENOENT {
+			return nil
+		}
+		return &os.PathError{Op: "remove", Path: path, Err: err}
+	}
+	defer unix.Close(top)
+	// Each pass empties top; directories deeper than maxDepth are moved
+	// into top under fresh names, for a later pass.
+	moved := 0
+	for pass := 0; ; pass++ {
+		names, err := dirNames(top)
+		if err != nil {
+			return &os.PathError{Op: "remove", Path: path, Err: err}
+		}
+		if len(names) == 0 {
+			break
+		}
+		if pass > 1_000_000 {
+			return &os.PathError{Op: "remove", Path: path, Err: errors.New("does not empty")}
+		}
+		for _, n := range names {
+			emptyAndRemove(top, n, 1, top, &moved)
+		}
+	}
+	if err := unix.Unlinkat(parent, name, unix.AT_REMOVEDIR); err != nil && err != unix.ENOENT {
+		return &os.PathError{Op: "remove", Path: path, Err: err}
+	}
+	return nil
+}
+
+// maxDepth is how many directory descriptors removeTree holds at once.
+const maxDepth = 64
+
+// emptyAndRemove removes name in dir: a file at once, a directory after
+// its contents. Past maxDepth a directory is moved into top instead.
+func emptyAndRemove(dir int, name string, depth int, top int, moved *int) {
+	err := unix.Unlinkat(dir, name, 0)
+	if err == nil || err == unix.ENOENT {
+		return
+	}
+	if depth >= maxDepth {
+		// Moving a directory to another parent needs write permission
+		// on it (its ".." changes).
+		if fd, err := openDirAt(dir, name); err == nil {
+			unix.Close(fd)
+		}
+		for {
+			*moved++
+			fresh := ".srt-deep-" + strconv.Itoa(*moved)
+			err := unix.Renameat2(dir, name, top, fresh, unix.RENAME_NOREPLACE)
+			if err == unix.EINVAL {
+				if unix.Fstatat(top, fresh, new(unix.Stat_t), unix.AT_SYMLINK_NOFOLLOW) == nil {
+					continue
+				}
+				err = unix.Renameat(dir, name, top, fresh)
+			}
+			if err != unix.EEXIST {
+				return // a later pass of removeTree takes it
+			}
+		}
+	}
+	fd, err := openDirAt(dir, name)
+	if err != nil {
+		return
+	}
+	names, _ := dirNames(fd)
+	for _, n := range names {
+		emptyAndRemove(fd, n, depth+1, top, moved)
+	}
+	unix.Close(fd)
+	unix.Unlinkat(dir, name, unix.AT_REMOVEDIR)
+}
+
+// openDirAt opens the directory name in dir for listing and removing its
+// entries, never through a symlink, giving it mode 0700 first (listing
+// needs read, unlinking write and search permission).
+func openDirAt(dir int, name string) (int, error) {
+	p, err := unix.Openat(dir, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	defer unix.Close(p)
+	var st unix.Stat_t
+	if err := unix.Fstat(p, &st); err != nil {
+		return -1, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return -1, unix.ENOTDIR
+	}
+	// chmod through the descriptor's magic link: the inode just checked,
+	// whatever happens to the name meanwhile.
+	self := "/proc/self/fd/" + strconv.Itoa(p)
+	if st.Mode&0o700 != 0o700 {
+		if err := unix.Chmod(self, 0o700); err != nil {
+			return -1, err
+		}
+	}
+	return unix.Open(self, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+}
+
+// dirNames lists the names in the open directory fd, from its start.
+func dirNames(fd int) ([]string, error) {
+	if _, err := unix.Seek(fd, 0, 0); err != nil {
+		return nil, err
+	}
+	var names []string
+	buf := make([]byte, 16<<10)
+	for {
+		n, err := unix.Getdents(fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return names, err
+		}
+		if n <= 0 {
+			return names, nil
+		}
+		parseDirents(buf[:n], func(name []byte, _ uint8) { names = append(names, string(name)) })
+	}
+}

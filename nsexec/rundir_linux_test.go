@@ -1,0 +1,121 @@
+package nsexec
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/srt-go/srt/internal/testenv"
+	"golang.org/x/sys/unix"
+)
+
+// What a command can leave in its TMPDIR to make it undeletable — a
+// directory of mode 000, one without write permission, a tree deeper than
+// descriptors allow — goes with the run dir; a symlink in it is removed,
+// never followed.
+func TestRemoveTreeTakesEverything(t *testing.T) {
+	testenv.BothUsers(t, nil, func(t *testing.T) {
+		root := t.TempDir()
+		outside := filepath.Join(root, "outside")
+		os.MkdirAll(filepath.Join(outside, "locked"), 0o755)
+		os.WriteFile(filepath.Join(outside, "locked", "keep"), []byte("KEEP"), 0o644)
+		os.Chmod(filepath.Join(outside, "locked"), 0o500)
+		t.Cleanup(func() { os.Chmod(filepath.Join(outside, "locked"), 0o755) })
+		run := filepath.Join(root, "run-x")
+		for _, d := range []string{"tmp/a/b", "tmp/noperm/x", "tmp/ro/y"} {
+			os.MkdirAll(filepath.Join(run, d), 0o755)
+		}
+		os.WriteFile(filepath.Join(run, "tmp/a/b/f"), nil, 0o000)
+		os.WriteFile(filepath.Join(run, "tmp/ro/y/g"), nil, 0o644)
+		os.Symlink(filepath.Join(outside, "locked"), filepath.Join(run, "tmp/link"))
+		os.Symlink(filepath.Join(outside, "locked", "keep"), filepath.Join(run, "tmp/ro/filelink"))
+		deep := filepath.Join(run, "tmp")
+		// 300 levels: past maxDepth, and past PATH_MAX for the whole path.
+		fd, err := unix.Open(deep, unix.O_PATH|unix.O_DIRECTORY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 300; i++ {
+			name := strings.Repeat("d", 20)
+			if err := unix.Mkdirat(fd, name, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			next, err := unix.Openat(fd, name, unix.O_PATH|unix.O_DIRECTORY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			unix.Close(fd)
+			fd = next
+		}
+		unix.Close(fd)
+		os.Chmod(filepath.Join(run, "tmp/ro"), 0o500)
+		os.Chmod(filepath.Join(run, "tmp/noperm"), 0o000)
+		os.Chmod(filepath.Join(run, "tmp/a"), 0o000)
+		if err := removeTree(run); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Lstat(run); err == nil {
+			t.Fatalf("%s is still there", run)
+		}
+		if data, err := os.ReadFile(filepath.Join(outside, "locked", "keep")); err != nil || string(data) != "KEEP" {
+			t.Errorf("a file behind a symlink was touched: %q, %v", data, err)
+		}
+		if fi, _ := os.Stat(filepath.Join(outside, "locked")); fi == nil || fi.Mode().Perm() != 0o500 {
+			t.Errorf("the mode of a directory behind a symlink changed: %v", fi)
+		}
+	})
+}
+
+// A later run removes every stale run dir — one whose srt is gone, with
+// its lock file or without, whatever is inside — and no live one.
+func TestRuntimeDirSweepsStale(t *testing.T) {
+	testenv.BothUsers(t, nil, func(t *testing.T) {
+		tmp := t.TempDir()
+		t.Setenv("TMPDIR", tmp)
+		live, liveLock, err := newRuntimeDir()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer liveLock.Close()
+		base := filepath.Dir(live)
+		mk := func(name string) string {
+			d := filepath.Join(base, name)
+			os.MkdirAll(filepath.Join(d, "tmp", "x"), 0o755)
+			os.Chmod(filepath.Join(d, "tmp", "x"), 0o000)
+			return d
+		}
+		noLock := mk("run-nolock")
+		oldStale := mk("run-oldstale")
+		os.WriteFile(filepath.Join(oldStale, "lock"), nil, 0o600)
+		oldLive := mk("run-oldlive")
+		f, err := os.OpenFile(filepath.Join(oldLive, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+			t.Fatal(err)
+		}
+		unreadable := mk("run-unreadable")
+		os.Chmod(unreadable, 0o000)
+		other := mk("not-a-run")
+		dir, lock, err := newRuntimeDir()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer lock.Close()
+		for _, d := range []string{noLock, oldStale, unreadable} {
+			if _, err := os.Lstat(d); err == nil {
+				t.Errorf("stale %s is still there", d)
+			}
+		}
+		for _, d := range []string{live, oldLive, dir, other} {
+			if _, err := os.Lstat(d); err != nil {
+				t.Errorf("%s was removed: %v", d, err)
+			}
+		}
+		os.Chmod(filepath.Join(other, "tmp", "x"), 0o755)
+		os.Chmod(filepath.Join(oldLive, "tmp", "x"), 0o755)
+	})
+}
