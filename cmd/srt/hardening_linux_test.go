@@ -348,3 +348,58 @@ func TestSandboxLeavesNoUndeletableTrace(t *testing.T) {
 		}
 	})
 }
+
+// Item 7: what the server of an allowed Unix socket sees as its peer, as
+// README says: srt connects on the command's behalf (so no second thread
+// or symlink swap can change the target after the check), so SO_PEERCRED
+// names srt's own process, outside the sandbox, with the caller's uid and
+// gid.
+func TestSandboxUnixPeerIsSrt(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		exe, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir, err := os.MkdirTemp("/tmp", "srt-peer-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		os.Chmod(dir, 0o755)
+		sock := filepath.Join(dir, "agent.sock")
+		ln, err := net.Listen("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		os.Chmod(sock, 0o666)
+		seen := make(chan string, 1)
+		go func() {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+			raw, _ := c.(*net.UnixConn).SyscallConn()
+			var cred *unix.Ucred
+			raw.Control(func(fd uintptr) { cred, _ = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) })
+			if cred == nil {
+				seen <- "no credentials"
+				return
+			}
+			peerExe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", cred.Pid))
+			seen <- fmt.Sprintf("uid=%d gid=%d exe=%s", cred.Uid, cred.Gid, peerExe)
+			c.Write([]byte("hello"))
+		}()
+		doc := fmt.Sprintf(`{"network":{"allowedDomains":[],"deniedDomains":[],"allowUnixSockets":[%q]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`, sock)
+		r := b.runJSON(doc, probeEnv+"=unix-connect "+exe+" "+sock)
+		if !strings.Contains(r.stdout, `read "hello"`) {
+			t.Fatalf("the allowed socket was not reached: %+v", r)
+		}
+		want := fmt.Sprintf("uid=%d gid=%d exe=%s", os.Getuid(), os.Getgid(), os.Getenv(srtEnv))
+		if got := <-seen; got != want {
+			t.Errorf("the server saw %q, README says %q", got, want)
+		}
+	})
+}
