@@ -9,16 +9,20 @@
 // asked, which cannot pass for another.
 //
 // Per session (New, and Update for the network lists): network.* (the
-// allow and deny lists, their reasons and deniedResolvedAddresses take
-// effect on the next connection after Update; parentProxy and the
-// external proxy ports only at New), ignoreViolations, and
-// enableWeakerNestedSandbox (whether the fallback sandbox is used is
+// allow and deny lists, their reasons, deniedResolvedAddresses and
+// strictAllowlist take effect on the next connection after Update;
+// parentProxy and the external proxy ports only at New), ignoreViolations,
+// and enableWeakerNestedSandbox (whether the fallback sandbox is used is
 // decided once, at New). Per command: the filesystem section,
-// allowUnixSockets, allowNestedUserNamespaces and allowPty are read from
-// the session's settings when the command is made (after Update, later
-// commands see the new ones), plus Run's own fields: an id and a text for
-// attribution, extra allowed domains for that command alone, its working
-// directory and environment.
+// allowUnixSockets, allowNestedUserNamespaces, javaAgentJarPath and
+// git.safeDirectories are read from the session's settings when the
+// command is made (after Update, later commands see the new ones), plus
+// Run's own fields: an id and a text for attribution, extra allowed
+// domains for that command alone, its working directory and environment.
+//
+// Settings that ask for something srt does not do on this platform are
+// refused, by New and by Update alike, before anything runs: see
+// CheckSettings, and config.Rules for the rule of every key.
 //
 // The process that uses this package is also the sandbox's init: call
 // MaybeRunInit first thing in main (and in TestMain).
@@ -29,6 +33,7 @@ import (
 	"errors"
 	"net"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -52,7 +57,8 @@ type Run struct {
 	// joined by spaces. It is what ignoreViolations patterns match.
 	Text string
 	// AllowedDomains are allowedDomains entries for this command alone
-	// (they never override deniedDomains).
+	// (they never override deniedDomains). Under network.strictAllowlist
+	// they are refused: Start fails and nothing runs.
 	AllowedDomains []string
 	// Dir is the working directory; empty means the current one. It is
 	// part of the plan ("." in allowWrite), so set it here, not on the
@@ -107,10 +113,10 @@ type Sandbox struct {
 var ErrClosed = errors.New("srt: the sandbox is closed")
 
 // New starts a session under settings (validated by config). ctx bounds
-// the start only.
+// the start only. Settings that CheckSettings refuses start nothing.
 func New(ctx context.Context, settings *config.Settings, opts ...Option) (*Sandbox, error) {
-	if settings == nil {
-		return nil, errors.New("srt: no settings")
+	if err := CheckSettings(settings); err != nil {
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -163,14 +169,14 @@ func (s *Sandbox) Wrap(r Run, name string, args ...string) (argv, env []string, 
 }
 
 // Update replaces the session's settings: the network lists for the next
-// connection of every command, the rest for later commands. Invalid
-// network lists are refused and the previous settings stay.
+// connection of every command, the rest for later commands. Settings that
+// CheckSettings refuses, and invalid network lists, are refused and the
+// previous settings stay.
 func (s *Sandbox) Update(settings *config.Settings) error {
-	if settings == nil {
-		return errors.New("srt: no settings")
+	if err := CheckSettings(settings); err != nil {
+		return err
 	}
-	n := settings.Network
-	p, err := netfilter.NewPolicy(n.AllowedDomains, n.DeniedDomains, n.DeniedDomainReasons, n.DeniedResolvedAddresses)
+	p, err := compilePolicy(settings.Network)
 	if err != nil {
 		return err
 	}
@@ -185,6 +191,41 @@ func (s *Sandbox) Update(settings *config.Settings) error {
 	s.store.mu.Unlock()
 	s.setPolicy(p)
 	return nil
+}
+
+// CheckSettings reports whether New and Update take settings on this
+// platform, without starting anything: nil, or why not — this platform
+// has no sandbox backend yet, or a *config.RefusedError naming every key
+// the settings set that srt refuses here (config.Check with runtime.GOOS).
+// Keys that have no meaning here are accepted; config.Meaningless lists
+// them.
+func CheckSettings(settings *config.Settings) error {
+	if settings == nil {
+		return errors.New("srt: no settings")
+	}
+	if err := supported(); err != nil {
+		// Nothing runs here whatever the keys say.
+		return err
+	}
+	return config.Check(settings, runtime.GOOS)
+}
+
+// compilePolicy is the network section as the proxies decide by it.
+func compilePolicy(n config.Network) (*netfilter.Policy, error) {
+	p, err := netfilter.NewPolicy(n.AllowedDomains, n.DeniedDomains, n.DeniedDomainReasons, n.DeniedResolvedAddresses)
+	if err != nil {
+		return nil, err
+	}
+	p.Strict = n.StrictAllowlist
+	return p, nil
+}
+
+// gitSafeDirectories is git.safeDirectories, nil without a git section.
+func gitSafeDirectories(s *config.Settings) []string {
+	if s.Git == nil {
+		return nil
+	}
+	return s.Git.SafeDirectories
 }
 
 // Settings returns the session's current settings.

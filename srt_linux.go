@@ -43,14 +43,13 @@ func (s *Sandbox) start(settings *config.Settings) error {
 			s.debugf("Namespaces unavailable (%v): the weaker fallback sandbox runs", nsexec.Explain(err))
 		}
 	}
-	n := settings.Network
-	policy, err := netfilter.NewPolicy(n.AllowedDomains, n.DeniedDomains, n.DeniedDomainReasons, n.DeniedResolvedAddresses)
+	policy, err := compilePolicy(settings.Network)
 	if err != nil {
 		return err
 	}
 	policy.HostAddrs = hostAddrs
 	p := proxy.New(policy)
-	if p.Parent, err = parentProxy(n.ParentProxy); err != nil {
+	if p.Parent, err = parentProxy(settings.Network.ParentProxy); err != nil {
 		return err
 	}
 	p.OnDecision = func(d proxy.Decision) {
@@ -64,6 +63,9 @@ func (s *Sandbox) start(settings *config.Settings) error {
 	s.proxies = p
 	return nil
 }
+
+// supported: Linux has a sandbox backend.
+func supported() error { return nil }
 
 func (s *Sandbox) setPolicy(p *netfilter.Policy) {
 	p.HostAddrs = hostAddrs
@@ -158,12 +160,18 @@ func (s *Sandbox) prepare(ctx context.Context, o Run, argv []string) (*run, erro
 	home, _ := os.UserHomeDir()
 	r := &run{key: o.key(), text: o.Text, client: &proxy.Client{ID: o.key()}}
 	if len(o.AllowedDomains) > 0 {
+		if settings.Network.StrictAllowlist {
+			// Dropping them quietly would leave the caller believing the
+			// command may reach them.
+			return nil, fmt.Errorf("srt: network.strictAllowlist is set, so only network.allowedDomains may allow a destination: the command's own allowed domains %q are refused; add them to network.allowedDomains, or drop strictAllowlist", o.AllowedDomains)
+		}
 		extra, err := netfilter.Compile(o.AllowedDomains, nil, nil)
 		if err != nil {
 			return nil, fmt.Errorf("the command's allowedDomains: %w", err)
 		}
 		r.client.Allow = extra
 	}
+	env = withGitSafeDirectories(env, gitSafeDirectories(settings))
 	network := func(dir string) (nsexec.NetSide, error) { return s.network(r, settings, dir, env) }
 	l, err := nsexec.Prepare(settings, nsexec.Options{Argv: argv, Env: env, Cwd: cwd, Home: home, Debug: s.debug,
 		Terminal: o.Terminal, Network: network, Intercept: !s.fallback, Fallback: s.fallback, Context: ctx, NullFDs: o.NullFDs,
@@ -228,7 +236,8 @@ func (s *Sandbox) prepare(ctx context.Context, o Run, argv []string) (*run, erro
 // credential for the fallback.
 func (s *Sandbox) network(r *run, settings *config.Settings, dir string, env []string) (nsexec.NetSide, error) {
 	var side nsexec.NetSide
-	javaOpts := envValue(env, "JAVA_TOOL_OPTIONS")
+	inherited, _ := lookupEnv(env, "JAVA_TOOL_OPTIONS")
+	javaOpts := javaToolOptions(settings.JavaAgentJarPath, inherited)
 	n := settings.Network
 	serveHTTP := func(ln net.Listener) { s.proxies.ServeHTTP(ln, r.client) }
 	serveSOCKS := func(ln net.Listener) { s.proxies.ServeSOCKS(ln, r.client) }
@@ -290,15 +299,6 @@ func (s *Sandbox) network(r *run, settings *config.Settings, dir string, env []s
 		side.Env = append(side.Env, "GIT_SSH_COMMAND=ssh -o ControlMaster=no -o ControlPath=none -o ProxyCommand='"+self+" ssh-proxy %h %p'")
 	}
 	return side, nil
-}
-
-func envValue(env []string, key string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
-			return v
-		}
-	}
-	return ""
 }
 
 // parentProxy is network.parentProxy, or else this process's own

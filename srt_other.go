@@ -28,6 +28,7 @@ type planInfo struct {
 	rules     []fsRule
 }
 
+func supported() error                             { return errUnsupported }
 func (s *Sandbox) start(*config.Settings) error    { return errUnsupported }
 func (s *Sandbox) setPolicy(*netfilter.Policy)     {}
 func (s *Sandbox) stopPlatform()                   {}

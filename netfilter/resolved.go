@@ -17,6 +17,9 @@ type Policy struct {
 	// HostAddrs returns the addresses on this host's interfaces; nil means
 	// none are known.
 	HostAddrs func() []netip.Addr
+	// Strict is strictAllowlist: only Rules allow, and the allowances a
+	// client has for itself alone count for nothing.
+	Strict bool
 }
 
 // NewPolicy compiles the network settings.

@@ -80,3 +80,47 @@ func TestClientAllowancesAndAttribution(t *testing.T) {
 		t.Errorf("denials:\n got %q\nwant %q", denied, want)
 	}
 }
+
+// Under a strict policy (strictAllowlist) a client's own allowances count
+// for nothing, for connections and DNS questions alike, from the next
+// connection on.
+func TestStrictPolicyIgnoresClientAllowances(t *testing.T) {
+	port, hits := upstream(t)
+	target := fmt.Sprintf("127.0.0.1:%d", port)
+	p := policy(t, nil, nil, nil)
+	s := New(p)
+	extra, err := netfilter.Compile([]string{target, "extra.test"}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, so := startFor(t, s, &Client{ID: "a", Allow: extra})
+	get := "GET http://" + target + "/x HTTP/1.1\r\nHost: " + target + "\r\n\r\n"
+	ask := func() bool {
+		c, err := net.Dial("tcp", so)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		ok, err := SOCKSAsk(c, "extra.test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if out := rawHTTP(t, h, get); !strings.Contains(out, "hello /x") || !ask() {
+		t.Fatalf("without strict, the client's allowance should count: %q", out)
+	}
+	strict := policy(t, nil, nil, nil)
+	strict.Strict = true
+	s.SetPolicy(strict)
+	before := hits()
+	if out := rawHTTP(t, h, get); !strings.Contains(out, "403") {
+		t.Errorf("strict policy, the client's allowance still counts: %q", out)
+	}
+	if ask() {
+		t.Errorf("strict policy, the DNS stub may still answer extra.test")
+	}
+	if hits() != before {
+		t.Errorf("the upstream saw %d connections under the strict policy", hits()-before)
+	}
+}

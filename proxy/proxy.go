@@ -59,7 +59,8 @@ type Client struct {
 	Credential *Credential
 	// Allow, when set, allows more destinations for this client alone.
 	// It never overrides a deniedDomains entry of the policy: it only
-	// answers for hosts the policy's lists do not name.
+	// answers for hosts the policy's lists do not name, and not at all
+	// under a Strict policy.
 	Allow *netfilter.Rules
 }
 
@@ -214,7 +215,7 @@ func (s *Server) Close() error {
 func (s *Server) decide(c *Client, protocol, host string, port uint16) (netfilter.Decision, *netfilter.Policy) {
 	p := s.policy.Load()
 	d := p.Rules.Decide(host, port)
-	if !d.Allowed && d.Rule == "" && d.Reason == netfilter.ReasonNotAllowed && c != nil && c.Allow != nil {
+	if !d.Allowed && d.Rule == "" && d.Reason == netfilter.ReasonNotAllowed && c != nil && c.Allow != nil && !p.Strict {
 		if extra := c.Allow.Decide(host, port); extra.Allowed {
 			d = extra
 		}
@@ -228,11 +229,12 @@ func (s *Server) decide(c *Client, protocol, host string, port uint16) (netfilte
 // mayAllow answers the DNS stub's question: could host be allowed on
 // some port? A no is reported as a decision of protocol "dns".
 func (s *Server) mayAllow(c *Client, host string) bool {
-	r := s.policy.Load().Rules
+	p := s.policy.Load()
+	r := p.Rules
 	if r.MayAllow(host) {
 		return true
 	}
-	if c != nil && c.Allow != nil && c.Allow.MayAllow(host) && !r.Denies(host) {
+	if c != nil && c.Allow != nil && !p.Strict && c.Allow.MayAllow(host) && !r.Denies(host) {
 		return true
 	}
 	if s.OnDecision != nil {

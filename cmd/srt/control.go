@@ -61,9 +61,18 @@ func (ch *controlChannel) apply(sb *srt.Sandbox, line []byte) {
 	}
 	if err != nil {
 		ch.c.errorf("Invalid config on control fd %d: ignored, previous config still in force", ch.fd)
+		var re *config.RefusedError
+		if errors.As(err, &re) {
+			// Not only under --debug: the sender asked for something
+			// srt does not do, and must learn which key it was.
+			for _, r := range re.Refusals {
+				ch.c.errorf("control fd %d: %s", ch.fd, r)
+			}
+		}
 		ch.c.debugf("control fd %d: %v: %q", ch.fd, err, line)
 		return
 	}
+	ch.c.acceptedMeaningless(s)
 	ch.mu.Lock()
 	ch.applied++
 	ch.mu.Unlock()

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/srt-go/srt"
@@ -217,7 +218,38 @@ func (c *cli) loadSettings(o *options) (*config.Settings, bool) {
 		source, len(l.Settings.Network.AllowedDomains), len(l.Settings.Network.DeniedDomains),
 		len(l.Settings.Filesystem.DenyRead), len(l.Settings.Filesystem.AllowRead),
 		len(l.Settings.Filesystem.AllowWrite), len(l.Settings.Filesystem.DenyWrite))
+	if refused := c.refusedKeys(l.Settings); refused > 0 {
+		what := "the key above from it"
+		if refused > 1 {
+			what = "the keys above from it"
+		}
+		c.errorf("Refusing to run without what %s asks for; remove %s to run.", path, what)
+		return nil, false
+	}
+	c.acceptedMeaningless(l.Settings)
 	return l.Settings, true
+}
+
+// refusedKeys reports, a line each, the keys of s that srt refuses on
+// this platform (config.Rules), and returns how many there are. A
+// platform with no backend at all is left to srt.New to report.
+func (c *cli) refusedKeys(s *config.Settings) int {
+	var re *config.RefusedError
+	if !errors.As(srt.CheckSettings(s), &re) {
+		return 0
+	}
+	for _, r := range re.Refusals {
+		c.errorf("%s", r)
+	}
+	return len(re.Refusals)
+}
+
+// acceptedMeaningless lists under --debug the keys of s that have no
+// meaning on this platform: accepted, and nothing done for them.
+func (c *cli) acceptedMeaningless(s *config.Settings) {
+	for _, r := range config.Meaningless(s, runtime.GOOS) {
+		c.debugf("%s: accepted, nothing to apply", r)
+	}
 }
 
 // homeDir is $HOME, or the account's home directory when HOME is unset.

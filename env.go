@@ -1,0 +1,106 @@
+package srt
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// The parts of the command's environment that come from settings rather
+// than from the proxies (spec d.4). Pure functions of the settings and the
+// inherited environment, for every backend.
+
+// safeDirectoryWildcardPast is the number of git.safeDirectories entries
+// past which one safe.directory=* stands for them all (the reference's
+// threshold).
+const safeDirectoryWildcardPast = 8
+
+// withGitSafeDirectories returns env with dirs (git.safeDirectories) given
+// to git as safe.directory through GIT_CONFIG_COUNT, GIT_CONFIG_KEY_n and
+// GIT_CONFIG_VALUE_n: each directory and, as "<dir>/*", every repository
+// beneath it (git compares safe.directory with a repository's top level),
+// or "*" for more than safeDirectoryWildcardPast directories. The numbering
+// continues an inherited GIT_CONFIG_COUNT, so the caller's own entries
+// stay; an inherited GIT_CONFIG_COUNT=0 says "no configuration from the
+// environment", and env is returned as it is.
+func withGitSafeDirectories(env, dirs []string) []string {
+	count, inherited := lookupEnv(env, "GIT_CONFIG_COUNT")
+	if inherited && count == "0" {
+		return env
+	}
+	var clean []string
+	for _, d := range dirs {
+		if d == "" {
+			continue
+		}
+		// "/" stays "/": an empty safe.directory value would reset the
+		// list git has read so far.
+		if t := strings.TrimRight(d, "/"); t != "" {
+			d = t
+		} else {
+			d = "/"
+		}
+		if !slices.Contains(clean, d) {
+			clean = append(clean, d)
+		}
+	}
+	if len(clean) == 0 {
+		return env
+	}
+	n, err := strconv.Atoi(count)
+	if err != nil || n < 0 {
+		n = 0 // git would refuse the inherited value anyway
+	}
+	var values []string
+	if len(clean) > safeDirectoryWildcardPast {
+		values = []string{"*"}
+	} else {
+		for _, d := range clean {
+			values = append(values, d, strings.TrimSuffix(d, "/")+"/*")
+		}
+	}
+	for _, v := range values {
+		env = setEnv(env, "GIT_CONFIG_KEY_"+strconv.Itoa(n), "safe.directory")
+		env = setEnv(env, "GIT_CONFIG_VALUE_"+strconv.Itoa(n), v)
+		n++
+	}
+	return setEnv(env, "GIT_CONFIG_COUNT", strconv.Itoa(n))
+}
+
+// javaToolOptions is the JAVA_TOOL_OPTIONS the command starts from: the
+// javaAgentJarPath agent first, then the inherited value. The JVM splits
+// the variable at white space but keeps double-quoted words whole, so a
+// path with white space in it is quoted.
+func javaToolOptions(agentJar, inherited string) string {
+	if agentJar == "" {
+		return inherited
+	}
+	flag := "-javaagent:" + agentJar
+	if strings.ContainsAny(agentJar, " \t\n\r\f\v") {
+		flag = `"` + flag + `"`
+	}
+	return strings.TrimSpace(flag + " " + inherited)
+}
+
+// lookupEnv is the value of key in env, the last one when it is there
+// twice (as a process would see it).
+func lookupEnv(env []string, key string) (string, bool) {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// setEnv returns env with key set to value, every earlier setting of key
+// removed.
+func setEnv(env []string, key, value string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, key+"=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, key+"="+value)
+}
