@@ -1,12 +1,19 @@
 package nsexec
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
+	"os/exec"
+	"runtime"
 	"slices"
+	"strconv"
+	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/srt-go/srt/config"
@@ -21,7 +28,12 @@ import (
 // seccomp filter in its host-network mode, whose connect supervisor here
 // in srt lets TCP reach only the proxies on loopback.
 
-const roleFallback = "__srt_fallback"
+// Roles of the fallback: the reaper srt starts, and the child it starts,
+// which confines itself and becomes the command.
+const (
+	roleFallback     = "__srt_fallback"
+	roleFallbackExec = "__srt_fallback_exec"
+)
 
 // fallbackLacks are the guarantees of the full sandbox that do not hold in
 // the fallback.
@@ -29,7 +41,6 @@ var fallbackLacks = []string{
 	"other processes of this user are visible in /proc (Landlock still blocks signalling and tracing them)",
 	"denyWrite entries and protected names inside writable trees are writable (Landlock cannot carve them out)",
 	"programs that ignore the proxy variables cannot connect (no transparent path, no DNS)",
-	"processes the command leaves behind may outlive srt",
 	"Java clients cannot authenticate to the proxies",
 }
 
@@ -40,7 +51,7 @@ func fallbackEnforcement(abi int) Enforcement {
 		lacks = append(lacks, fmt.Sprintf("Landlock ABI %d has no TCP rules (the seccomp supervisor still decides every connect)", abi))
 	}
 	if abi < 6 {
-		lacks = append(lacks, fmt.Sprintf("Landlock ABI %d cannot scope signals: the command can signal this user's other processes", abi))
+		lacks = append(lacks, fmt.Sprintf("Landlock ABI %d cannot scope signals: the command can signal this user's other processes, srt's reaper included (what the command leaves running may then outlive it)", abi))
 	}
 	return Enforcement{Level: "partial", Layers: []string{
 		fmt.Sprintf("Landlock ABI %d", abi), "seccomp (TCP only, every connect checked)", "network only through the policy proxies on loopback, with a per-run credential"},
@@ -69,7 +80,7 @@ func (l *Launch) prepareFallback(s *config.Settings, o Options, side NetSide, ar
 			return ap.Addr().Unmap() == netip.AddrFrom4([4]byte{127, 0, 0, 1}) && slices.Contains(ports, ap.Port())
 		}}
 
-	data, err := json.Marshal(&Spec{Plan: l.Plan, Argv: argv, Env: env, Cwd: cwd, RuntimeDir: l.RuntimeDir, Debug: o.Debug,
+	data, err := json.Marshal(&Spec{Plan: l.Plan, Argv: argv, Env: env, Cwd: cwd, RuntimeDir: l.RuntimeDir, Debug: o.Debug, Terminal: o.Terminal,
 		Seccomp: filter, UnixSocketPaths: unixPaths, Landlock: &rules, Ports: ports, NullFDs: o.NullFDs})
 	if err != nil {
 		return err
@@ -87,22 +98,193 @@ func (l *Launch) prepareFallback(s *config.Settings, o Options, side NetSide, ar
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.ExtraFiles = []*os.File{r, l.linkChild}
 	cmd.Env = []string{}
-	// The command stays in srt's session and process group, so job
-	// control works; the filter refuses TIOCSTI on the shared terminal.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// The reaper kills the command's tree when srt's end of the link
+	// closes: a cancelled context closes it (a SIGKILLed reaper could not
+	// kill the tree), as does srt's death; the parent-death signal is
+	// caught as a second way to learn of it.
+	if o.Context != nil {
+		cmd.Cancel = func() error { return l.link.Close() }
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGTERM}
 	l.Cmd = cmd
 	go l.watch()
 	return nil
 }
 
-// runFallback is the fallback child: it applies Landlock and the seccomp
-// filter to itself, hands the filter's listener to srt, and becomes the
-// command.
+// runFallback is the fallback's reaper, between srt and the command,
+// outside the command's confinement: it makes itself the subreaper of the
+// command's whole tree, starts the child that confines itself and becomes
+// the command (runFallbackExec) in a session of its own, relays signals to
+// it, and when the command ends — or srt goes: its end of the link closes
+// — kills every process left of the tree and exits with the command's
+// status. Confined by Landlock in a domain the reaper is not in, the
+// command can neither signal nor trace it (ABI 6 scoping; the enforcement
+// report says so when the kernel lacks it).
 func runFallback() error {
-	toSrt, err := sayHello()
+	parent := os.Getppid()
+	link, err := sayHello()
 	if err != nil {
 		return err
 	}
+	specFile := os.NewFile(3, "spec")
+	data, err := io.ReadAll(specFile)
+	specFile.Close()
+	if err != nil {
+		return fmt.Errorf("reading the spec: %w", err)
+	}
+	var spec Spec
+	if err := json.Unmarshal(data, &spec); err != nil {
+		return fmt.Errorf("bad spec: %w", err)
+	}
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("becoming the subreaper of the command's tree: %w", err)
+	}
+	signals := notifyRelayed()
+	r, w, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	go func() {
+		w.Write(data)
+		w.Close()
+	}()
+	child := &exec.Cmd{Path: "/proc/self/exe", Args: []string{os.Args[0], roleFallbackExec},
+		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, ExtraFiles: []*os.File{r, link}, Env: []string{},
+		// A session of its own: no controlling terminal but the pty
+		// made for it, if any.
+		SysProcAttr: &syscall.SysProcAttr{Setsid: true, Setctty: spec.Terminal, Ctty: 0, Pdeathsig: syscall.SIGKILL}}
+	if err := child.Start(); err != nil {
+		return fmt.Errorf("starting the command: %w", err)
+	}
+	r.Close()
+	k := &reaper{command: child.Process.Pid, status: -1}
+	// srt gone (its end of the link closed, by Close or by its death):
+	// the tree goes too.
+	go func() {
+		var b [1]byte
+		for {
+			if _, err := link.Read(b[:]); err != nil {
+				k.abandon()
+				return
+			}
+		}
+	}()
+	go func() {
+		for sig := range signals() {
+			s := sig.(syscall.Signal)
+			if os.Getppid() != parent {
+				k.abandon() // the parent-death signal
+				continue
+			}
+			switch s {
+			case syscall.SIGPIPE:
+			case syscall.SIGTSTP:
+				syscall.Kill(-k.command, syscall.SIGSTOP) // its process group
+			case syscall.SIGCONT:
+				syscall.Kill(-k.command, syscall.SIGCONT)
+			default:
+				syscall.Kill(k.command, s)
+			}
+		}
+	}()
+	os.Exit(k.run())
+	return nil
+}
+
+// reaper reaps the command's tree and kills what is left of it. Children
+// are killed only under mu, between reaps, so a pid is never signalled
+// after it was reaped and could be another process's.
+type reaper struct {
+	mu      sync.Mutex
+	command int
+	status  int  // the command's status, -1 while it runs
+	killing bool // the command has ended, or srt is gone
+}
+
+// run reaps until no child is left, killing every child once the command
+// has ended, and returns the command's status.
+func (k *reaper) run() int {
+	for {
+		// Wait without reaping, then reap under the lock.
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			break // ECHILD: the tree is gone
+		}
+		k.mu.Lock()
+		for {
+			var ws syscall.WaitStatus
+			pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+			if err == syscall.EINTR {
+				continue
+			}
+			if err != nil || pid <= 0 {
+				break
+			}
+			if pid == k.command {
+				k.status = statusCode(ws)
+				k.killing = true
+			}
+		}
+		if k.killing {
+			k.killChildren()
+		}
+		k.mu.Unlock()
+	}
+	if k.status < 0 {
+		return 137
+	}
+	return k.status
+}
+
+// abandon kills the tree: srt is gone.
+func (k *reaper) abandon() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.killing = true
+	k.killChildren()
+}
+
+// killChildren sends SIGKILL to every child of this process (mu held). A
+// grandchild whose parent dies is reparented here, and killed on the next
+// round, which its parent's exit starts.
+func (k *reaper) killChildren() {
+	self := strconv.Itoa(os.Getpid())
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		syscall.Kill(k.command, syscall.SIGKILL)
+		return
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold anything, so the
+		// fields are read after its last ')'.
+		if i := bytes.LastIndexByte(stat, ')'); i >= 0 {
+			if f := strings.Fields(string(stat[i+1:])); len(f) > 1 && f[1] == self {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	}
+}
+
+// runFallbackExec is the fallback's child: it confines itself — Landlock,
+// every capability dropped and no_new_privs, the seccomp filter whose
+// listener it hands to srt — and becomes the command.
+func runFallbackExec() error {
+	// Capabilities and no_new_privs are per thread: the thread that drops
+	// them is the one that executes the command.
+	runtime.LockOSThread()
+	link := os.NewFile(4, "link")
 	spec, err := readSpec()
 	if err != nil {
 		return err
@@ -121,7 +303,7 @@ func runFallback() error {
 	if abi == 0 {
 		return errors.New("refusing to run: Landlock is not available")
 	}
-	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+	if err := dropPrivileges(); err != nil {
 		return err
 	}
 	listener, err := installSeccomp(spec.Seccomp)
@@ -140,8 +322,8 @@ func runFallback() error {
 			unix.Close(null)
 		}
 	}
-	err = sendFd(toSrt, listener)
-	toSrt.Close()
+	err = sendFd(link, listener)
+	link.Close()
 	unix.Close(listener)
 	if err != nil {
 		return fmt.Errorf("handing the seccomp listener to srt: %w", err)

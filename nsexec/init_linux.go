@@ -33,6 +33,8 @@ func MaybeRun() {
 		err = runInit()
 	case roleFallback:
 		err = runFallback()
+	case roleFallbackExec:
+		err = runFallbackExec()
 	case roleWrap:
 		err = runWrap()
 	case roleProbe:
@@ -417,24 +419,30 @@ func unwrapExec(err error) error {
 	return err
 }
 
-// dropPrivileges leaves the calling thread, and what it forks, with no
+// dropPrivileges leaves the calling thread, and what it executes, with no
 // capability in any set and no way to regain one: the bounding and
 // ambient sets are emptied, the inheritable set cleared, and no_new_privs
-// set, so not even a setuid or file-capability binary can add any.
+// set, so not even a setuid or file-capability binary can add any; the
+// permitted and effective sets then come out of execve empty. A caller
+// without CAP_SETPCAP (the fallback run by a user other than root) cannot
+// shrink its bounding set, and needs not: with no_new_privs and nothing
+// inheritable, execve grants nothing.
 func dropPrivileges() error {
-	last := len(allCaps()) - 1
-	for c := 0; c <= last; c++ {
-		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
-			return fmt.Errorf("dropping capability %d from the bounding set: %w", c, err)
-		}
-	}
-	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
-		return fmt.Errorf("clearing ambient capabilities: %w", err)
-	}
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
 	if err := unix.Capget(&hdr, &data[0]); err != nil {
 		return fmt.Errorf("reading capabilities: %w", err)
+	}
+	if data[0].Effective&(1<<unix.CAP_SETPCAP) != 0 {
+		last := len(allCaps()) - 1
+		for c := 0; c <= last; c++ {
+			if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+				return fmt.Errorf("dropping capability %d from the bounding set: %w", c, err)
+			}
+		}
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+		return fmt.Errorf("clearing ambient capabilities: %w", err)
 	}
 	for i := range data {
 		data[i].Inheritable = 0

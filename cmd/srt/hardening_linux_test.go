@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -400,6 +401,166 @@ func TestSandboxUnixPeerIsSrt(t *testing.T) {
 		want := fmt.Sprintf("uid=%d gid=%d exe=%s", os.Getuid(), os.Getgid(), os.Getenv(srtEnv))
 		if got := <-seen; got != want {
 			t.Errorf("the server saw %q, README says %q", got, want)
+		}
+	})
+}
+
+// fallbackConfig writes settings for the fallback sandbox: BASE with
+// enableWeakerNestedSandbox, allowWrite ["."], and extra top-level JSON
+// members (`"network": {...}` replaces BASE's network).
+func (b *box) fallbackConfig(extra string) string {
+	b.t.Helper()
+	network := `"network":{"allowedDomains":[],"deniedDomains":[]}`
+	if strings.Contains(extra, `"network"`) {
+		network = ""
+	} else if extra != "" {
+		network += ","
+	}
+	doc := `{"enableWeakerNestedSandbox":true,` + network + extra + `,"filesystem":{"denyRead":[],"allowWrite":["."],"denyWrite":[]}}`
+	cfg := filepath.Join(filepath.Dir(b.W), fmt.Sprintf("fallback-%d.json", time.Now().UnixNano()))
+	if err := os.WriteFile(cfg, []byte(doc), 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+	return cfg
+}
+
+// startNoUserns starts srt on a host that refuses user namespaces with
+// the given stdio, and returns the running srt.
+func (b *box) startNoUserns(stdio *os.File, args ...string) *exec.Cmd {
+	b.t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	cmd := exec.Command(exe, append([]string{os.Getenv(srtEnv)}, args...)...)
+	cmd.Env = []string{noUsernsEnv + "=", "PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + b.H}
+	cmd.Dir = b.W
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdio, stdio, stdio
+	if err := cmd.Start(); err != nil {
+		b.t.Fatal(err)
+	}
+	b.t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd
+}
+
+// waitFor waits up to 10 s for path to exist.
+func waitFor(t *testing.T, path string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+	}
+	t.Fatalf("%s did not appear", path)
+}
+
+// Item 8: in the fallback the command holds no capability, has
+// no_new_privs, and root inside can neither chown a file outside
+// allowWrite nor read another process's environment.
+func TestFallbackNoCapabilities(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		outside := filepath.Join(filepath.Dir(b.W), "owned")
+		os.WriteFile(outside, []byte("x"), 0o644)
+		victim := exec.Command("sleep", "60")
+		victim.Env = []string{"SECRET=" + b.canary}
+		if err := victim.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { victim.Process.Kill(); victim.Wait() }()
+		script := fmt.Sprintf(`grep -E '^(Cap|NoNewPrivs)' /proc/self/status; chown 1:1 %s; chown 1 .; cat /proc/%d/environ; echo END`, outside, victim.Process.Pid)
+		r := b.runNoUserns("", nil, "--settings", b.fallbackConfig(""), "-c", script)
+		b.noCanary(r)
+		if !strings.Contains(r.stdout, "END") {
+			t.Fatalf("%+v", r)
+		}
+		fields := map[string]string{}
+		for _, line := range strings.Split(r.stdout, "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok {
+				fields[k] = strings.TrimSpace(v)
+			}
+		}
+		sets := []string{"CapInh", "CapPrm", "CapEff", "CapAmb"}
+		if os.Geteuid() == 0 {
+			// Only with CAP_SETPCAP can the bounding set shrink; without
+			// it, no_new_privs and an empty inheritable set grant nothing.
+			sets = append(sets, "CapBnd")
+		}
+		for _, set := range sets {
+			if fields[set] != "0000000000000000" {
+				t.Errorf("%s inside = %q, want empty", set, fields[set])
+			}
+		}
+		if fields["NoNewPrivs"] != "1" {
+			t.Errorf("NoNewPrivs inside = %q", fields["NoNewPrivs"])
+		}
+		var st unix.Stat_t
+		if err := unix.Stat(outside, &st); err != nil || int(st.Uid) != os.Getuid() {
+			t.Errorf("a file outside allowWrite changed owner: %+v %v", st, err)
+		}
+		if err := unix.Stat(b.W, &st); err != nil || int(st.Uid) != os.Getuid() {
+			t.Errorf("the work dir changed owner: %+v %v", st, err)
+		}
+	})
+}
+
+// Item 14: in the fallback, srt is the reaper of the command's whole tree:
+// what the command leaves running is killed when it ends (srt does not
+// wait for it) and when srt is SIGKILLed; the command gets a pty of its
+// own, never the caller's terminal, so nothing reads what the user types
+// once srt is gone.
+func TestFallbackProcessTree(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		cfg := b.fallbackConfig("")
+		start := time.Now()
+		r := b.runNoUserns("", nil, "--settings", cfg, "-c", `setsid sh -c 'sleep 2; echo LEFT > left1' </dev/null >/dev/null 2>&1 & echo started`)
+		if !strings.Contains(r.stdout, "started") || time.Since(start) > 1500*time.Millisecond {
+			t.Errorf("srt waited %v for what the command left running, or did not run it: %+v", time.Since(start), r)
+		}
+
+		// On the caller's terminal, then killed.
+		master, slave, err := openPTY()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer master.Close()
+		go func() {
+			buf := make([]byte, 4096)
+			for {
+				if _, err := master.Read(buf); err != nil {
+					return
+				}
+			}
+		}()
+		ttyName, _ := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", slave.Fd()))
+		srt := b.startNoUserns(slave, "--settings", cfg, "-c",
+			`readlink /proc/self/fd/0 > tty.txt; setsid sh -c 'sleep 2; echo LEFT > left2' </dev/null >/dev/null 2>&1 & setsid sh -c 'exec cat > stolen' & touch ready; sleep 30`)
+		slave.Close()
+		waitFor(t, b.path("ready"))
+		if got := strings.TrimSpace(b.read("tty.txt")); got == ttyName || got == "" {
+			t.Errorf("the command's stdin is the caller's terminal %s (%q)", ttyName, got)
+		}
+		srt.Process.Kill()
+		srt.Wait()
+		time.Sleep(300 * time.Millisecond)
+		master.Write([]byte("TYPED-AFTER-SRT-DIED\n"))
+		time.Sleep(2500 * time.Millisecond)
+		if _, err := os.Stat(b.path("left2")); err == nil {
+			t.Error("a process the command left running outlived the SIGKILLed srt")
+		}
+		if strings.Contains(b.read("stolen"), "TYPED") {
+			t.Error("a process of the sandbox read what was typed after srt was killed")
+		}
+		if _, err := os.Stat(b.path("left1")); err == nil {
+			t.Error("a process the command left running outlived it")
+		}
+		// Nothing but this test holds the caller's terminal.
+		entries, _ := filepath.Glob("/proc/[0-9]*/fd/*")
+		for _, e := range entries {
+			if l, err := os.Readlink(e); err == nil && l == ttyName && !strings.HasPrefix(e, fmt.Sprintf("/proc/%d/", os.Getpid())) {
+				t.Errorf("%s still holds the caller's terminal %s", e, ttyName)
+			}
 		}
 	})
 }

@@ -27,14 +27,9 @@ type launch struct {
 // of its own when srt runs on a terminal. scan receives the command's
 // error output line by line, where srt can see it.
 func sandboxCommand(c *cli, sb *srt.Sandbox, r srt.Run, argv []string, scan func(string)) (*launch, error) {
-	var pty *ptyRelay
-	// The fallback keeps the caller's terminal: it cannot give the
-	// command a session of its own.
-	if sb.Enforcement().Level == "full" {
-		var err error
-		if pty, err = startPTY(lineWriter(scan)); err != nil {
-			return nil, fmt.Errorf("setting up the terminal: %w", err)
-		}
+	pty, err := startPTY(lineWriter(scan))
+	if err != nil {
+		return nil, fmt.Errorf("setting up the terminal: %w", err)
 	}
 	r.Terminal = pty != nil
 	cmd := sb.CommandRun(context.Background(), r, argv[0], argv[1:]...)
