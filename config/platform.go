@@ -250,7 +250,7 @@ var keyRules = []KeyRule{
 	core("network.allowUnixSockets", Rule{Applied, "by path (the reference ignores it on Linux)"},
 		func(s *Settings) bool { return len(s.Network.AllowUnixSockets) > 0 }),
 	core("network.allowAllUnixSockets", applied, func(s *Settings) bool { return s.Network.AllowAllUnixSockets }),
-	core("network.allowLocalBinding", Rule{Applied, "the namespace sandbox always lets the command bind, on ports private to its own network namespace; the fallback sandbox lets it bind only with this key"},
+	core("network.allowLocalBinding", Rule{Applied, "the namespace sandbox always lets the command listen, on ports private to its own network namespace; the fallback, which shares the host's network, lets a socket listen only with this key, and then only on loopback (the command also reaches its own listeners)"},
 		func(s *Settings) bool { return s.Network.AllowLocalBinding }),
 	macOnly("network.allowMachLookup", "Mach services", func(s *Settings) bool { return len(s.Network.AllowMachLookup) > 0 }),
 	core("network.httpProxyPort", applied, func(s *Settings) bool { return s.Network.HTTPProxyPort != nil }),
@@ -284,7 +284,7 @@ var keyRules = []KeyRule{
 	linuxOnly("allowNestedUserNamespaces", applied, "user namespaces", func(s *Settings) bool { return s.AllowNestedUserNamespaces }),
 	macOnly("enableWeakerNetworkIsolation", "the trustd Mach service", func(s *Settings) bool { return s.EnableWeakerNetworkIsolation }),
 	macOnly("allowAppleEvents", "Apple Events", func(s *Settings) bool { return s.AllowAppleEvents }),
-	{Key: "allowPty", Linux: Rule{NoMeaning, "pseudo-terminals always work inside the Linux sandbox (it has /dev/ptmx and a /dev/pts)"},
+	{Key: "allowPty", Linux: Rule{Applied, "the namespace sandbox always has pseudo-terminals of its own (its /dev/ptmx and /dev/pts); the fallback refuses to run with it, as new pseudo-terminals there would open in the host's /dev/pts, among this user's other terminals"},
 		Darwin: macBackendLater, Windows: Rule{NoMeaning, "macOS only: pseudo-terminals"}, set: func(s *Settings) bool { return s.AllowPty }},
 	everywhere("ripgrep", Rule{NoMeaning, "srt-go finds protected names itself and runs no ripgrep"}, func(s *Settings) bool { return s.Ripgrep != nil }),
 	core("mandatoryDenySearchDepth", applied, func(s *Settings) bool {

@@ -272,7 +272,6 @@ func TestMeaningless(t *testing.T) {
 	want := []string{
 		"network.allowMachLookup has no meaning on linux (macOS only: Mach services)",
 		"network.ambiguousRequestTarget has no meaning on linux (" + noFilterRequest + ")",
-		"allowPty has no meaning on linux (pseudo-terminals always work inside the Linux sandbox (it has /dev/ptmx and a /dev/pts))",
 		"bwrapPath has no meaning on linux (srt-go needs no bubblewrap)",
 	}
 	if !slices.Equal(got, want) {

@@ -42,6 +42,7 @@ var fallbackLacks = []string{
 	"denyWrite entries and protected names inside writable trees are writable (Landlock cannot carve them out)",
 	"programs that ignore the proxy variables cannot connect (no transparent path, no DNS)",
 	"Java clients cannot authenticate to the proxies",
+	"no new pseudo-terminals can be made (script, expect, ssh -t inside fail), and allowPty is refused",
 }
 
 // fallbackEnforcement describes the fallback under Landlock ABI abi.
@@ -64,24 +65,38 @@ func (l *Launch) prepareFallback(s *config.Settings, o Options, side NetSide, ar
 	if abi == 0 {
 		return errors.New("refusing to run: neither user namespaces nor Landlock are available here, so no sandbox can be built")
 	}
-	rules, err := LandlockRules(l.Plan)
+	if mask, bind, found := HiddenInWritable(l.Plan); found {
+		return fmt.Errorf("the fallback sandbox cannot hide %s (%s) inside the writable %s (%s): Landlock can only grant, and what it grants on %s it grants on everything beneath; move the entry out of the writable tree, or run where user namespaces are available (srt doctor)",
+			mask.Path, mask.Why, bind.Path, bind.Why, bind.Path)
+	}
+	if s.AllowPty {
+		return errors.New("the fallback sandbox cannot honour allowPty: a new pseudo-terminal's slave opens in the host's /dev/pts, where this user's other terminals are, and a command that may open one may open them; remove allowPty, or run where user namespaces are available (srt doctor)")
+	}
+	rules, err := LandlockRules(FallbackLandlockInput(l.Plan))
 	if err != nil {
 		return err
 	}
-	filter.HostNetwork = true
+	filter.HostNamespaces = true
 	filter.NestedNamespaces = false
 	l.Seccomp, l.Landlock = filter, &rules
 	l.Enforcement = fallbackEnforcement(abi)
 	ports := side.Ports
-	l.connectPolicy = &ConnectPolicy{Proc: "/proc", Unix: filter.Unix, UnixPaths: unixPaths, HostNetwork: true, OnDeny: o.OnEvent,
-		Inet: func(ap netip.AddrPort) bool {
-			// Exactly the proxies' address: another loopback address
-			// could hold another service on the same port.
-			return ap.Addr().Unmap() == netip.AddrFrom4([4]byte{127, 0, 0, 1}) && slices.Contains(ports, ap.Port())
-		}}
+	pol := &ConnectPolicy{Proc: "/proc", Unix: filter.Unix, UnixPaths: unixPaths, HostNamespaces: true, OnDeny: o.OnEvent,
+		LocalBinding: s.Network.AllowLocalBinding}
+	pol.Inet = func(ap netip.AddrPort) bool {
+		a := ap.Addr().Unmap()
+		// Exactly the proxies' address: another loopback address could
+		// hold another service on the same port.
+		if a == netip.AddrFrom4([4]byte{127, 0, 0, 1}) && slices.Contains(ports, ap.Port()) {
+			return true
+		}
+		// With allowLocalBinding, the command's own listeners.
+		return pol.LocalBinding && a.IsLoopback() && pol.ListensOn(ap.Port())
+	}
+	l.connectPolicy = pol
 
 	data, err := json.Marshal(&Spec{Plan: l.Plan, Argv: argv, Env: env, Cwd: cwd, RuntimeDir: l.RuntimeDir, Debug: o.Debug, Terminal: o.Terminal,
-		Seccomp: filter, UnixSocketPaths: unixPaths, Landlock: &rules, Ports: ports, NullFDs: o.NullFDs})
+		Seccomp: filter, UnixSocketPaths: unixPaths, Landlock: &rules, Ports: ports, NullFDs: o.NullFDs, LocalBinding: s.Network.AllowLocalBinding})
 	if err != nil {
 		return err
 	}
@@ -296,7 +311,14 @@ func runFallbackExec() error {
 	if spec.Landlock == nil {
 		return errors.New("no Landlock rules in the spec")
 	}
-	abi, err := landlock.Apply(*spec.Landlock, landlock.Options{Scope: true, TCP: true, ConnectTCP: spec.Ports})
+	// The command's own terminal (the pty srt made for it) stays
+	// writable, also reopened by name (/dev/stderr).
+	for fd := 0; fd <= 2; fd++ {
+		if p, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd)); err == nil && strings.HasPrefix(p, "/dev/pts/") {
+			spec.Landlock.Write = append(spec.Landlock.Write, p)
+		}
+	}
+	abi, err := landlock.Apply(*spec.Landlock, landlock.Options{Scope: true, TCP: !spec.LocalBinding, ConnectTCP: spec.Ports})
 	if err != nil {
 		return err
 	}

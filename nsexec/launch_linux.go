@@ -176,7 +176,7 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 	if !s.AllowNestedUserNamespaces {
 		// A Landlock domain may not mount, which is what nested
 		// namespaces are asked for.
-		rules, err := LandlockRules(l.Plan)
+		rules, err := LandlockRules(LandlockInput(l.Plan))
 		if err != nil {
 			return nil, err
 		}

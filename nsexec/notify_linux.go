@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -50,7 +51,7 @@ type ConnectPolicy struct {
 	// Proc is the procfs in which the notifying pids are numbered.
 	Proc string
 	// Unix says which Unix-domain addresses are allowed; with UnixByPath
-	// only UnixPaths and what lies under them (and, with HostNetwork
+	// only UnixPaths and what lies under them (and, with HostNamespaces
 	// false, abstract addresses, which are private to the sandbox's
 	// network namespace).
 	Unix      UnixSockets
@@ -58,9 +59,18 @@ type ConnectPolicy struct {
 	// Inet, when set, decides every IPv4 and IPv6 destination (the
 	// fallback sandbox allows only its proxies); nil allows them all.
 	Inet func(netip.AddrPort) bool
-	// HostNetwork: the command shares the host's network namespace, where
+	// HostNamespaces: the command shares the host's network namespace, where
 	// abstract Unix addresses reach host services.
-	HostNetwork bool
+	HostNamespaces bool
+	// LocalBinding is allowLocalBinding in the host's network namespace:
+	// without it no socket of the command may listen, except on a Unix
+	// socket path; with it only on loopback (an unbound TCP socket is
+	// bound there first, where listen would bind it to every address),
+	// and a connect may also reach the command's own listening ports.
+	LocalBinding bool
+
+	mu        sync.Mutex
+	listening map[uint16]bool // loopback ports the command listens on
 	// OnDeny, if set, is told of every call refused by policy. It must
 	// not block.
 	OnDeny func(Event)
@@ -78,6 +88,7 @@ type Event struct {
 var (
 	socketNr     = int32(Arches[runtime.GOARCH].Nr["socket"])
 	socketpairNr = int32(Arches[runtime.GOARCH].Nr["socketpair"])
+	listenNr     = int32(Arches[runtime.GOARCH].Nr["listen"])
 )
 
 func (pol *ConnectPolicy) deny(errno unix.Errno, e Event) unix.Errno {
@@ -121,6 +132,8 @@ func ServeConnects(listener int, pol *ConnectPolicy) error {
 			case socketpairNr:
 				// Only datagram pairs come here, likewise.
 				errno = pol.deny(unix.EPERM, Event{Call: "socketpair", Target: "AF_UNIX SOCK_DGRAM", Reason: "a Unix datagram socket can send to any socket by its path (allowUnixSockets)"})
+			case listenNr:
+				errno = pol.listen(listener, &req)
 			default:
 				errno = pol.connect(listener, &req)
 			}
@@ -160,20 +173,9 @@ func (pol *ConnectPolicy) connect(listener int, req *seccompNotif) unix.Errno {
 		[]unix.RemoteIovec{{Base: ptr, Len: n}}, 0); err != nil {
 		return unix.EFAULT
 	}
-	pidfd, err := pol.pidfd(pid)
-	if err != nil || !stillWaiting(listener, req.ID) {
-		if err == nil {
-			unix.Close(pidfd)
-		}
-		return unix.ESRCH
-	}
-	defer unix.Close(pidfd)
-	sock, err := unix.PidfdGetfd(pidfd, fd, 0)
-	if err != nil {
-		if errors.Is(err, unix.EBADF) {
-			return unix.EBADF
-		}
-		return unix.EPERM
+	sock, errno := pol.socketOf(listener, req, fd)
+	if errno != 0 {
+		return errno
 	}
 	defer unix.Close(sock)
 
@@ -192,6 +194,116 @@ func (pol *ConnectPolicy) connect(listener int, req *seccompNotif) unix.Errno {
 		}
 	}
 	return rawConnect(sock, addr)
+}
+
+// socketOf duplicates the socket fd of the process that made the call
+// req (pidfd_getfd), once the notification is known to be still pending.
+func (pol *ConnectPolicy) socketOf(listener int, req *seccompNotif, fd int) (int, unix.Errno) {
+	pidfd, err := pol.pidfd(int(req.Pid))
+	if err != nil || !stillWaiting(listener, req.ID) {
+		if err == nil {
+			unix.Close(pidfd)
+		}
+		return -1, unix.ESRCH
+	}
+	defer unix.Close(pidfd)
+	sock, err := unix.PidfdGetfd(pidfd, fd, 0)
+	if err != nil {
+		if errors.Is(err, unix.EBADF) {
+			return -1, unix.EBADF
+		}
+		return -1, unix.EPERM
+	}
+	return sock, 0
+}
+
+// listen performs one notified listen(fd, backlog) on the host's network
+// (the fallback): a listening socket there accepts connections from the
+// host and beyond, which allowLocalBinding alone may open, on loopback.
+func (pol *ConnectPolicy) listen(listener int, req *seccompNotif) unix.Errno {
+	sock, errno := pol.socketOf(listener, req, int(int32(req.Args[0])))
+	if errno != 0 {
+		return errno
+	}
+	defer unix.Close(sock)
+	backlog := int(int32(req.Args[1]))
+	domain, err := unix.GetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_DOMAIN)
+	if err != nil {
+		return unix.ENOTSOCK
+	}
+	sa, err := unix.Getsockname(sock)
+	if err != nil {
+		return errnoOf(err)
+	}
+	const why = "a listening socket on the host's network accepts connections from outside the sandbox (allowLocalBinding)"
+	var port uint16
+	switch domain {
+	case unix.AF_INET, unix.AF_INET6:
+		ap := sockaddrAddrPort(sa)
+		if !pol.LocalBinding {
+			return pol.deny(unix.EPERM, Event{Call: "listen", Target: ap.String(), Reason: why})
+		}
+		if ap.Port() == 0 {
+			// Unbound: listen would bind it to every address.
+			var bindTo unix.Sockaddr = &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}
+			if domain == unix.AF_INET6 {
+				bindTo = &unix.SockaddrInet6{Addr: netip.IPv6Loopback().As16()}
+			}
+			if err := unix.Bind(sock, bindTo); err != nil {
+				return errnoOf(err)
+			}
+			if sa, err = unix.Getsockname(sock); err != nil {
+				return errnoOf(err)
+			}
+			ap = sockaddrAddrPort(sa)
+		} else if !ap.Addr().Unmap().IsLoopback() {
+			return pol.deny(unix.EPERM, Event{Call: "listen", Target: ap.String(), Reason: "allowLocalBinding lets a socket listen on loopback only"})
+		}
+		port = ap.Port()
+	case unix.AF_UNIX:
+		if u, ok := sa.(*unix.SockaddrUnix); (!ok || u.Name == "" || u.Name[0] == '@') && !pol.LocalBinding {
+			// Unbound (listen gives it an abstract name) or abstract:
+			// reachable by the host's processes, by no path rule.
+			return pol.deny(unix.EPERM, Event{Call: "listen", Target: "@", Reason: why})
+		}
+	}
+	if err := unix.Listen(sock, backlog); err != nil {
+		return errnoOf(err)
+	}
+	if port != 0 {
+		pol.mu.Lock()
+		if pol.listening == nil {
+			pol.listening = map[uint16]bool{}
+		}
+		pol.listening[port] = true
+		pol.mu.Unlock()
+	}
+	return 0
+}
+
+// ListensOn reports whether the command has listened on loopback port.
+func (pol *ConnectPolicy) ListensOn(port uint16) bool {
+	pol.mu.Lock()
+	defer pol.mu.Unlock()
+	return pol.listening[port]
+}
+
+func sockaddrAddrPort(sa unix.Sockaddr) netip.AddrPort {
+	switch a := sa.(type) {
+	case *unix.SockaddrInet4:
+		return netip.AddrPortFrom(netip.AddrFrom4(a.Addr), uint16(a.Port))
+	case *unix.SockaddrInet6:
+		return netip.AddrPortFrom(netip.AddrFrom16(a.Addr), uint16(a.Port))
+	}
+	return netip.AddrPort{}
+}
+
+func errnoOf(err error) unix.Errno {
+	var errno unix.Errno
+	if errors.As(err, &errno) {
+		return errno
+	}
+	return unix.EINVAL
 }
 
 // pidfd opens a pidfd for the thread that made the call: the
@@ -261,7 +373,7 @@ func (pol *ConnectPolicy) connectUnix(pid, sock int, addr []byte) unix.Errno {
 		// Abstract: inside the sandbox's own network namespace these
 		// reach only the sandbox; on the host network they reach host
 		// services, and no path rule can name them.
-		if pol.HostNetwork {
+		if pol.HostNamespaces {
 			return pol.deny(unix.EACCES, Event{Call: "connect", Target: "@" + strings.TrimRight(string(raw[1:]), "\x00"), Reason: "abstract Unix sockets reach host services here"})
 		}
 		return rawConnect(sock, addr)

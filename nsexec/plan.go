@@ -655,11 +655,61 @@ const (
 	kindLink // a symlink, whatever it points to
 )
 
-// LandlockInput turns a plan into the hierarchies of the Landlock layer:
-// writable binds (and /dev and /proc, whose own mounts decide) are
-// writable, masks are hidden, and binds beneath a mask reopen their tree.
+// LandlockInput turns a plan into the hierarchies of the Landlock layer
+// under the namespace sandbox's mounts: writable binds (and /dev and
+// /proc, the sandbox's own, whose mounts decide) are writable, masks are
+// hidden, and binds beneath a mask reopen their tree.
 func LandlockInput(p *Plan) landlock.Input {
-	in := landlock.Input{Writable: []string{"/dev", "/proc"}}
+	in := planLandlock(p)
+	in.Writable = append(in.Writable, "/dev", "/proc")
+	return in
+}
+
+// fallbackDevices are the devices the fallback's command may write, and
+// fallbackReadDevices those it may read: what the namespace sandbox's own
+// /dev holds. The rest of the host's /dev is hidden: root owns the block
+// devices, and a command running as root keeps that ownership with no
+// capability, so /dev/sda would be every denyRead's way around; /dev/shm
+// holds other processes' shared memory.
+var (
+	fallbackDevices     = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty"}
+	fallbackReadDevices = []string{"/dev/random", "/dev/urandom"}
+)
+
+// FallbackLandlockInput is the Landlock layer of the fallback, where it
+// decides alone, in the host's /dev and /proc: /dev is hidden but for the
+// harmless devices, and nothing under /proc is writable. The command's
+// own terminal is added by the child that knows its stdio. No new
+// pseudo-terminal can be made: its slave would be opened in the host's
+// /dev/pts, among this user's other terminals.
+func FallbackLandlockInput(p *Plan) landlock.Input {
+	in := planLandlock(p)
+	in.Hidden = append(in.Hidden, "/dev")
+	in.Writable = append(in.Writable, fallbackDevices...)
+	in.Reopened = append(in.Reopened, fallbackReadDevices...)
+	return in
+}
+
+// HiddenInWritable returns a mask of p that lies inside a writable bind,
+// and that bind: Landlock can only grant, and what it grants on a tree it
+// grants everywhere beneath, so the fallback cannot hide it.
+func HiddenInWritable(p *Plan) (mask, bind Mount, found bool) {
+	for _, w := range p.Mounts {
+		if w.Kind != BindWritable {
+			continue
+		}
+		for _, m := range p.Mounts {
+			if (m.Kind == MaskDir || m.Kind == MaskFile) && m.Path != w.Path && within(m.Path, w.Path) {
+				return m, w, true
+			}
+		}
+	}
+	return Mount{}, Mount{}, false
+}
+
+// planLandlock is what a plan's mounts say to Landlock.
+func planLandlock(p *Plan) landlock.Input {
+	var in landlock.Input
 	for _, m := range p.Mounts {
 		switch m.Kind {
 		case MaskDir, MaskFile:
@@ -682,9 +732,9 @@ func LandlockInput(p *Plan) landlock.Input {
 	return in
 }
 
-// LandlockRules computes the Landlock layer of a plan against the disk.
-func LandlockRules(p *Plan) (landlock.Rules, error) {
-	return landlock.Compute(LandlockInput(p), listDir)
+// LandlockRules computes the Landlock layer of in against the disk.
+func LandlockRules(in landlock.Input) (landlock.Rules, error) {
+	return landlock.Compute(in, listDir)
 }
 
 func listDir(dir string) ([]string, map[string]bool, error) {

@@ -59,7 +59,7 @@ var (
 		"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
 		"open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431,
 		"fsmount": 432, "fspick": 433, "clone3": 435, "mount_setattr": 442,
-		"open_tree_attr": 467,
+		"fchmodat2": 452, "setxattrat": 463, "removexattrat": 466, "open_tree_attr": 467,
 	}
 	amd64Nr = withShared(map[string]uint32{
 		"read": 0, "ioctl": 16, "socket": 41, "connect": 42, "sendto": 44, "sendmsg": 46,
@@ -67,7 +67,15 @@ var (
 		"init_module": 175, "delete_module": 176, "kexec_load": 246, "add_key": 248,
 		"request_key": 249, "keyctl": 250, "unshare": 272, "perf_event_open": 298,
 		"open_by_handle_at": 304, "sendmmsg": 307, "setns": 308, "finit_module": 313,
-		"kexec_file_load": 320, "bpf": 321, "userfaultfd": 323,
+		"kexec_file_load": 320, "bpf": 321, "userfaultfd": 323, "listen": 50,
+		"shmget": 29, "shmat": 30, "shmctl": 31, "shmdt": 67, "semget": 64, "semop": 65, "semctl": 66,
+		"semtimedop": 220, "msgget": 68, "msgsnd": 69, "msgrcv": 70, "msgctl": 71, "mq_open": 240,
+		"mq_unlink": 241, "mq_timedsend": 242, "mq_timedreceive": 243, "mq_notify": 244, "mq_getsetattr": 245,
+		"fchmod": 91, "fchmodat": 268, "fchown": 93, "fchownat": 260, "utimensat": 280,
+		"setxattr": 188, "lsetxattr": 189, "fsetxattr": 190, "removexattr": 197, "lremovexattr": 198,
+		"fremovexattr": 199,
+		// Older calls the generic table of arm64 dropped.
+		"chmod": 90, "chown": 92, "lchown": 94, "utime": 132, "utimes": 235, "futimesat": 261,
 	})
 	arm64Nr = withShared(map[string]uint32{
 		"read": 63, "ioctl": 29, "socket": 198, "connect": 203, "sendto": 206, "sendmsg": 211,
@@ -75,8 +83,17 @@ var (
 		"init_module": 105, "delete_module": 106, "kexec_load": 104, "add_key": 217,
 		"request_key": 218, "keyctl": 219, "unshare": 97, "perf_event_open": 241,
 		"open_by_handle_at": 265, "sendmmsg": 269, "setns": 268, "finit_module": 273,
-		"kexec_file_load": 294, "bpf": 280, "userfaultfd": 282,
+		"kexec_file_load": 294, "bpf": 280, "userfaultfd": 282, "listen": 201,
+		"shmget": 194, "shmat": 196, "shmctl": 195, "shmdt": 197, "semget": 190, "semop": 193, "semctl": 191,
+		"semtimedop": 192, "msgget": 186, "msgsnd": 189, "msgrcv": 188, "msgctl": 187, "mq_open": 180,
+		"mq_unlink": 181, "mq_timedsend": 182, "mq_timedreceive": 183, "mq_notify": 184, "mq_getsetattr": 185,
+		"fchmod": 52, "fchmodat": 53, "fchown": 55, "fchownat": 54, "utimensat": 88,
+		"setxattr": 5, "lsetxattr": 6, "fsetxattr": 7, "removexattr": 14, "lremovexattr": 15,
+		"fremovexattr": 16,
 	})
+	// legacyCalls are the names only some tables have (the generic
+	// table of arm64 dropped them for their *at forms).
+	legacyCalls = []string{"chmod", "chown", "lchown", "utime", "utimes", "futimesat"}
 )
 
 func withShared(m map[string]uint32) map[string]uint32 {
@@ -109,7 +126,22 @@ const (
 	cloneNewNS   = 0x00020000
 	cloneNewUser = 0x10000000
 	msgFastOpen  = 0x20000000 // sendto/sendmsg that connects a TCP socket
+	// Inode flags and attributes set through an ioctl on any open file,
+	// also one opened only for reading: chattr's flags, the project id
+	// and the inode generation.
+	fsIOCSetFlags   = 0x40086602
+	fsIOC32SetFlags = 0x40046602
+	fsIOCFSSetXattr = 0x401c5820
+	fsIOCSetVersion = 0x40087602
+	fsIOC32SetVers  = 0x40047602
 )
+
+// hostIPC are System V IPC and POSIX message queues: without an IPC
+// namespace of its own (the fallback), they are the host's, and another
+// process's 0600 segment is the same user's to read and overwrite.
+var hostIPC = []string{"shmget", "shmat", "shmctl", "shmdt", "semget", "semop", "semctl", "semtimedop",
+	"msgget", "msgsnd", "msgrcv", "msgctl", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive",
+	"mq_notify", "mq_getsetattr"}
 
 // refused are syscalls the command never needs and that reach kernel
 // state shared with the host: keyrings, eBPF, perf, userfaultfd (a
@@ -157,12 +189,16 @@ type FilterOptions struct {
 	// NestedNamespaces is allowNestedUserNamespaces: user and mount
 	// namespaces and the mount family are allowed.
 	NestedNamespaces bool
-	// HostNetwork is the fallback sandbox, which shares the host's network
-	// namespace: only TCP (IPv4, IPv6) and the Unix rule above may create
-	// sockets, so no UDP (no direct DNS), raw, packet or netlink socket;
-	// every connect goes to the supervisor, which lets only the proxies
-	// through; and no sendto/sendmsg may connect with MSG_FASTOPEN.
-	HostNetwork bool
+	// HostNamespaces is the fallback sandbox, which shares the host's
+	// namespaces. Network: only TCP (IPv4, IPv6) and the Unix rule above
+	// may create sockets, so no UDP (no direct DNS), raw, packet or
+	// netlink socket; every connect and listen goes to the supervisor,
+	// which lets connects reach only the proxies (and the command's own
+	// listeners) and listens happen only where allowLocalBinding says;
+	// and no sendto/sendmsg may connect with MSG_FASTOPEN. IPC: System V
+	// IPC and POSIX message queues are refused. Files: the inode-flag
+	// ioctls are refused.
+	HostNamespaces bool
 	// ReportSockets sends socket(AF_UNIX), which UnixNone refuses, to the
 	// supervisor, which refuses it the same (EPERM) and reports it.
 	ReportSockets bool `json:"reportSockets,omitempty"`
@@ -174,7 +210,7 @@ func (o FilterOptions) reportsSockets() bool { return o.ReportSockets && o.Unix 
 // notifies reports whether the filter sends calls to the supervisor,
 // which must then hold the listener.
 func (o FilterOptions) notifies() bool {
-	return o.Unix == UnixByPath || o.HostNetwork || o.reportsSockets()
+	return o.Unix == UnixByPath || o.HostNamespaces || o.reportsSockets()
 }
 
 // Filter returns the command's filter for arch. It kills the process on a
@@ -223,13 +259,17 @@ func Filter(a Arch, o FilterOptions) []bpf.Instruction {
 		// ENOSYS makes libc fall back to clone, whose flags it can read.
 		p.jumpIf(a.Nr["clone3"], enosys)
 	}
-	if o.Unix == UnixByPath || o.HostNetwork {
+	if o.Unix == UnixByPath || o.HostNamespaces {
 		p.jumpIf(a.Nr["connect"], notify)
 	}
-	if o.HostNetwork {
+	if o.HostNamespaces {
 		p.jumpIf(a.Nr["sendto"], fastOp3)
 		p.jumpIf(a.Nr["sendmsg"], fastOp2)
 		p.jumpIf(a.Nr["sendmmsg"], fastOp3)
+		p.jumpIf(a.Nr["listen"], notify)
+		for _, name := range hostIPC {
+			p.jumpIf(a.Nr[name], eperm)
+		}
 	}
 	p.ret(retAllow)
 
@@ -244,7 +284,7 @@ func Filter(a Arch, o FilterOptions) []bpf.Instruction {
 		p.jumpIf(afUnix, unixTyp)
 	}
 	p.jumpIf(afVsock, eperm)
-	if o.HostNetwork {
+	if o.HostNamespaces {
 		p.jumpIf(afInet, inetTyp)
 		p.jumpIf(afInet6, inetTyp)
 		if o.Unix == UnixAll {
@@ -299,6 +339,13 @@ func Filter(a Arch, o FilterOptions) []bpf.Instruction {
 	p.load(offArg(1))
 	p.jumpIf(tiocsti, eperm)
 	p.jumpIf(tioclinux, eperm)
+	if o.HostNamespaces {
+		// Read-only mounts refuse these in the namespace sandbox; here
+		// nothing would.
+		for _, cmd := range []uint32{fsIOCSetFlags, fsIOC32SetFlags, fsIOCFSSetXattr, fsIOCSetVersion, fsIOC32SetVers} {
+			p.jumpIf(cmd, eperm)
+		}
+	}
 	p.ret(retAllow)
 
 	if !o.NestedNamespaces {
@@ -307,7 +354,7 @@ func Filter(a Arch, o FilterOptions) []bpf.Instruction {
 		p.jumpIfAnySet(cloneNewUser|cloneNewNS, eperm)
 		p.ret(retAllow)
 	}
-	if o.HostNetwork {
+	if o.HostNamespaces {
 		p.label(fastOp2)
 		p.load(offArg(2))
 		p.jumpIfAnySet(msgFastOpen, eperm)

@@ -2,6 +2,7 @@ package nsexec
 
 import (
 	"encoding/binary"
+	"slices"
 	"strings"
 	"testing"
 
@@ -69,12 +70,12 @@ func TestSeccompFilterTable(t *testing.T) {
 	byPath := FilterOptions{Unix: UnixByPath}
 	all := FilterOptions{Unix: UnixAll}
 	nested := FilterOptions{NestedNamespaces: true}
-	host := FilterOptions{HostNetwork: true}
-	hostAll := FilterOptions{HostNetwork: true, Unix: UnixAll}
-	hostPath := FilterOptions{HostNetwork: true, Unix: UnixByPath}
+	host := FilterOptions{HostNamespaces: true}
+	hostAll := FilterOptions{HostNamespaces: true, Unix: UnixAll}
+	hostPath := FilterOptions{HostNamespaces: true, Unix: UnixByPath}
 	report := FilterOptions{ReportSockets: true}
 	reportPath := FilterOptions{ReportSockets: true, Unix: UnixByPath}
-	reportHost := FilterOptions{ReportSockets: true, HostNetwork: true}
+	reportHost := FilterOptions{ReportSockets: true, HostNamespaces: true}
 	cases := []struct {
 		o    FilterOptions
 		c    call
@@ -203,7 +204,10 @@ func TestSeccompTables(t *testing.T) {
 	for name, n := range amd.Nr {
 		m, ok := arm.Nr[name]
 		if !ok {
-			t.Errorf("aarch64 lacks %s", name)
+			if !slices.Contains(legacyCalls, name) {
+				t.Errorf("aarch64 lacks %s", name)
+			}
+			continue
 		}
 		if n >= 425 && n != m {
 			t.Errorf("%s: %d on x86_64, %d on aarch64", name, n, m)

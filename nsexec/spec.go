@@ -30,6 +30,10 @@ type Spec struct {
 	// Ports are the fallback's proxy ports on loopback: the only TCP
 	// destinations Landlock lets the command connect to.
 	Ports []uint16 `json:"ports,omitempty"`
+	// LocalBinding is allowLocalBinding, in the fallback: Landlock leaves
+	// TCP alone, and the seccomp supervisor lets a socket listen only on
+	// loopback, and a connect reach the command's own listeners.
+	LocalBinding bool `json:"localBinding,omitempty"`
 	// WeakerProc is enableWeakerNestedSandbox: where no fresh /proc can be
 	// mounted, the host's is bound.
 	WeakerProc bool `json:"weakerProc,omitempty"`

@@ -6,10 +6,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/srt-go/srt/internal/testenv"
 	"golang.org/x/sys/unix"
@@ -560,6 +562,200 @@ func TestFallbackProcessTree(t *testing.T) {
 		for _, e := range entries {
 			if l, err := os.Readlink(e); err == nil && l == ttyName && !strings.HasPrefix(e, fmt.Sprintf("/proc/%d/", os.Getpid())) {
 				t.Errorf("%s still holds the caller's terminal %s", e, ttyName)
+			}
+		}
+	})
+}
+
+// blockDevice returns a disk of this host, as /dev/NAME, or "".
+func blockDevice() string {
+	entries, _ := os.ReadDir("/sys/block")
+	for _, e := range entries {
+		if n := e.Name(); !strings.HasPrefix(n, "loop") && !strings.HasPrefix(n, "ram") && !strings.HasPrefix(n, "zram") {
+			if _, err := os.Stat("/dev/" + n); err == nil {
+				return "/dev/" + n
+			}
+		}
+	}
+	return ""
+}
+
+// Item 9: in the fallback, the host's /dev and /proc are not writable
+// but for the harmless devices and the command's own terminal, and no
+// block device can be read (root owns them, and keeps that ownership
+// without capabilities): /dev/shm takes no file, the host's sysctls and
+// raw disks are out of reach.
+func TestFallbackDevAndProc(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		shm := fmt.Sprintf("/dev/shm/srt-test-%d", time.Now().UnixNano())
+		const domain = "/proc/sys/kernel/domainname"
+		before, _ := os.ReadFile(domain)
+		t.Cleanup(func() {
+			os.Remove(shm)
+			if now, _ := os.ReadFile(domain); string(now) != string(before) && os.Geteuid() == 0 {
+				os.WriteFile(domain, before, 0)
+			}
+		})
+		disk := blockDevice()
+		script := strings.Join([]string{
+			"echo x > " + shm,
+			"echo srt-attack > " + domain,
+			"echo x > /proc/self/comm",
+			"echo ok-null > /dev/null && echo null-ok",
+			"head -c 4 /dev/urandom > /dev/null && echo urandom-ok",
+			"echo to-stderr > /dev/stderr",
+			"head -c 512 " + disk + " > /dev/null && echo DISK-READ",
+			"echo END",
+		}, "; ")
+		r := b.runNoUserns("", nil, "--settings", b.fallbackConfig(""), "-c", script)
+		for _, want := range []string{"null-ok", "urandom-ok", "END"} {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("output lacks %q: %+v", want, r)
+			}
+		}
+		if !strings.Contains(r.stderr, "to-stderr") {
+			t.Errorf("the command could not write /dev/stderr: %+v", r)
+		}
+		if _, err := os.Stat(shm); err == nil {
+			t.Errorf("%s was created on the host", shm)
+		}
+		if now, _ := os.ReadFile(domain); string(now) != string(before) {
+			t.Errorf("the host's %s changed to %q", domain, now)
+		}
+		if disk != "" && strings.Contains(r.stdout, "DISK-READ") {
+			t.Errorf("the command read the raw disk %s", disk)
+		}
+		// No new pseudo-terminal (its slave would open among this user's
+		// other terminals), and allowPty, which asks for them, is refused.
+		exe, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := b.runNoUserns("", nil, "--settings", b.fallbackConfig(""), "-c", probeEnv+"=ptmx "+exe); strings.TrimSpace(r.stdout) != "ptmx: permission denied" {
+			t.Errorf("a pseudo-terminal was made: %+v", r)
+		}
+		r = b.runNoUserns("", nil, "--settings", b.fallbackConfig(`"allowPty":true`), "-c", "touch ran")
+		if _, err := os.Stat(b.path("ran")); err == nil || r.code != 1 || !strings.Contains(r.stderr, "cannot honour allowPty") {
+			t.Errorf("allowPty in the fallback: %+v", r)
+		}
+	})
+}
+
+// Item 10: a denyRead path inside an allowWrite tree cannot be hidden by
+// Landlock, which can only grant: the fallback refuses those settings,
+// naming both entries, and runs nothing.
+func TestFallbackRefusesHiddenInWritable(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t, "secrets/key")
+		doc := `{"enableWeakerNestedSandbox":true,"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"denyRead":["secrets"],"allowWrite":["."],"denyWrite":[]}}`
+		cfg := filepath.Join(filepath.Dir(b.W), "hidden-in-writable.json")
+		os.WriteFile(cfg, []byte(doc), 0o644)
+		r := b.runNoUserns("", nil, "--settings", cfg, "-c", "cat secrets/key; touch ran")
+		b.noCanary(r)
+		if r.code != 1 || !strings.Contains(r.stderr, "cannot hide "+b.path("secrets")) || !strings.Contains(r.stderr, "filesystem.denyRead.0") || !strings.Contains(r.stderr, "filesystem.allowWrite.0") {
+			t.Errorf("%+v", r)
+		}
+		if _, err := os.Stat(b.path("ran")); err == nil {
+			t.Error("the command ran")
+		}
+	})
+}
+
+// Item 12: System V IPC and POSIX message queues, the host's in the
+// fallback, are refused: another process's 0600 segment is neither read
+// nor overwritten, and no segment or queue is made.
+func TestFallbackHostIPC(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		exe, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, err := unix.SysvShmGet(unix.IPC_PRIVATE, 4096, unix.IPC_CREAT|0o600)
+		if err != nil {
+			t.Skipf("requires System V shared memory: %v", err)
+		}
+		defer unix.SysvShmCtl(id, unix.IPC_RMID, nil)
+		mem, err := unix.SysvShmAttach(id, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer unix.SysvShmDetach(mem)
+		copy(mem, b.canary)
+		queue := fmt.Sprintf("srt-test-%d", time.Now().UnixNano()) // the syscalls take the name without its "/"
+		r := b.runNoUserns("", nil, "--settings", b.fallbackConfig(""), "-c", fmt.Sprintf("%s=ipc %s %d %s", probeEnv, exe, id, queue))
+		b.noCanary(r)
+		for _, want := range []string{"shmat: operation not permitted", "shmget: operation not permitted", "mq_open: operation not permitted"} {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("output lacks %q: %+v", want, r)
+			}
+		}
+		if !strings.HasPrefix(string(mem), b.canary) {
+			t.Errorf("the segment was overwritten: %q", mem[:32])
+		}
+		name := append([]byte(queue), 0)
+		if _, _, errno := unix.Syscall(unix.SYS_MQ_UNLINK, uintptr(unsafe.Pointer(&name[0])), 0, 0); errno != unix.ENOENT {
+			t.Errorf("the queue %s exists on the host (mq_unlink: %v)", queue, errno)
+		}
+	})
+}
+
+// Item 13: in the fallback, which shares the host's network, no socket
+// of the command accepts connections from outside: listen() on an
+// unbound socket (which would bind every address) or one bound to every
+// address is refused, as is an abstract Unix listener; with
+// allowLocalBinding, loopback listeners work and the command reaches
+// them, and the other kinds stay refused.
+func TestFallbackInbound(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		exe, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, local := range []bool{false, true} {
+			ports, done := b.path(fmt.Sprintf("ports-%v", local)), b.path(fmt.Sprintf("done-%v", local))
+			abstract := fmt.Sprintf("srt-test-listen-%d", time.Now().UnixNano())
+			cfg := b.fallbackConfig(fmt.Sprintf(`"network":{"allowedDomains":[],"deniedDomains":[],"allowAllUnixSockets":true,"allowLocalBinding":%v}`, local))
+			null, _ := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+			srt := b.startNoUserns(null, "--settings", cfg, "-c", fmt.Sprintf("%s=listen %s %s %s %s", probeEnv, exe, ports, done, abstract))
+			null.Close()
+			waitFor(t, ports)
+			got := map[string]string{}
+			for _, line := range strings.Split(strings.TrimSpace(b.read(fmt.Sprintf("ports-%v", local))), "\n") {
+				f := strings.SplitN(line, " ", 3)
+				if len(f) < 3 {
+					continue
+				}
+				got[f[0]] = f[2]
+				if port, _ := strconv.Atoi(f[1]); port != 0 {
+					for _, host := range []string{"127.0.0.1", "::1"} {
+						if c, err := net.DialTimeout("tcp", net.JoinHostPort(host, f[1]), time.Second); err == nil {
+							c.Close()
+							if !local || f[0] == "any4" || f[0] == "any6" {
+								t.Errorf("allowLocalBinding %v: the host connected to the command's %s listener on port %d", local, f[0], port)
+							}
+						}
+					}
+				}
+			}
+			if c, err := net.Dial("unix", "@"+abstract); err == nil {
+				c.Close()
+				if !local {
+					t.Errorf("the host connected to the command's abstract listener")
+				}
+			}
+			os.WriteFile(done, nil, 0o644)
+			srt.Wait()
+			for _, what := range []string{"unbound4", "unbound6", "any4", "any6", "loopback4", "abstract"} {
+				refused := got[what] != "<nil>"
+				if want := !local || what == "any4" || what == "any6"; refused != want {
+					t.Errorf("allowLocalBinding %v: %s listen: %q", local, what, got[what])
+				}
+			}
+			if local && got["own"] != "<nil>" {
+				t.Errorf("allowLocalBinding: the command cannot reach its own listener: %q", got["own"])
 			}
 		}
 	})

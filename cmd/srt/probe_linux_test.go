@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -150,6 +152,97 @@ func probe(what string) {
 			err := os.WriteFile("/proc/irq/default_smp_affinity", []byte(os.Args[1]+"\n"), 0)
 			fmt.Printf("default_smp_affinity: %v\n", err)
 		}
+	case "ipc":
+		// Attach to another process's SysV segment (its id in argv) and
+		// read and overwrite it; make a segment and a message queue.
+		id, _ := strconv.Atoi(os.Args[1])
+		mem, err := unix.SysvShmAttach(id, 0, 0)
+		if err == nil {
+			fmt.Printf("shmat: read %q\n", strings.TrimRight(string(mem[:64]), "\x00"))
+			copy(mem, "OVERWRITTEN")
+			unix.SysvShmDetach(mem)
+		}
+		fmt.Printf("shmat: %v\n", err)
+		_, err = unix.SysvShmGet(unix.IPC_PRIVATE, 4096, unix.IPC_CREAT|0o600)
+		fmt.Printf("shmget: %v\n", err)
+		name := append([]byte(os.Args[2]), 0)
+		fd, _, errno := unix.Syscall6(unix.SYS_MQ_OPEN, uintptr(unsafe.Pointer(&name[0])), unix.O_CREAT|unix.O_RDWR, 0o600, 0, 0, 0)
+		if errno == 0 {
+			unix.Close(int(fd))
+		}
+		fmt.Printf("mq_open: %v\n", errno)
+	case "listen":
+		// Listening sockets of every kind; their ports go to the file in
+		// argv[1], and they stay open until argv[2] exists.
+		var out strings.Builder
+		try := func(what string, family int, bind unix.Sockaddr) {
+			fd, err := unix.Socket(family, unix.SOCK_STREAM, 0)
+			if err == nil && bind != nil {
+				err = unix.Bind(fd, bind)
+			}
+			if err == nil {
+				err = unix.Listen(fd, 8)
+			}
+			port := 0
+			if err == nil {
+				sa, _ := unix.Getsockname(fd)
+				switch a := sa.(type) {
+				case *unix.SockaddrInet4:
+					port = a.Port
+				case *unix.SockaddrInet6:
+					port = a.Port
+				}
+			}
+			fmt.Fprintf(&out, "%s %d %v\n", what, port, err)
+		}
+		try("unbound4", unix.AF_INET, nil)
+		try("unbound6", unix.AF_INET6, nil)
+		try("any4", unix.AF_INET, &unix.SockaddrInet4{})
+		try("any6", unix.AF_INET6, &unix.SockaddrInet6{})
+		try("loopback4", unix.AF_INET, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}})
+		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+		if err == nil {
+			if err = unix.Bind(fd, &unix.SockaddrUnix{Name: "@" + os.Args[3]}); err == nil {
+				err = unix.Listen(fd, 8)
+			}
+		}
+		fmt.Fprintf(&out, "abstract 0 %v\n", err)
+		// The command's own listener, from inside.
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err == nil {
+			go func() {
+				if c, err := ln.Accept(); err == nil {
+					c.Write([]byte("own"))
+					c.Close()
+				}
+			}()
+			var c net.Conn
+			if c, err = net.Dial("tcp", ln.Addr().String()); err == nil {
+				buf := make([]byte, 3)
+				_, err = io.ReadFull(c, buf)
+				c.Close()
+			}
+		}
+		fmt.Fprintf(&out, "own 0 %v\n", err)
+		os.WriteFile(os.Args[1], []byte(out.String()), 0o644)
+		for i := 0; i < 500; i++ {
+			if _, err := os.Stat(os.Args[2]); err == nil {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	case "ptmx":
+		// A new pseudo-terminal, its slave taken from the master.
+		m, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY, 0)
+		if err == nil {
+			if err = unix.IoctlSetPointerInt(m, unix.TIOCSPTLCK, 0); err == nil {
+				_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(m), unix.TIOCGPTPEER, unix.O_RDWR|unix.O_NOCTTY)
+				if errno != 0 {
+					err = errno
+				}
+			}
+		}
+		fmt.Printf("ptmx: %v\n", err)
 	case "unix-connect":
 		// Connect to each path and print the first line the server sends.
 		for _, p := range os.Args[1:] {

@@ -62,7 +62,6 @@ func TestSettingsKeyRules(t *testing.T) {
 			t.Fatalf("defaults spelled out: the command did not run: %v", err)
 		}
 		for _, want := range []string{
-			"[SandboxDebug] allowPty has no meaning on linux (pseudo-terminals always work inside the Linux sandbox (it has /dev/ptmx and a /dev/pts)): accepted, nothing to apply\n",
 			"[SandboxDebug] bwrapPath has no meaning on linux (srt-go needs no bubblewrap): accepted, nothing to apply\n",
 		} {
 			if !strings.Contains(r.stderr, want) {
