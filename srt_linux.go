@@ -396,7 +396,10 @@ func parentDir(p string) string {
 // fromEvent is the violation of a call the seccomp supervisor refused.
 func fromEvent(e nsexec.Event) Violation {
 	v := Violation{Kind: KindUnixSocket, Operation: e.Call, Target: e.Target, Reason: e.Reason}
-	if e.Call == "connect" && !strings.HasPrefix(e.Target, "/") && !strings.HasPrefix(e.Target, "@") {
+	switch {
+	case e.Kind == "filesystem":
+		v.Kind = KindFilesystem // a metadata change (chmod, chown, utimes, xattrs) in the fallback
+	case (e.Call == "connect" || e.Call == "listen") && !strings.HasPrefix(e.Target, "/") && !strings.HasPrefix(e.Target, "@"):
 		v.Kind = KindNetwork
 	}
 	return v

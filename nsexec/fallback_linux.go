@@ -82,7 +82,7 @@ func (l *Launch) prepareFallback(s *config.Settings, o Options, side NetSide, ar
 	l.Enforcement = fallbackEnforcement(abi)
 	ports := side.Ports
 	pol := &ConnectPolicy{Proc: "/proc", Unix: filter.Unix, UnixPaths: unixPaths, HostNamespaces: true, OnDeny: o.OnEvent,
-		LocalBinding: s.Network.AllowLocalBinding}
+		LocalBinding: s.Network.AllowLocalBinding, Writable: l.Plan.Writable}
 	pol.Inet = func(ap netip.AddrPort) bool {
 		a := ap.Addr().Unmap()
 		// Exactly the proxies' address: another loopback address could

@@ -69,8 +69,15 @@ type ConnectPolicy struct {
 	// and a connect may also reach the command's own listening ports.
 	LocalBinding bool
 
+	// Writable, if set, says which paths the command's metadata calls
+	// (chmod, chown, utimes, xattrs) may change: the fallback sends
+	// them here, Landlock having no right for them.
+	Writable func(path string) bool
+
 	mu        sync.Mutex
 	listening map[uint16]bool // loopback ports the command listens on
+	worker    chan func()     // the capability-less thread of metadata calls
+	workerErr error
 	// OnDeny, if set, is told of every call refused by policy. It must
 	// not block.
 	OnDeny func(Event)
@@ -78,8 +85,9 @@ type ConnectPolicy struct {
 
 // Event is a call the supervisor refused.
 type Event struct {
-	Call   string `json:"call"`   // "socket" or "connect"
-	Target string `json:"target"` // "AF_UNIX", a socket path, "@" and an abstract name, an address
+	Kind   string `json:"kind,omitempty"` // "filesystem" for a file's metadata; else a socket
+	Call   string `json:"call"`           // "socket" or "connect"
+	Target string `json:"target"`         // "AF_UNIX", a socket path, "@" and an abstract name, an address
 	Reason string `json:"reason"`
 }
 
@@ -89,6 +97,7 @@ var (
 	socketNr     = int32(Arches[runtime.GOARCH].Nr["socket"])
 	socketpairNr = int32(Arches[runtime.GOARCH].Nr["socketpair"])
 	listenNr     = int32(Arches[runtime.GOARCH].Nr["listen"])
+	connectNr    = int32(Arches[runtime.GOARCH].Nr["connect"])
 )
 
 func (pol *ConnectPolicy) deny(errno unix.Errno, e Event) unix.Errno {
@@ -104,6 +113,19 @@ func (pol *ConnectPolicy) deny(errno unix.Errno, e Event) unix.Errno {
 // others.
 func ServeConnects(listener int, pol *ConnectPolicy) error {
 	defer unix.Close(listener)
+	var calls sync.WaitGroup
+	defer func() {
+		// The metadata thread ends once the last call that could use it
+		// has, without holding up the run's end.
+		go func() {
+			calls.Wait()
+			pol.mu.Lock()
+			if pol.worker != nil {
+				close(pol.worker)
+			}
+			pol.mu.Unlock()
+		}()
+	}()
 	for {
 		fds := []unix.PollFd{{Fd: int32(listener), Events: unix.POLLIN}}
 		if _, err := unix.Poll(fds, -1); err != nil {
@@ -122,7 +144,9 @@ func ServeConnects(listener int, pol *ConnectPolicy) error {
 			}
 			return fmt.Errorf("receiving a seccomp notification: %w", err)
 		}
+		calls.Add(1)
 		go func() {
+			defer calls.Done()
 			resp := seccompNotifResp{ID: req.ID}
 			var errno unix.Errno
 			switch req.Nr {
@@ -134,8 +158,14 @@ func ServeConnects(listener int, pol *ConnectPolicy) error {
 				errno = pol.deny(unix.EPERM, Event{Call: "socketpair", Target: "AF_UNIX SOCK_DGRAM", Reason: "a Unix datagram socket can send to any socket by its path (allowUnixSockets)"})
 			case listenNr:
 				errno = pol.listen(listener, &req)
-			default:
+			case connectNr:
 				errno = pol.connect(listener, &req)
+			default:
+				if isMetadata(req.Nr) {
+					errno = pol.metadata(listener, &req)
+				} else {
+					errno = unix.ENOSYS
+				}
 			}
 			if errno != 0 {
 				resp.Val, resp.Error = -1, -int32(errno)
@@ -173,7 +203,7 @@ func (pol *ConnectPolicy) connect(listener int, req *seccompNotif) unix.Errno {
 		[]unix.RemoteIovec{{Base: ptr, Len: n}}, 0); err != nil {
 		return unix.EFAULT
 	}
-	sock, errno := pol.socketOf(listener, req, fd)
+	sock, errno := pol.fdOf(listener, req, fd)
 	if errno != 0 {
 		return errno
 	}
@@ -196,9 +226,9 @@ func (pol *ConnectPolicy) connect(listener int, req *seccompNotif) unix.Errno {
 	return rawConnect(sock, addr)
 }
 
-// socketOf duplicates the socket fd of the process that made the call
+// fdOf duplicates the descriptor fd of the process that made the call
 // req (pidfd_getfd), once the notification is known to be still pending.
-func (pol *ConnectPolicy) socketOf(listener int, req *seccompNotif, fd int) (int, unix.Errno) {
+func (pol *ConnectPolicy) fdOf(listener int, req *seccompNotif, fd int) (int, unix.Errno) {
 	pidfd, err := pol.pidfd(int(req.Pid))
 	if err != nil || !stillWaiting(listener, req.ID) {
 		if err == nil {
@@ -221,7 +251,7 @@ func (pol *ConnectPolicy) socketOf(listener int, req *seccompNotif, fd int) (int
 // (the fallback): a listening socket there accepts connections from the
 // host and beyond, which allowLocalBinding alone may open, on loopback.
 func (pol *ConnectPolicy) listen(listener int, req *seccompNotif) unix.Errno {
-	sock, errno := pol.socketOf(listener, req, int(int32(req.Args[0])))
+	sock, errno := pol.fdOf(listener, req, int(int32(req.Args[0])))
 	if errno != 0 {
 		return errno
 	}
@@ -298,7 +328,11 @@ func sockaddrAddrPort(sa unix.Sockaddr) netip.AddrPort {
 	return netip.AddrPort{}
 }
 
+// errnoOf is err's errno: 0 for nil, EINVAL for an error without one.
 func errnoOf(err error) unix.Errno {
+	if err == nil {
+		return 0
+	}
 	var errno unix.Errno
 	if errors.As(err, &errno) {
 		return errno

@@ -84,6 +84,19 @@ func (p *Plan) String() string {
 	return b.String()
 }
 
+// Writable reports whether path (absolute, symlink-free) is writable in
+// the sandbox's view: the last mount that covers it decides, over a
+// read-only host. A symlink pinned or masked by a mount is not.
+func (p *Plan) Writable(path string) bool {
+	w := false
+	for _, m := range p.Mounts {
+		if within(path, m.Path) {
+			w = m.Kind == BindWritable
+		}
+	}
+	return w
+}
+
 // Env is where a plan is made.
 type Env struct {
 	Home string // "" disables "~" entries and the home walk

@@ -273,6 +273,18 @@ func TestPlanProtectedSymlinks(t *testing.T) {
 	}
 }
 
+// Plan.Writable answers as the mounts do, the last that covers a path
+// deciding.
+func TestPlanWritable(t *testing.T) {
+	w := tree(t, "src/a.go", "secrets/k", ".bashrc", "out/")
+	p := build(t, settings(fsRules{allowWrite: []string{"."}, denyWrite: []string{"secrets"}, denyRead: []string{"out"}}), w)
+	for rel, want := range map[string]bool{"src/a.go": true, "src/new": true, "secrets/k": false, ".bashrc": false, "out/x": false, "..": false} {
+		if got := p.Writable(filepath.Clean(filepath.Join(w, rel))); got != want {
+			t.Errorf("%s: writable %v, want %v\n%s", rel, got, want, p)
+		}
+	}
+}
+
 func TestPlanProtectsAllowWriteRoots(t *testing.T) {
 	w := tree(t, "cwd/", "elsewhere/proj/.bashrc", "elsewhere/proj/x")
 	s := settings(fsRules{allowWrite: []string{"../elsewhere/proj"}})

@@ -2,8 +2,10 @@ package nsexec
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/srt-go/srt/config"
@@ -196,8 +198,9 @@ type FilterOptions struct {
 	// which lets connects reach only the proxies (and the command's own
 	// listeners) and listens happen only where allowLocalBinding says;
 	// and no sendto/sendmsg may connect with MSG_FASTOPEN. IPC: System V
-	// IPC and POSIX message queues are refused. Files: the inode-flag
-	// ioctls are refused.
+	// IPC and POSIX message queues are refused. Files: changes of a file's
+	// mode, owner, times and extended attributes go to the supervisor,
+	// and the inode-flag ioctls are refused.
 	HostNamespaces bool
 	// ReportSockets sends socket(AF_UNIX), which UnixNone refuses, to the
 	// supervisor, which refuses it the same (EPERM) and reports it.
@@ -269,6 +272,13 @@ func Filter(a Arch, o FilterOptions) []bpf.Instruction {
 		p.jumpIf(a.Nr["listen"], notify)
 		for _, name := range hostIPC {
 			p.jumpIf(a.Nr[name], eperm)
+		}
+		// Landlock has no right for a file's metadata: the supervisor
+		// judges and makes every change.
+		for _, name := range slices.Sorted(maps.Keys(metaCalls)) {
+			if nr, ok := a.Nr[name]; ok {
+				p.jumpIf(nr, notify)
+			}
 		}
 	}
 	p.ret(retAllow)

@@ -146,6 +146,25 @@ func TestSeccompFilterTable(t *testing.T) {
 		{host, call{what: "host: sendmsg with MSG_FASTOPEN", nr: "sendmsg", args: []uint32{3, 0, msgFastOpen}}, eperm},
 		{host, call{what: "host: sendmmsg with MSG_FASTOPEN", nr: "sendmmsg", args: []uint32{3, 0, 1, msgFastOpen}}, eperm},
 		{none, call{what: "sendto with MSG_FASTOPEN in the sandbox's own network", nr: "sendto", args: []uint32{3, 0, 0, msgFastOpen}}, retAllow},
+		// The fallback's host IPC, listen and metadata.
+		{host, call{what: "host: shmget", nr: "shmget"}, eperm},
+		{host, call{what: "host: shmat", nr: "shmat"}, eperm},
+		{host, call{what: "host: semop", nr: "semop"}, eperm},
+		{host, call{what: "host: msgsnd", nr: "msgsnd"}, eperm},
+		{host, call{what: "host: mq_open", nr: "mq_open"}, eperm},
+		{none, call{what: "shmget in the sandbox's own IPC namespace", nr: "shmget"}, retAllow},
+		{host, call{what: "host: listen", nr: "listen"}, retUserNotif},
+		{none, call{what: "listen in the sandbox's own network", nr: "listen"}, retAllow},
+		{host, call{what: "host: fchmod", nr: "fchmod"}, retUserNotif},
+		{host, call{what: "host: fchownat", nr: "fchownat"}, retUserNotif},
+		{host, call{what: "host: utimensat", nr: "utimensat"}, retUserNotif},
+		{host, call{what: "host: fsetxattr", nr: "fsetxattr"}, retUserNotif},
+		{host, call{what: "host: fchmodat2", nr: "fchmodat2"}, retUserNotif},
+		{host, call{what: "host: removexattrat", nr: "removexattrat"}, retUserNotif},
+		{none, call{what: "fchmod under read-only mounts", nr: "fchmod"}, retAllow},
+		{host, call{what: "host: ioctl(FS_IOC_SETFLAGS)", nr: "ioctl", args: []uint32{3, fsIOCSetFlags}}, eperm},
+		{host, call{what: "host: ioctl(FS_IOC_FSSETXATTR)", nr: "ioctl", args: []uint32{3, fsIOCFSSetXattr}}, eperm},
+		{none, call{what: "ioctl(FS_IOC_SETFLAGS) under read-only mounts", nr: "ioctl", args: []uint32{3, fsIOCSetFlags}}, retAllow},
 		// Terminal injection.
 		{none, call{what: "ioctl(TIOCSTI)", nr: "ioctl", args: []uint32{0, tiocsti}}, eperm},
 		{none, call{what: "ioctl(TIOCLINUX)", nr: "ioctl", args: []uint32{0, tioclinux}}, eperm},
@@ -180,6 +199,13 @@ func TestSeccompFilterTable(t *testing.T) {
 		for _, c := range cases {
 			if got := run(t, a, c.o, c.c); got != c.want {
 				t.Errorf("%s (%s) %s %+v: action %#x, want %#x", goarch, a.Name, c.c.what, c.o, got, c.want)
+			}
+		}
+		for _, name := range legacyCalls {
+			if nr, ok := a.Nr[name]; ok {
+				if got := run(t, a, host, call{what: name, raw: nr}); got != retUserNotif {
+					t.Errorf("%s host: %s: %#x, want the supervisor", goarch, name, got)
+				}
 			}
 		}
 		ptrace := map[string]uint32{"amd64": 101, "arm64": 117}[goarch]
@@ -223,6 +249,33 @@ func TestSeccompTables(t *testing.T) {
 			if n > a.Last {
 				t.Errorf("%s: %s (%d) is above Last %d", a.Name, name, n, a.Last)
 			}
+		}
+	}
+}
+
+// Every metadata call the supervisor knows is numbered where the kernel
+// has it, and its arguments are where the kernel puts them.
+func TestMetadataCalls(t *testing.T) {
+	for name := range metaCalls {
+		if _, ok := Arches["amd64"].Nr[name]; !ok {
+			t.Errorf("x86_64 has no number for %s", name)
+		}
+		if _, ok := Arches["arm64"].Nr[name]; !ok && !slices.Contains(legacyCalls, name) {
+			t.Errorf("aarch64 has no number for %s", name)
+		}
+	}
+	if len(metaCallsOf(Arches["arm64"])) != len(metaCalls)-len(legacyCalls) {
+		t.Errorf("aarch64 metadata calls: %d", len(metaCallsOf(Arches["arm64"])))
+	}
+	// Spot checks against the prototypes.
+	for name, want := range map[string]metaCall{
+		"fchownat":   {op: opOwner, dir: 0, path: 1, fd: -1, flags: 4, follow: true, rest: 2}, // (dirfd, path, uid, gid, flags)
+		"utimensat":  {op: opTimes, dir: 0, path: 1, fd: -1, flags: 3, follow: true, rest: 2}, // (dirfd, path, times, flags)
+		"setxattrat": {op: opSetXattrAt, dir: 0, path: 1, fd: -1, flags: 2, follow: true, rest: 3},
+		"fsetxattr":  {op: opSetXattr, dir: -1, path: -1, fd: 0, flags: -1, rest: 1}, // (fd, name, value, size, flags)
+	} {
+		if metaCalls[name] != want {
+			t.Errorf("%s: %+v, want %+v", name, metaCalls[name], want)
 		}
 	}
 }

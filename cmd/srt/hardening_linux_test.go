@@ -760,3 +760,59 @@ func TestFallbackInbound(t *testing.T) {
 		}
 	})
 }
+
+// fileMeta is what the metadata attack could change about a file.
+func fileMeta(t *testing.T, path string) string {
+	t.Helper()
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil {
+		t.Fatal(err)
+	}
+	var attrs []string
+	for _, name := range []string{"user.srt", "user.srt2", "user.srt3"} {
+		buf := make([]byte, 16)
+		if n, err := unix.Lgetxattr(path, name, buf); err == nil {
+			attrs = append(attrs, name+"="+string(buf[:n]))
+		}
+	}
+	return fmt.Sprintf("mode %o uid %d gid %d mtime %d xattrs %v", st.Mode&0o7777, st.Uid, st.Gid, st.Mtim.Sec, attrs)
+}
+
+// Item 11: in the fallback, where Landlock has no right for them, a
+// file's mode, owner, times and extended attributes cannot be changed
+// outside allowWrite — by path, by descriptor, through a symlink, by
+// /proc/self/fd — nor by racing a symlink swap, while inside allowWrite
+// the same calls work.
+func TestFallbackMetadata(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		exe, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		outside := filepath.Join(filepath.Dir(b.W), "outside.txt")
+		os.WriteFile(outside, []byte("x"), 0o644)
+		b.write("inside.txt", "x")
+		os.Symlink(outside, b.path("link-out"))
+		before := fileMeta(t, outside)
+		r := b.runNoUserns("", nil, "--settings", b.fallbackConfig(""), "-c",
+			fmt.Sprintf("%s=metadata %s %s %s %s; %s=metadata-race %s %s %s %s", probeEnv, exe, outside, b.path("link-out"), b.path("inside.txt"),
+				probeEnv, exe, b.path("race"), b.path("inside.txt"), outside))
+		if !strings.Contains(r.stdout, "race:") {
+			t.Fatalf("%+v", r)
+		}
+		if after := fileMeta(t, outside); after != before {
+			t.Errorf("a file outside allowWrite changed: %s, was %s\n%s", after, before, r.stdout)
+		}
+		inside := fileMeta(t, b.path("inside.txt"))
+		if !strings.Contains(inside, "mode 4777") || !strings.Contains(inside, "mtime 1000000") || !strings.Contains(inside, "user.srt=x") || !strings.Contains(inside, "user.srt2=y") {
+			t.Errorf("inside allowWrite the calls did not work: %s\n%s", inside, r.stdout)
+		}
+		for _, line := range strings.Split(r.stdout, "\n") {
+			if strings.HasPrefix(line, b.path("inside.txt")) && !strings.HasSuffix(line, "<nil>") &&
+				!strings.Contains(line, "chown-other") && !strings.Contains(line, "lsetxattr") {
+				t.Errorf("inside allowWrite: %s", line)
+			}
+		}
+	})
+}

@@ -243,6 +243,59 @@ func probe(what string) {
 			}
 		}
 		fmt.Printf("ptmx: %v\n", err)
+	case "metadata":
+		// Every call that changes a file's mode, owner, times or
+		// extended attributes, on each path in argv.
+		for _, p := range os.Args[1:] {
+			report := func(call string, err error) { fmt.Printf("%s %s: %v\n", p, call, err) }
+			ts := []unix.Timespec{{Sec: 1000000}, {Sec: 1000000}}
+			report("chmod", unix.Chmod(p, 0o4777))
+			report("fchmodat", unix.Fchmodat(unix.AT_FDCWD, p, 0o4777, 0))
+			report("utimensat", unix.UtimesNanoAt(unix.AT_FDCWD, p, ts, 0))
+			report("lchown", unix.Lchown(p, os.Getuid(), os.Getgid()))
+			report("chown-other", unix.Chown(p, 1, 1))
+			report("setxattr", unix.Setxattr(p, "user.srt", []byte("x"), 0))
+			report("lsetxattr", unix.Lsetxattr(p, "user.srt3", []byte("z"), 0))
+			if fd, err := unix.Open(p, unix.O_RDONLY, 0); err == nil {
+				report("fchmod", unix.Fchmod(fd, 0o4777))
+				report("futimens", unix.Futimes(fd, []unix.Timeval{{Sec: 1000000}, {Sec: 1000000}}))
+				report("fsetxattr", unix.Fsetxattr(fd, "user.srt2", []byte("y"), 0))
+				report("fchown", unix.Fchown(fd, os.Getuid(), os.Getgid()))
+				unix.Close(fd)
+			}
+		}
+	case "metadata-race":
+		// A symlink flipped between a file the command may change and one
+		// it may not, by one thread, while another changes it by name.
+		link, inside, outside := os.Args[1], os.Args[2], os.Args[3]
+		os.Symlink(inside, link+".in")
+		os.Symlink(outside, link+".out")
+		stop := make(chan struct{})
+		go func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				tmp := fmt.Sprintf("%s.%d", link, i)
+				target := inside
+				if i%2 == 1 {
+					target = outside
+				}
+				os.Symlink(target, tmp)
+				os.Rename(tmp, link)
+			}
+		}()
+		ok := 0
+		for i := 0; i < 3000; i++ {
+			if unix.Chmod(link, 0o4777) == nil {
+				ok++
+			}
+			unix.UtimesNanoAt(unix.AT_FDCWD, link, []unix.Timespec{{Sec: 1000000}, {Sec: 1000000}}, 0)
+		}
+		close(stop)
+		fmt.Printf("race: %d succeeded\n", ok)
 	case "unix-connect":
 		// Connect to each path and print the first line the server sends.
 		for _, p := range os.Args[1:] {

@@ -317,7 +317,13 @@ func TestSandboxLeavesNothing(t *testing.T) {
 		settings := filepath.Join(filepath.Dir(b.W), "s.json")
 		os.WriteFile(settings, []byte(strings.Replace(baseSettings, `"denyRead":[]`, `"denyRead":["secret.txt"]`, 1)), 0o644)
 		cmd := exec.Command(os.Getenv(srtEnv), "--settings", settings, "-c", "ls /proc/self/fd; cat <&3; cat /proc/self/fd/3")
-		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + b.H}
+		// A TMPDIR of its own: other runs of srt on this machine keep
+		// their run dirs in the shared one.
+		tmp, err := os.MkdirTemp(filepath.Dir(b.W), "tmp")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + b.H, "TMPDIR=" + tmp}
 		cmd.Dir = b.W
 		cmd.ExtraFiles = []*os.File{f}
 		out, errOut, _, err := testenv.Output(cmd)
@@ -332,7 +338,7 @@ func TestSandboxLeavesNothing(t *testing.T) {
 		if string(before) != string(after) {
 			t.Errorf("the host's mounts changed:\n%s\n---\n%s", before, after)
 		}
-		runs, _ := filepath.Glob(filepath.Join(os.TempDir(), fmt.Sprintf("srt-%d", os.Getuid()), "run-*"))
+		runs, _ := filepath.Glob(filepath.Join(tmp, fmt.Sprintf("srt-%d", os.Getuid()), "run-*"))
 		if len(runs) > 0 {
 			t.Errorf("runtime dirs left: %q", runs)
 		}
