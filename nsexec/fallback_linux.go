@@ -35,27 +35,35 @@ const (
 	roleFallbackExec = "__srt_fallback_exec"
 )
 
-// fallbackLacks are the guarantees of the full sandbox that do not hold in
-// the fallback.
+// fallbackLacks are what holds in the namespace sandbox and not in the
+// fallback, each shown by a test (cmd/srt TestFallbackLacks).
 var fallbackLacks = []string{
-	"other processes of this user are visible in /proc (Landlock still blocks signalling and tracing them)",
-	"denyWrite entries and protected names inside writable trees are writable (Landlock cannot carve them out)",
+	"other processes of this user are visible in /proc, with their command lines (not their environment or memory; Landlock blocks signalling and tracing them)",
+	"denyWrite entries and protected names inside writable trees can be written, renamed and removed (Landlock cannot carve them out of a grant; their mode, owner, times and attributes stay protected)",
+	"the names in a denyRead directory can be listed (not read)",
 	"programs that ignore the proxy variables cannot connect (no transparent path, no DNS)",
-	"Java clients cannot authenticate to the proxies",
-	"no new pseudo-terminals can be made (script, expect, ssh -t inside fail), and allowPty is refused",
+	"clients that cannot send the proxies' per-run credential, such as Java's, cannot connect",
+	"no new pseudo-terminal can be made (script, expect, ssh -t fail inside), and allowPty is refused",
 }
 
 // fallbackEnforcement describes the fallback under Landlock ABI abi.
 func fallbackEnforcement(abi int) Enforcement {
 	lacks := slices.Clone(fallbackLacks)
+	if abi < 3 {
+		lacks = append(lacks, fmt.Sprintf("Landlock ABI %d has no truncate right: truncate(2) can empty a file outside allowWrite", abi))
+	}
 	if abi < 4 {
-		lacks = append(lacks, fmt.Sprintf("Landlock ABI %d has no TCP rules (the seccomp supervisor still decides every connect)", abi))
+		lacks = append(lacks, fmt.Sprintf("Landlock ABI %d has no TCP rules (the seccomp supervisor still decides every connect and listen)", abi))
 	}
 	if abi < 6 {
 		lacks = append(lacks, fmt.Sprintf("Landlock ABI %d cannot scope signals: the command can signal this user's other processes, srt's reaper included (what the command leaves running may then outlive it)", abi))
 	}
 	return Enforcement{Level: "partial", Layers: []string{
-		fmt.Sprintf("Landlock ABI %d", abi), "seccomp (TCP only, every connect checked)", "network only through the policy proxies on loopback, with a per-run credential"},
+		fmt.Sprintf("Landlock ABI %d", abi),
+		"seccomp (TCP only; every connect, listen and metadata change checked by srt; no System V IPC or message queues)",
+		"no capabilities, no_new_privs",
+		"srt reaps and kills the command's whole tree",
+		"network only through the policy proxies on loopback, with a per-run credential"},
 		Lacks: lacks}
 }
 

@@ -816,3 +816,73 @@ func TestFallbackMetadata(t *testing.T) {
 		}
 	})
 }
+
+// Item 15: each thing the fallback's enforcement report says does not
+// hold there is shown to be so, and the report (under --debug) lists
+// them all: another process's command line is visible, a denyWrite
+// entry and a protected name inside a writable tree take writes, the
+// names in a denyRead directory can be listed, a client that ignores
+// the proxy variables or cannot send the credential gets nowhere, and no
+// pseudo-terminal can be made.
+func TestFallbackLacks(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t, "~/.ssh/id_rsa")
+		if _, err := exec.LookPath("curl"); err != nil {
+			t.Skip("requires curl")
+		}
+		exe, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.write("dw.txt", "ORIGINAL")
+		b.write(".bashrc", "ORIGINAL")
+		port, requests := hostHTTPServer(t)
+		other := exec.Command("sh", "-c", "sleep 60; :", b.canary+"-cmdline")
+		if err := other.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { other.Process.Kill(); other.Wait() }()
+		doc := fmt.Sprintf(`{"enableWeakerNestedSandbox":true,"network":{"allowedDomains":["127.0.0.1:%d"],"deniedDomains":[]},"filesystem":{"denyRead":["~/.ssh"],"allowWrite":["."],"denyWrite":["dw.txt"]}}`, port)
+		cfg := filepath.Join(filepath.Dir(b.W), "lacks.json")
+		os.WriteFile(cfg, []byte(doc), 0o644)
+		script := strings.Join([]string{
+			fmt.Sprintf("tr '\\0' ' ' < /proc/%d/cmdline; echo", other.Process.Pid),
+			"echo CHANGED > dw.txt; echo CHANGED > .bashrc",
+			"ls " + b.path("~/.ssh") + "; cat " + b.path("~/.ssh/id_rsa"),
+			fmt.Sprintf("curl -s --max-time 3 --noproxy '*' http://127.0.0.1:%d/direct; echo direct=$?", port),
+			fmt.Sprintf(`curl -s -o /dev/null -w 'nocred=%%{http_code}\n' --noproxy '' -x "http://${HTTP_PROXY##*@}" http://127.0.0.1:%d/nocred`, port),
+			fmt.Sprintf(`curl -s --noproxy '' -x "$HTTP_PROXY" http://127.0.0.1:%d/cred; echo`, port),
+			probeEnv + "=ptmx " + exe,
+		}, "; ")
+		r := b.runNoUserns("", []string{"SRT_DEBUG=1"}, "--settings", cfg, "-c", script)
+		if !strings.Contains(r.stdout, b.canary+"-cmdline") {
+			t.Errorf("another process's command line is not visible, as the report says: %+v", r)
+		}
+		if b.read("dw.txt") != "CHANGED\n" || b.read(".bashrc") != "CHANGED\n" {
+			t.Errorf("a denyWrite entry or protected name inside a writable tree was not writable, as the report says: %q %q", b.read("dw.txt"), b.read(".bashrc"))
+		}
+		if !strings.Contains(r.stdout, "id_rsa") || strings.Count(r.stdout, b.canary) != 1 {
+			t.Errorf("the names of a denyRead dir are not listable, or its contents were read: %+v", r)
+		}
+		if !strings.Contains(r.stdout, "direct=7") && !strings.Contains(r.stdout, "direct=28") {
+			t.Errorf("a client that ignores the proxy variables connected: %+v", r)
+		}
+		if !strings.Contains(r.stdout, "nocred=407") || !strings.Contains(r.stdout, "hello") {
+			t.Errorf("the proxy took a request without its credential, or refused one with it: %+v", r)
+		}
+		if !strings.Contains(r.stdout, "ptmx: permission denied") {
+			t.Errorf("a pseudo-terminal was made: %+v", r)
+		}
+		for _, req := range requests() {
+			if strings.Contains(req, "/direct") || strings.Contains(req, "/nocred") {
+				t.Errorf("the server saw %q", req)
+			}
+		}
+		for _, lack := range []string{"visible in /proc", "denyWrite entries and protected names", "names in a denyRead directory",
+			"ignore the proxy variables", "per-run credential, such as Java's", "no new pseudo-terminal"} {
+			if !strings.Contains(r.stderr, lack) {
+				t.Errorf("the enforcement report does not list %q:\n%s", lack, r.stderr)
+			}
+		}
+	})
+}
