@@ -100,7 +100,7 @@ func (s *Server) handleHTTP(c net.Conn, client *Client) {
 		writeStatus(c, 502, "Bad Gateway", "", "upstream write failed\n")
 		return
 	}
-	io.Copy(c, up)
+	copyStream(c, up)
 }
 
 // parseBasic reads "Basic base64(user:password)".

@@ -418,3 +418,52 @@ func TestSOCKSAsk(t *testing.T) {
 		t.Errorf("asking resolved %d names", resolved)
 	}
 }
+
+// connectHTTP asks the HTTP proxy at addr for a tunnel to target and
+// returns the response head; on a 200 the connection is the tunnel, on
+// anything else it is closed and the head has the body appended.
+func connectHTTP(t testing.TB, addr, target string) (string, net.Conn) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target)
+	head, err := readHead(c)
+	if err != nil {
+		c.Close()
+		return "error: " + err.Error(), nil
+	}
+	if !strings.HasPrefix(head, "HTTP/1.1 200 ") {
+		body, _ := io.ReadAll(c)
+		c.Close()
+		return head + string(body), nil
+	}
+	c.SetDeadline(time.Time{})
+	return head, c
+}
+
+// readHead reads up to the blank line that ends a response head, and no
+// further: the tunnel's bytes stay unread.
+func readHead(c net.Conn) (string, error) {
+	var b []byte
+	var one [1]byte
+	for !strings.HasSuffix(string(b), "\r\n\r\n") {
+		if _, err := c.Read(one[:]); err != nil {
+			return string(b), err
+		}
+		b = append(b, one[0])
+	}
+	return string(b), nil
+}
+
+// echoes checks that c is a working tunnel to the upstream echo server.
+func echoes(t testing.TB, c net.Conn) bool {
+	t.Helper()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	c.Write([]byte("ping"))
+	c.(*net.TCPConn).CloseWrite()
+	out, _ := io.ReadAll(c)
+	return string(out) == "echo:ping"
+}
