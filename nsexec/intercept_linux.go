@@ -260,9 +260,13 @@ func (ic *interception) answer(w dns.ResponseWriter, q *dns.Msg) {
 	w.WriteMsg(m)
 }
 
+// serve accepts on a transparent listener until it is closed.
+// proxy.Accept waits out the errors that pass (EMFILE when srt's
+// descriptors run out): ending on them would leave the sandbox without
+// its transparent path for the rest of its run.
 func (ic *interception) serve(ln net.Listener, v6 bool) {
 	for {
-		c, err := ln.Accept()
+		c, err := proxy.Accept(ln)
 		if err != nil {
 			return
 		}

@@ -136,14 +136,10 @@ func (s *Server) serve(l net.Listener, client *Client, handle func(net.Conn, *Cl
 	}
 	defer s.untrack(l)
 	for {
-		c, err := l.Accept()
+		c, err := Accept(l)
 		if err != nil {
 			if s.isClosed() || errors.Is(err, net.ErrClosed) {
 				return nil
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
 			}
 			return err
 		}
@@ -315,7 +311,7 @@ func Join(a, b net.Conn) { relay(a, b, 0) }
 // a proxy of the user's, network.httpProxyPort / socksProxyPort).
 func Forward(ln net.Listener, network, address string) error {
 	for {
-		c, err := ln.Accept()
+		c, err := Accept(ln)
 		if err != nil {
 			return err
 		}
