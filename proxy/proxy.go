@@ -80,12 +80,23 @@ type Server struct {
 	// IdleTimeout closes a tunnel on which nothing moved either way for
 	// that long; 0 means never.
 	IdleTimeout time.Duration
+	// MaxConnsPerClient bounds the connections one client (one command:
+	// all its listeners, the transparent path included; listeners served
+	// without a client count as one) has open at once, from accept to
+	// close, handshakes included; 0 means no bound. Past it, a request is
+	// refused (HTTP 503, SOCKS5 general failure) and the refusal reported
+	// as a decision, once until the client is back below half its cap.
+	// Without it, one command could take every descriptor srt has, and
+	// its own and every other command's connections would fail. New sets
+	// the default, MaxConnsPerClient; change it before serving.
+	MaxConnsPerClient int
 
-	mu     sync.Mutex
-	conns  map[net.Conn]struct{}
-	lns    map[net.Listener]struct{}
-	wg     sync.WaitGroup
-	closed bool
+	mu      sync.Mutex
+	conns   map[net.Conn]struct{}
+	clients map[*Client]*clientConns
+	lns     map[net.Listener]struct{}
+	wg      sync.WaitGroup
+	closed  bool
 }
 
 // Credential is a per-run user name and password for the proxies.
@@ -111,7 +122,13 @@ func (c *Credential) matches(user, password string) bool {
 
 // New returns a server with policy p.
 func New(p *netfilter.Policy) *Server {
-	s := &Server{conns: map[net.Conn]struct{}{}, lns: map[net.Listener]struct{}{}, IdleTimeout: IdleTimeout}
+	s := &Server{
+		conns:             map[net.Conn]struct{}{},
+		clients:           map[*Client]*clientConns{},
+		lns:               map[net.Listener]struct{}{},
+		IdleTimeout:       IdleTimeout,
+		MaxConnsPerClient: MaxConnsPerClient,
+	}
 	s.policy.Store(p)
 	return s
 }
@@ -130,7 +147,11 @@ func (s *Server) ServeHTTP(l net.Listener, c *Client) error { return s.serve(l, 
 // ServeSOCKS accepts SOCKS5 connections on l until Close, for client c.
 func (s *Server) ServeSOCKS(l net.Listener, c *Client) error { return s.serve(l, c, s.handleSOCKS) }
 
-func (s *Server) serve(l net.Listener, client *Client, handle func(net.Conn, *Client)) error {
+// handler serves one connection of client; full says that the client is
+// at its cap, and the request is to be read and refused.
+type handler func(c net.Conn, client *Client, full bool)
+
+func (s *Server) serve(l net.Listener, client *Client, handle handler) error {
 	if !s.track(l) {
 		return net.ErrClosed
 	}
@@ -143,44 +164,39 @@ func (s *Server) serve(l net.Listener, client *Client, handle func(net.Conn, *Cl
 			}
 			return err
 		}
-		if !s.track(c) {
+		a := s.admit(c, client)
+		switch a {
+		case shut:
 			c.Close()
 			return nil
+		case dropped:
+			c.Close()
+			continue
 		}
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			defer s.untrack(c)
+			defer s.release(c, client)
 			defer c.Close()
-			handle(c, client)
+			handle(c, client, a == refused)
 		}()
 	}
 }
 
-func (s *Server) track(x any) bool {
+func (s *Server) track(l net.Listener) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return false
 	}
-	switch x := x.(type) {
-	case net.Conn:
-		s.conns[x] = struct{}{}
-	case net.Listener:
-		s.lns[x] = struct{}{}
-	}
+	s.lns[l] = struct{}{}
 	return true
 }
 
-func (s *Server) untrack(x any) {
+func (s *Server) untrack(l net.Listener) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	switch x := x.(type) {
-	case net.Conn:
-		delete(s.conns, x)
-	case net.Listener:
-		delete(s.lns, x)
-	}
+	delete(s.lns, l)
 }
 
 func (s *Server) isClosed() bool {

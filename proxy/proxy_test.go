@@ -302,14 +302,22 @@ func TestNoLeaks(t *testing.T) {
 			sc.Close() // reset in the middle of the tunnel
 		}
 	}
+	// Nor any count of a client's connections: a session runs many
+	// commands, and each would stay.
+	counted := func() (clients, conns int) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return len(s.clients), len(s.conns)
+	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		g, f := runtime.NumGoroutine(), openFDs(t)
-		if g <= g0+2 && f <= f0+2 {
+		clients, conns := counted()
+		if g <= g0+2 && f <= f0+2 && clients == 0 && conns == 0 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("goroutines %d -> %d, fds %d -> %d", g0, g, f0, f)
+			t.Fatalf("goroutines %d -> %d, fds %d -> %d, %d clients and %d connections still counted", g0, g, f0, f, clients, conns)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
