@@ -20,6 +20,7 @@ import (
 	"github.com/google/nftables/expr"
 	"github.com/miekg/dns"
 	"github.com/vishvananda/netlink"
+	"golang.org/x/net/netutil"
 	"golang.org/x/sys/unix"
 
 	"github.com/srt-go/srt/proxy"
@@ -76,6 +77,15 @@ func (t *nameTable) name(a netip.Addr) (string, bool) {
 type interception struct {
 	names *nameTable
 	socks string // path of the host's SOCKS proxy socket
+	// slots bounds the transparent connections in flight. Each holds a
+	// descriptor of srt's while its name is read, before the proxy counts
+	// it against the command's cap: without a bound, a command connecting
+	// in a loop and sending nothing could take all of srt's descriptors,
+	// and every other command's connections would fail. Twice the
+	// proxy's cap: the connections past the cap still reach the proxy,
+	// which refuses them and reports it; only a flood waits in the
+	// listener's backlog, which costs srt no descriptor.
+	slots chan struct{}
 }
 
 // handedSocket is a socket the init opens and hands to srt.
@@ -142,7 +152,7 @@ func openInterception() ([]handedSocket, error) {
 // the transparent listeners (v6 for the IPv6 one) and the DNS stub.
 // Closing the sockets ends it.
 func serveInterception(socksPath string, transparent map[net.Listener]bool, dnsUDP []net.PacketConn, dnsTCP []net.Listener) {
-	ic := &interception{names: newNameTable(), socks: socksPath}
+	ic := &interception{names: newNameTable(), socks: socksPath, slots: make(chan struct{}, 2*proxy.MaxConnsPerClient)}
 	for ln, v6 := range transparent {
 		go ic.serve(ln, v6)
 	}
@@ -151,6 +161,9 @@ func serveInterception(socksPath string, transparent map[net.Listener]bool, dnsU
 		go (&dns.Server{PacketConn: pc, Handler: handler}).ActivateAndServe()
 	}
 	for _, ln := range dnsTCP {
+		// Bounded for the same reason as the transparent path: each
+		// connection holds a descriptor of srt's for seconds.
+		ln = netutil.LimitListener(ln, dnsTCPConns)
 		go (&dns.Server{Listener: ln, Handler: handler}).ActivateAndServe()
 	}
 }
@@ -260,13 +273,25 @@ func (ic *interception) answer(w dns.ResponseWriter, q *dns.Msg) {
 	w.WriteMsg(m)
 }
 
+// dnsTCPConns bounds the DNS stub's TCP connections of one sandbox; a
+// resolver falls back to TCP for one answer at a time.
+const dnsTCPConns = 64
+
+// serve accepts on a transparent listener until it is closed.
+// proxy.Accept waits out the errors that pass (EMFILE when srt's
+// descriptors run out): ending on them would leave the sandbox without
+// its transparent path for the rest of its run.
 func (ic *interception) serve(ln net.Listener, v6 bool) {
 	for {
-		c, err := ln.Accept()
+		ic.slots <- struct{}{}
+		c, err := proxy.Accept(ln)
 		if err != nil {
 			return
 		}
-		go ic.handle(c.(*net.TCPConn), v6)
+		go func() {
+			defer func() { <-ic.slots }()
+			ic.handle(c.(*net.TCPConn), v6)
+		}()
 	}
 }
 

@@ -20,8 +20,9 @@ import (
 )
 
 // handleHTTP serves one HTTP proxy connection: a CONNECT tunnel, or one
-// absolute-form request (the connection closes after its response).
-func (s *Server) handleHTTP(c net.Conn, client *Client) {
+// absolute-form request (the connection closes after its response). When
+// the client is full, the request is answered 503.
+func (s *Server) handleHTTP(c net.Conn, client *Client, full bool) {
 	c.SetDeadline(time.Now().Add(HandshakeTimeout))
 	br := bufio.NewReaderSize(c, maxHead)
 	hostHeader, err := peekHostHeader(br)
@@ -51,6 +52,11 @@ func (s *Server) handleHTTP(c net.Conn, client *Client) {
 	protocol := "http"
 	if req.Method == http.MethodConnect {
 		protocol = "connect"
+	}
+	if full {
+		reason := s.refuse(client, protocol, target.host, target.port)
+		writeStatus(c, 503, "Service Unavailable", "too-many-connections", "srt: "+reason+"\n")
+		return
 	}
 	d, p := s.decide(client, protocol, target.host, target.port)
 	if !d.Allowed {
@@ -100,7 +106,7 @@ func (s *Server) handleHTTP(c net.Conn, client *Client) {
 		writeStatus(c, 502, "Bad Gateway", "", "upstream write failed\n")
 		return
 	}
-	io.Copy(c, up)
+	copyStream(c, up)
 }
 
 // parseBasic reads "Basic base64(user:password)".

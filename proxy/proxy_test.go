@@ -302,14 +302,22 @@ func TestNoLeaks(t *testing.T) {
 			sc.Close() // reset in the middle of the tunnel
 		}
 	}
+	// Nor any count of a client's connections: a session runs many
+	// commands, and each would stay.
+	counted := func() (clients, conns int) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return len(s.clients), len(s.conns)
+	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		g, f := runtime.NumGoroutine(), openFDs(t)
-		if g <= g0+2 && f <= f0+2 {
+		clients, conns := counted()
+		if g <= g0+2 && f <= f0+2 && clients == 0 && conns == 0 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("goroutines %d -> %d, fds %d -> %d", g0, g, f0, f)
+			t.Fatalf("goroutines %d -> %d, fds %d -> %d, %d clients and %d connections still counted", g0, g, f0, f, clients, conns)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -417,4 +425,53 @@ func TestSOCKSAsk(t *testing.T) {
 	if resolved != 0 {
 		t.Errorf("asking resolved %d names", resolved)
 	}
+}
+
+// connectHTTP asks the HTTP proxy at addr for a tunnel to target and
+// returns the response head; on a 200 the connection is the tunnel, on
+// anything else it is closed and the head has the body appended.
+func connectHTTP(t testing.TB, addr, target string) (string, net.Conn) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target)
+	head, err := readHead(c)
+	if err != nil {
+		c.Close()
+		return "error: " + err.Error(), nil
+	}
+	if !strings.HasPrefix(head, "HTTP/1.1 200 ") {
+		body, _ := io.ReadAll(c)
+		c.Close()
+		return head + string(body), nil
+	}
+	c.SetDeadline(time.Time{})
+	return head, c
+}
+
+// readHead reads up to the blank line that ends a response head, and no
+// further: the tunnel's bytes stay unread.
+func readHead(c net.Conn) (string, error) {
+	var b []byte
+	var one [1]byte
+	for !strings.HasSuffix(string(b), "\r\n\r\n") {
+		if _, err := c.Read(one[:]); err != nil {
+			return string(b), err
+		}
+		b = append(b, one[0])
+	}
+	return string(b), nil
+}
+
+// echoes checks that c is a working tunnel to the upstream echo server.
+func echoes(t testing.TB, c net.Conn) bool {
+	t.Helper()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	c.Write([]byte("ping"))
+	c.(*net.TCPConn).CloseWrite()
+	out, _ := io.ReadAll(c)
+	return string(out) == "echo:ping"
 }

@@ -144,8 +144,10 @@ func socksReply(w io.Writer, code byte) error {
 	return err
 }
 
-// handleSOCKS serves one SOCKS5 connection.
-func (s *Server) handleSOCKS(c net.Conn, client *Client) {
+// handleSOCKS serves one SOCKS5 connection. When the client is full, a
+// CONNECT is answered "general failure"; the DNS stub's questions are
+// still answered, as they hold nothing open.
+func (s *Server) handleSOCKS(c net.Conn, client *Client, full bool) {
 	c.SetDeadline(time.Now().Add(HandshakeTimeout))
 	br := bufio.NewReader(c)
 	var cred *Credential
@@ -167,6 +169,11 @@ func (s *Server) handleSOCKS(c net.Conn, client *Client) {
 			code = socksSucceeded
 		}
 		socksReply(c, code)
+		return
+	}
+	if full {
+		s.refuse(client, "socks5", req.host, req.port)
+		socksReply(c, socksGeneralFailure)
 		return
 	}
 	d, p := s.decide(client, "socks5", req.host, req.port)
