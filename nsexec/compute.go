@@ -64,8 +64,10 @@ func (b *builder) compute() {
 		}
 		if l, ok := links[p]; ok {
 			// A link matters where the command could remove or replace
-			// it: in a directory it may write and can see.
-			if parent.readable && parent.writable {
+			// it: in a directory it may write and can see. A link to
+			// nothing matters wherever it is seen: writing through it
+			// creates its target.
+			if parent.readable && (parent.writable || l.kind == MaskLink) {
 				b.plan.Mounts = append(b.plan.Mounts, Mount{Kind: l.kind, Path: p, Why: l.why})
 			}
 			continue

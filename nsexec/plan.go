@@ -398,30 +398,75 @@ func (b *builder) protect(s *config.Settings) {
 		}
 		for _, f := range findProtected(root, s.MandatoryDenySearchDepth, s.Filesystem.AllowGitConfig, b.writableSomewhereUnder) {
 			why := "protected name " + f.path
-			real, links, err := resolveChain(f.path)
-			for i, l := range links {
-				if linked[l] {
-					continue
-				}
-				linked[l] = true
-				kind := PinLink
-				if err != nil && i == 0 {
-					kind = MaskLink // the name itself leads nowhere now
-				}
-				b.links = append(b.links, linkRule{path: l, kind: kind, why: why})
-			}
+			real, err := b.follow(f.path, why, linked)
 			switch {
 			case err != nil:
-				if len(links) == 0 {
-					b.skip(why, fmt.Sprintf("cannot be resolved: %v", err))
-				}
 			case f.linkOnly:
 				// Its target's contents were found by the walk.
 			default:
 				deny(real, why)
+				// A protected directory's own symlinks (a hook linked to
+				// a script in the project) lead to what the host runs
+				// too.
+				if fi, err := os.Stat(real); err == nil && fi.IsDir() {
+					walkLinks(real, func(l string) {
+						if target, err := b.follow(l, why, linked); err == nil {
+							deny(target, why)
+						}
+					})
+				}
 			}
 		}
 	}
+}
+
+// follow resolves a protected path, recording every symlink on its way:
+// each is pinned, and the first is masked when the path leads nowhere.
+func (b *builder) follow(path, why string, linked map[string]bool) (string, error) {
+	real, links, err := resolveChain(path)
+	for i, l := range links {
+		if linked[l] {
+			continue
+		}
+		linked[l] = true
+		kind := PinLink
+		if err != nil && i == 0 {
+			kind = MaskLink // it leads nowhere now: nothing may be created through it
+		}
+		b.links = append(b.links, linkRule{path: l, kind: kind, why: why})
+	}
+	if err != nil && len(links) == 0 {
+		b.skip(why, fmt.Sprintf("cannot be resolved: %v", err))
+	}
+	return real, err
+}
+
+// maxLinkWalk bounds the entries walkLinks reads in one protected
+// directory.
+const maxLinkWalk = 10_000
+
+// walkLinks calls fn for every symlink beneath dir (not following any).
+func walkLinks(dir string, fn func(string)) {
+	seen := 0
+	var walk func(string)
+	walk = func(d string) {
+		var subdirs []string
+		readDir(d, func(name []byte, kind entryKind) {
+			if seen++; seen > maxLinkWalk {
+				return
+			}
+			switch kind {
+			case kindLink:
+				fn(filepath.Join(d, string(name)))
+			case kindDir:
+				subdirs = append(subdirs, filepath.Join(d, string(name)))
+			}
+		})
+		for _, s := range subdirs {
+			walk(s)
+		}
+	}
+	walk(dir)
 }
 
 // linkRule is a symlink that gets a PinLink or MaskLink mount.

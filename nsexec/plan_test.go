@@ -263,13 +263,33 @@ func TestPlanProtectedSymlinks(t *testing.T) {
 		}
 	}
 	// Where the links' directories are read-only, nothing needs pinning,
-	// but a writable target is still protected.
+	// but a writable target is still protected, and a link to nothing is
+	// masked wherever it is seen: writing through it would create its
+	// target in the writable dotfiles.
 	p = build(t, settings(fsRules{allowWrite: []string{"dotfiles"}}), w)
 	checkViews(t, p, w, map[string]string{"dotfiles/bashrc": ro, "dotfiles/other": rw})
 	for _, m := range p.Mounts {
-		if m.Kind == PinLink || m.Kind == MaskLink {
+		if m.Kind == PinLink || m.Kind == MaskLink && m.Path != filepath.Join(w, ".profile") && m.Path != filepath.Join(w, "dangling/.git") {
 			t.Errorf("a link in a read-only directory is pinned: %+v", m)
 		}
+	}
+}
+
+// A protected directory's own symlinks (a hook linked to a script kept in
+// the project, an editor setting linked elsewhere) are protected where
+// they lead; one that leads nowhere is masked.
+func TestPlanLinksInsideProtectedDirs(t *testing.T) {
+	w := tree(t, "scripts/pre-commit", "repo/.git/HEAD", "repo/.git/hooks/pre-commit -> scripts/pre-commit",
+		"repo/.git/hooks/post-merge -> scripts/missing", "conf/vs.json", ".vscode/settings.json -> conf/vs.json",
+		".vscode/sub/deep.json -> conf/deep.json", "conf/deep.json", "scripts/other")
+	p := build(t, settings(fsRules{allowWrite: []string{"."}}), w)
+	checkViews(t, p, w, map[string]string{"scripts/pre-commit": ro, "conf/vs.json": ro, "conf/deep.json": ro, "scripts/other": rw})
+	masked := false
+	for _, m := range p.Mounts {
+		masked = masked || m.Kind == MaskLink && m.Path == filepath.Join(w, "repo/.git/hooks/post-merge")
+	}
+	if !masked {
+		t.Errorf("a hook linked to nothing is not masked:\n%s", p)
 	}
 }
 

@@ -886,3 +886,36 @@ func TestFallbackLacks(t *testing.T) {
 		}
 	})
 }
+
+// Item 3, the same class inside protected directories: a hook linked to a
+// script kept in the project, an editor setting linked elsewhere, and a
+// hook linked to a script that does not exist yet: writing the targets,
+// or creating through the link, leaves the host as it was.
+func TestSandboxLinksInsideProtectedDirs(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		b.write("scripts/pre-commit", "ORIGINAL")
+		b.write("conf/vs.json", "ORIGINAL")
+		b.write(".git/HEAD", "ORIGINAL")
+		b.write(".git/hooks/", "")
+		b.write(".vscode/", "")
+		for link, target := range map[string]string{".git/hooks/pre-commit": "scripts/pre-commit", ".git/hooks/post-merge": "scripts/post-merge",
+			".vscode/settings.json": "conf/vs.json"} {
+			if err := os.Symlink(b.path(target), b.path(link)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r := b.run(fsMap{"allowWrite": []string{"."}}, "echo EVIL > scripts/pre-commit; echo EVIL > .git/hooks/post-merge; echo EVIL > conf/vs.json; echo EVIL > scripts/other; echo END")
+		if !strings.Contains(r.stdout, "END") || b.read("scripts/other") != "EVIL\n" {
+			t.Fatalf("%+v", r)
+		}
+		for _, f := range []string{"scripts/pre-commit", "conf/vs.json"} {
+			if got := b.read(f); got != "ORIGINAL" {
+				t.Errorf("%s = %q", f, got)
+			}
+		}
+		if _, err := os.Lstat(b.path("scripts/post-merge")); err == nil {
+			t.Error("a hook's missing target was created through it")
+		}
+	})
+}
