@@ -493,10 +493,13 @@ var procMasks = []string{"kcore", "sysrq-trigger", "keys", "timer_list", "sched_
 // directories stay writable (the command's own oom_score_adj, uid_map),
 // as do the links into them (self, thread-self, mounts, net).
 //
-// Each entry is covered by the same entry of a second proc instance,
-// mounted read-only in the staging area: a bind keeps its source mount's
-// read-only flag, so one mount per entry suffices, and the instance goes
-// with the staging area at pivot_root.
+// Each entry a command could change is covered by the same entry of a
+// second proc instance, mounted read-only in the staging area: a bind
+// keeps its source mount's read-only flag, so one mount per entry
+// suffices, and the instance goes with the staging area at pivot_root.
+// For root, that is every entry (procfs lets an entry's owner chmod it,
+// for the whole host); for another user, the directories and what their
+// modes open to group or others (/proc/pressure's 0666 files).
 //
 // With a bound host /proc (fresh: false), the whole tree is made
 // read-only: its process directories are the host's.
@@ -505,7 +508,7 @@ func hardenProc(proc, stage string, fresh bool) error {
 		if err := setAttr(proc, unix.MOUNT_ATTR_RDONLY, true); err != nil {
 			return err
 		}
-		return maskProc(proc)
+		return maskProc(proc, stage)
 	}
 	ro := filepath.Join(stage, "proc")
 	if err := os.Mkdir(ro, 0o755); err != nil {
@@ -514,13 +517,24 @@ func hardenProc(proc, stage string, fresh bool) error {
 	if err := unix.Mount("proc", ro, "proc", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return pathErr("mounting a read-only proc", ro, err)
 	}
+	// Root, owner of every entry, may write and chmod any of them; any
+	// other user only what its mode opens to the group or to others, and
+	// what a directory may hold.
+	root := os.Getuid() == 0
 	var names []string
 	err := readDir(proc, func(name []byte, kind entryKind) {
 		// Not the links into the process directories, nor what
 		// maskProc covers anyway.
-		if (kind == kindDir || kind == kindRegular) && !isPID(name) && !slices.Contains(procMasks, string(name)) {
-			names = append(names, string(name))
+		if kind != kindDir && kind != kindRegular || isPID(name) || slices.Contains(procMasks, string(name)) {
+			return
 		}
+		if !root && kind == kindRegular {
+			var st unix.Stat_t
+			if unix.Stat(filepath.Join(proc, string(name)), &st) == nil && st.Mode&0o022 == 0 {
+				return
+			}
+		}
+		names = append(names, string(name))
 	})
 	if err != nil {
 		return pathErr("listing", "/proc", err)
@@ -530,7 +544,7 @@ func hardenProc(proc, stage string, fresh bool) error {
 			return pathErr("covering with a read-only copy", "/proc/"+n, err)
 		}
 	}
-	return maskProc(proc)
+	return maskProc(proc, stage)
 }
 
 // isPID reports whether a /proc name is a process's directory.
@@ -543,28 +557,52 @@ func isPID(name []byte) bool {
 	return len(name) > 0
 }
 
-// maskProc masks procMasks under proc; the command has no capability to
-// unmount them.
-func maskProc(proc string) error {
+// maskProc masks procMasks under proc with an empty read-only directory
+// or a read-only /dev/null, each made once in stage and bound (a bind
+// keeps the read-only flag); the command has no capability to unmount
+// them.
+func maskProc(proc, stage string) error {
+	var nullFile, emptyDir string
 	for _, name := range procMasks {
 		p := filepath.Join(proc, name)
 		fi, err := os.Stat(p)
 		if err != nil {
 			continue
 		}
+		src := &nullFile
 		if fi.IsDir() {
-			err = unix.Mount("tmpfs", p, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=0,mode=0555")
-		} else {
-			err = unix.Mount("/dev/null", p, "", unix.MS_BIND, "")
-			if err == nil {
-				err = setAttr(p, unix.MOUNT_ATTR_RDONLY, false)
+			src = &emptyDir
+		}
+		if *src == "" {
+			if *src, err = readOnlySource(stage, fi.IsDir()); err != nil {
+				return err
 			}
 		}
-		if err != nil {
+		if err := unix.Mount(*src, p, "", unix.MS_BIND, ""); err != nil {
 			return pathErr("masking", "/proc/"+name, err)
 		}
 	}
 	return nil
+}
+
+// readOnlySource makes, in stage, an empty directory (dir) or a /dev/null,
+// on a read-only mount of its own, for masks to be bound from.
+func readOnlySource(stage string, dir bool) (string, error) {
+	src, from := filepath.Join(stage, "proc-mask-null"), "/dev/null"
+	if dir {
+		src, from = filepath.Join(stage, "proc-mask-dir"), ""
+		if err := os.Mkdir(src, 0o555); err != nil {
+			return "", err
+		}
+		from = src
+	} else if err := os.WriteFile(src, nil, 0o444); err != nil {
+		return "", err
+	}
+	if err := unix.Mount(from, src, "", unix.MS_BIND, ""); err != nil {
+		return "", pathErr("binding", src, err)
+	}
+	// Not nodev: a masked file reads as /dev/null does, empty.
+	return src, setAttr(src, unix.MOUNT_ATTR_RDONLY, false)
 }
 
 func pathErr(op, path string, err error) error {
