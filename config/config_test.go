@@ -436,3 +436,18 @@ func TestSchemaCoversEveryField(t *testing.T) {
 	}
 	walk(d, s, "")
 }
+
+// The hand-written checks accept exactly what their patterns say.
+func TestNameChecks(t *testing.T) {
+	for s, ok := range map[string]bool{"A": true, "_x9": true, "PATH": true, "a_B_1": true, "": false, "1A": false, "A-B": false, "A B": false, "é": false} {
+		if got := envVarName(s) == ""; got != ok {
+			t.Errorf("envVarName(%q) ok = %v", s, got)
+		}
+	}
+	for s, ok := range map[string]bool{"0123abcd-ABCD-ef01-2345-6789abcdef01": true, "0123abcd-ABCD-ef01-2345-6789abcdef0": false,
+		"0123abcd0ABCD-ef01-2345-6789abcdef01": false, "0123abcg-ABCD-ef01-2345-6789abcdef01": false, "": false} {
+		if got := uuid(s) == ""; got != ok {
+			t.Errorf("uuid(%q) ok = %v", s, got)
+		}
+	}
+}

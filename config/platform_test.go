@@ -47,7 +47,7 @@ func TestEveryKeyHasARule(t *testing.T) {
 			t.Errorf("settings key %s has no rule: add a row to keyRules in config/platform.go (applied, refused or no meaning on linux, darwin and windows)", p)
 		}
 	}
-	walk(settingsSchema, "")
+	walk(settingsSchema(), "")
 	for key := range rows {
 		if !slices.Contains(order, key) {
 			t.Errorf("keyRules has a row for %s, which the settings schema does not have", key)

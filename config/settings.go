@@ -257,7 +257,7 @@ func Parse(data []byte) (*Settings, []string, error) {
 		return nil, nil, &SyntaxError{Msg: err.Error()}
 	}
 	var r report
-	settingsSchema.validate(v, nil, &r)
+	settingsSchema().validate(v, nil, &r)
 	var s Settings
 	if len(r.issues) == 0 {
 		// The schema held, so the document decodes; the checks that
@@ -376,7 +376,7 @@ var errnoNames = map[syscall.Errno]string{
 
 // Schema returns the JSON Schema of the settings file.
 func Schema() []byte {
-	s := settingsSchema.jsonSchema()
+	s := settingsSchema().jsonSchema()
 	s["$schema"] = "https://json-schema.org/draft/2020-12/schema"
 	s["title"] = "srt settings"
 	b, err := json.MarshalIndent(s, "", "  ")
