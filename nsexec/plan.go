@@ -398,23 +398,16 @@ func (b *builder) protect(s *config.Settings) {
 		}
 		for _, f := range findProtected(root, s.MandatoryDenySearchDepth, s.Filesystem.AllowGitConfig, b.writableSomewhereUnder) {
 			why := "protected name " + f.path
+			if f.inside != "" {
+				why = "protected name " + f.inside + " (a symlink in it)"
+			}
+			if !f.linked {
+				deny(f.path, why) // no symlink on its way: the walk went through real directories
+				continue
+			}
 			real, err := b.follow(f.path, why, linked)
-			switch {
-			case err != nil:
-			case f.linkOnly:
-				// Its target's contents were found by the walk.
-			default:
+			if err == nil && !f.linkOnly {
 				deny(real, why)
-				// A protected directory's own symlinks (a hook linked to
-				// a script in the project) lead to what the host runs
-				// too.
-				if fi, err := os.Stat(real); err == nil && fi.IsDir() {
-					walkLinks(real, func(l string) {
-						if target, err := b.follow(l, why, linked); err == nil {
-							deny(target, why)
-						}
-					})
-				}
 			}
 		}
 	}
@@ -535,10 +528,14 @@ func (b *builder) writableSomewhereUnder(root string) bool {
 
 // found is a protected name the walk found: protect what path leads to,
 // or, with linkOnly, only the symlinks on its way (a symlinked .git or
-// .claude, whose protected contents are found too).
+// .claude, whose protected contents are found too). linked says that a
+// symlink is on its way or at its end; inside, that it is a symlink in
+// the protected directory inside.
 type found struct {
 	path     string
 	linkOnly bool
+	linked   bool
+	inside   string
 }
 
 // findProtected walks root for protected names whose path relative to root
@@ -586,7 +583,7 @@ func findProtected(root string, depth int, gitConfig bool, relevant func(string)
 			switch {
 			case lower == "":
 			case (kind == kindRegular || isLink) && contains(protectedFiles, lower):
-				hits = append(hits, found{path: path()})
+				hits = append(hits, found{path: path(), linked: isLink})
 			case lower == ".git" && (isDir || isLink):
 				p := path()
 				inside := p
@@ -594,34 +591,33 @@ func findProtected(root string, depth int, gitConfig bool, relevant func(string)
 					real, err := filepath.EvalSymlinks(p)
 					fi, statErr := os.Stat(p)
 					if err != nil || statErr != nil || !fi.IsDir() {
-						hits = append(hits, found{path: p}) // a linked pointer file, or nothing
+						hits = append(hits, found{path: p, linked: true}) // a linked pointer file, or nothing
 						return
 					}
-					hits = append(hits, found{path: p, linkOnly: true})
+					hits = append(hits, found{path: p, linkOnly: true, linked: true})
 					inside = real
 				}
-				hits = append(hits, gitProtected(p, inside, gitConfig)...)
+				hits = append(hits, gitProtected(p, inside, isLink, gitConfig)...)
 				return // objects, refs and the index stay writable; nothing else inside is sourced
 			case lower == ".git" && kind == kindRegular:
 				hits = append(hits, found{path: path()})
 			case (isDir || isLink) && contains(protectedDirs, lower):
-				hits = append(hits, found{path: path()})
+				hits = append(hits, protectedDir(path(), isLink)...)
 				return
 			case (isDir || isLink) && lower == ".claude":
 				p := path()
 				inside := p
 				if isLink {
 					real, err := filepath.EvalSymlinks(p)
+					hits = append(hits, found{path: p, linkOnly: true, linked: true})
 					if err != nil {
-						hits = append(hits, found{path: p, linkOnly: true})
 						return
 					}
-					hits = append(hits, found{path: p, linkOnly: true})
 					inside = real
 				}
 				for _, sub := range protectedClaude {
 					for _, e := range existingCaseless(inside, sub) {
-						hits = append(hits, found{path: filepath.Join(p, e)})
+						hits = append(hits, protectedDir(filepath.Join(inside, e), false)...)
 					}
 				}
 			}
@@ -664,18 +660,48 @@ func findProtected(root string, depth int, gitConfig bool, relevant func(string)
 }
 
 // gitProtected lists the protected entries of the .git directory at p
-// (read at inside, where p leads): hooks, and config unless gitConfig.
-func gitProtected(p, inside string, gitConfig bool) []found {
+// (read at inside, where p leads; linked: through a symlink): hooks, and
+// config unless gitConfig.
+func gitProtected(p, inside string, linked, gitConfig bool) []found {
 	var out []found
 	names := []string{"hooks"}
 	if !gitConfig {
 		names = append(names, "config")
 	}
 	for _, n := range names {
-		if _, err := os.Lstat(filepath.Join(inside, n)); err == nil {
-			out = append(out, found{path: filepath.Join(p, n)})
+		fi, err := os.Lstat(filepath.Join(inside, n))
+		if err != nil {
+			continue
+		}
+		isLink := fi.Mode()&fs.ModeSymlink != 0
+		isDir := fi.IsDir()
+		if isLink {
+			st, err := os.Stat(filepath.Join(inside, n))
+			isDir = err == nil && st.IsDir()
+		}
+		if isDir {
+			out = append(out, protectedDir(filepath.Join(p, n), linked || isLink)...)
+		} else {
+			out = append(out, found{path: filepath.Join(p, n), linked: linked || isLink})
 		}
 	}
+	return out
+}
+
+// protectedDir is a protected directory at p (a symlink, with link) and
+// the symlinks beneath it: a hook linked to a script kept in the project
+// leads to what the host runs too.
+func protectedDir(p string, link bool) []found {
+	out := []found{{path: p, linked: link}}
+	dir := p
+	if link {
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return out
+		}
+		dir = real
+	}
+	walkLinks(dir, func(l string) { out = append(out, found{path: l, linked: true, inside: p}) })
 	return out
 }
 
