@@ -221,11 +221,17 @@ func hasAllow(rs []rule) bool {
 // fillKeep records, in each MaskDir, the mount points that the mounts
 // directly beneath it need: the mask is empty, so the init must create
 // them inside it (in its private staging area, never in the user's tree).
+// The mount that provides a mount's point is the latest one at its
+// nearest ancestor path: mounts go from shallow to deep, so it came
+// before.
 func (b *builder) fillKeep() {
 	ms := b.plan.Mounts
+	latest := make(map[string]int, len(ms)) // path -> index of its latest mount so far
 	for i := range ms {
-		for j := i - 1; j >= 0; j-- {
-			if ms[j].Path == ms[i].Path || !within(ms[i].Path, ms[j].Path) {
+		for p := ms[i].Path; p != "/"; {
+			p = filepath.Dir(p)
+			j, ok := latest[p]
+			if !ok {
 				continue
 			}
 			if ms[j].Kind == MaskDir {
@@ -238,5 +244,6 @@ func (b *builder) fillKeep() {
 			}
 			break // the nearest mount above provides the mount point
 		}
+		latest[ms[i].Path] = i
 	}
 }
