@@ -43,16 +43,7 @@ func TestReadDirMatchesOS(t *testing.T) {
 	}
 	var want []string
 	for _, e := range entries {
-		kind := kindOther
-		switch {
-		case e.IsDir():
-			kind = kindDir
-		case e.Type().IsRegular():
-			kind = kindRegular
-		case e.Type()&os.ModeSymlink != 0:
-			kind = kindLink
-		}
-		want = append(want, describe(e.Name(), kind))
+		want = append(want, describe(e.Name(), kindOf(e.Type())))
 	}
 	sort.Strings(got)
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {

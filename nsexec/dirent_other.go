@@ -11,16 +11,7 @@ func readDir(dir string, fn func(name []byte, kind entryKind)) error {
 		return err
 	}
 	for _, e := range entries {
-		kind := kindOther
-		switch {
-		case e.IsDir():
-			kind = kindDir
-		case e.Type().IsRegular():
-			kind = kindRegular
-		case e.Type()&os.ModeSymlink != 0:
-			kind = kindLink
-		}
-		fn([]byte(e.Name()), kind)
+		fn([]byte(e.Name()), kindOf(e.Type()))
 	}
 	return nil
 }

@@ -187,7 +187,9 @@ func selfFD(name string, tid int) (int, bool) {
 	name = filepath.Clean(name)
 	for _, prefix := range []string{"/proc/self/fd/", "/proc/thread-self/fd/", "/proc/" + strconv.Itoa(tid) + "/fd/"} {
 		if rest, ok := strings.CutPrefix(name, prefix); ok {
-			if fd, err := strconv.Atoi(rest); err == nil && fd >= 0 {
+			// Only the name procfs gives the descriptor: digits, no sign,
+			// no leading zero.
+			if fd, err := strconv.Atoi(rest); err == nil && fd >= 0 && strconv.Itoa(fd) == rest {
 				return fd, true
 			}
 		}

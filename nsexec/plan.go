@@ -732,6 +732,19 @@ func existingCaseless(dir, name string) []string {
 // entryKind is what a directory entry is, as readDir reports it.
 type entryKind uint8
 
+// kindOf is the kind of an entry of type t (fs.DirEntry.Type).
+func kindOf(t fs.FileMode) entryKind {
+	switch {
+	case t.IsDir():
+		return kindDir
+	case t.IsRegular():
+		return kindRegular
+	case t&fs.ModeSymlink != 0:
+		return kindLink
+	}
+	return kindOther
+}
+
 const (
 	kindOther entryKind = iota
 	kindDir

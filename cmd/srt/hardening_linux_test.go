@@ -62,21 +62,7 @@ func unixTargets(t *testing.T) (dgram, abstract, stream, seqpacket string, recei
 		}()
 	}
 	for name, network := range map[string]string{stream: "unix", seqpacket: "unixpacket"} {
-		ln, err := net.Listen(network, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { ln.Close() })
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				note(name, "accepted")
-				c.Close()
-			}
-		}()
+		testenv.Serve(t, network, name, func(net.Conn) { note(name, "accepted") })
 	}
 	for _, p := range []string{dgram, stream, seqpacket} {
 		os.Chmod(p, 0o666)
@@ -371,19 +357,8 @@ func TestSandboxUnixPeerIsSrt(t *testing.T) {
 		t.Cleanup(func() { os.RemoveAll(dir) })
 		os.Chmod(dir, 0o755)
 		sock := filepath.Join(dir, "agent.sock")
-		ln, err := net.Listen("unix", sock)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		os.Chmod(sock, 0o666)
 		seen := make(chan string, 1)
-		go func() {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close()
+		testenv.Serve(t, "unix", sock, func(c net.Conn) {
 			raw, _ := c.(*net.UnixConn).SyscallConn()
 			var cred *unix.Ucred
 			raw.Control(func(fd uintptr) { cred, _ = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) })
@@ -394,7 +369,8 @@ func TestSandboxUnixPeerIsSrt(t *testing.T) {
 			peerExe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", cred.Pid))
 			seen <- fmt.Sprintf("uid=%d gid=%d exe=%s", cred.Uid, cred.Gid, peerExe)
 			c.Write([]byte("hello"))
-		}()
+		})
+		os.Chmod(sock, 0o666)
 		doc := fmt.Sprintf(`{"network":{"allowedDomains":[],"deniedDomains":[],"allowUnixSockets":[%q]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`, sock)
 		r := b.runJSON(doc, probeEnv+"=unix-connect "+exe+" "+sock)
 		if !strings.Contains(r.stdout, `read "hello"`) {

@@ -14,7 +14,14 @@ import (
 // the connection when handle returns. It returns the port.
 func ServeTCP(t testing.TB, handle func(c net.Conn)) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	return Serve(t, "tcp", "127.0.0.1:0", handle).Addr().(*net.TCPAddr).Port
+}
+
+// Serve is ServeTCP on any stream network and address; it returns the
+// listener.
+func Serve(t testing.TB, network, address string, handle func(c net.Conn)) net.Listener {
+	t.Helper()
+	ln, err := net.Listen(network, address)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +38,7 @@ func ServeTCP(t testing.TB, handle func(c net.Conn)) int {
 			}()
 		}
 	}()
-	return ln.Addr().(*net.TCPAddr).Port
+	return ln
 }
 
 // ServeOK is ServeTCP with a handler that answers any request with

@@ -1,0 +1,30 @@
+package nsexec
+
+import (
+	"path/filepath"
+	"strconv"
+	"testing"
+)
+
+// selfFD takes, from a path the command passed, only a spelling of its
+// own descriptor table: /proc/self/fd/N, /proc/thread-self/fd/N or
+// /proc/<its pid>/fd/N, however cleaned, with N a number.
+func FuzzSelfFD(f *testing.F) {
+	for _, s := range []string{"/proc/self/fd/3", "/proc/thread-self/fd/0", "/proc/42/fd/7", "/proc/43/fd/7",
+		"/proc/self/fd/../fd/3", "/proc/self/fd/-1", "/proc/self/fd/3/x", "proc/self/fd/3", "/proc/self/fdx/3", "/proc/self/fd/+0", "/proc/self/fd/03", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		fd, ok := selfFD(name, 42)
+		if !ok {
+			return
+		}
+		clean := filepath.Clean(name)
+		for _, dir := range []string{"/proc/self/fd/", "/proc/thread-self/fd/", "/proc/42/fd/"} {
+			if clean == dir+strconv.Itoa(fd) {
+				return
+			}
+		}
+		t.Fatalf("%q taken as descriptor %d", name, fd)
+	})
+}
