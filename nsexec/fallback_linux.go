@@ -199,15 +199,7 @@ func runFallback() error {
 				k.abandon() // the parent-death signal
 				continue
 			}
-			switch s {
-			case syscall.SIGPIPE:
-			case syscall.SIGTSTP:
-				syscall.Kill(-k.command, syscall.SIGSTOP) // its process group
-			case syscall.SIGCONT:
-				syscall.Kill(-k.command, syscall.SIGCONT)
-			default:
-				syscall.Kill(k.command, s)
-			}
+			k.relay(s)
 		}
 	}()
 	os.Exit(k.run())
@@ -261,6 +253,25 @@ func (k *reaper) run() int {
 		return 137
 	}
 	return k.status
+}
+
+// relay passes a signal srt relayed on to the command while it runs
+// (under mu: a reaped pid could be another process's).
+func (k *reaper) relay(s syscall.Signal) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.status >= 0 {
+		return
+	}
+	switch s {
+	case syscall.SIGPIPE:
+	case syscall.SIGTSTP:
+		syscall.Kill(-k.command, syscall.SIGSTOP) // its process group
+	case syscall.SIGCONT:
+		syscall.Kill(-k.command, syscall.SIGCONT)
+	default:
+		syscall.Kill(k.command, s)
+	}
 }
 
 // abandon kills the tree: srt is gone.

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 	"unsafe"
@@ -532,6 +533,15 @@ func TestFallbackProcessTree(t *testing.T) {
 		}
 		if _, err := os.Stat(b.path("left1")); err == nil {
 			t.Error("a process the command left running outlived it")
+		}
+		// A signal to srt reaches the command, through the reaper.
+		null, _ := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+		defer null.Close()
+		term := b.startNoUserns(null, "--settings", cfg, "-c", "touch term-ready; exec sleep 30")
+		waitFor(t, b.path("term-ready"))
+		term.Process.Signal(syscall.SIGTERM)
+		if err := term.Wait(); term.ProcessState.ExitCode() != 143 {
+			t.Errorf("SIGTERM to srt: %v, exit %d, want 143", err, term.ProcessState.ExitCode())
 		}
 		// Nothing but this test holds the caller's terminal.
 		entries, _ := filepath.Glob("/proc/[0-9]*/fd/*")
