@@ -3,7 +3,6 @@ package srt_test
 import (
 	"context"
 	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -152,33 +151,12 @@ func strictAllowlist(t *testing.T) {
 	if err := sb.Update(loose); err != nil {
 		t.Fatal(err)
 	}
-	cmd := sb.CommandRun(context.Background(), srt.Run{AllowedDomains: []string{local}}, "/bin/sh", "-c",
-		`curl --noproxy '' -s -o /dev/null -w '%{http_code} ' http://`+local+`/; read x; curl --noproxy '' -s -o /dev/null -w '%{http_code}' http://`+local+`/`)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	first := make([]byte, 4)
-	if _, err := io.ReadFull(stdout, first); err != nil {
-		t.Fatal(err)
-	}
-	if err := sb.Update(strict); err != nil {
-		t.Fatal(err)
-	}
-	stdin.Write([]byte("go\n"))
-	stdin.Close()
-	rest, _ := io.ReadAll(stdout)
-	if err := cmd.Wait(); err != nil {
-		t.Fatal(err)
-	}
-	if got := string(first) + string(rest); got != "200 403" {
+	got := fetchTwice(t, sb, srt.Run{AllowedDomains: []string{local}}, local, func() {
+		if err := sb.Update(strict); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if got != "200 403" {
 		t.Errorf("the command's own allowance before and after strictAllowlist: %q, want \"200 403\"", got)
 	}
 	if hits() != 1 {

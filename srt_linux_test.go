@@ -132,8 +132,27 @@ func testUpdateMidRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sb.Close()
-	// The command fetches, waits for a line on stdin, fetches again.
-	cmd := sb.Command(context.Background(), "/bin/sh", "-c", `curl --noproxy '' -s -o /dev/null -w '%{http_code} ' http://`+local+`/; read x; curl --noproxy '' -s -o /dev/null -w '%{http_code}' http://`+local+`/`)
+	got := fetchTwice(t, sb, srt.Run{}, local, func() {
+		bad := *allow
+		bad.Network.AllowedDomains = []string{"*"}
+		if err := sb.Update(&bad); err == nil {
+			t.Error(`allowedDomains ["*"] was accepted`)
+		}
+		if err := sb.Update(allow); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if got != "403 200" {
+		t.Errorf("before and after the update: %q, want \"403 200\"", got)
+	}
+}
+
+// fetchTwice runs a command of run that fetches http://addr/, waits
+// while between runs, fetches again, and returns both status codes.
+func fetchTwice(t *testing.T, sb *srt.Sandbox, run srt.Run, addr string, between func()) string {
+	t.Helper()
+	cmd := sb.CommandRun(context.Background(), run, "/bin/sh", "-c",
+		`curl --noproxy '' -s -o /dev/null -w '%{http_code} ' http://`+addr+`/; read x; curl --noproxy '' -s -o /dev/null -w '%{http_code}' http://`+addr+`/`)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -149,23 +168,14 @@ func testUpdateMidRun(t *testing.T) {
 	if _, err := io.ReadFull(stdout, first); err != nil {
 		t.Fatal(err)
 	}
-	bad := *allow
-	bad.Network.AllowedDomains = []string{"*"}
-	if err := sb.Update(&bad); err == nil {
-		t.Error(`allowedDomains ["*"] was accepted`)
-	}
-	if err := sb.Update(allow); err != nil {
-		t.Fatal(err)
-	}
+	between()
 	stdin.Write([]byte("go\n"))
 	stdin.Close()
 	rest, _ := io.ReadAll(stdout)
 	if err := cmd.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	if got := string(first) + string(rest); got != "403 200" {
-		t.Errorf("before and after the update: %q, want \"403 200\"", got)
-	}
+	return string(first) + string(rest)
 }
 
 // Without allowUnixSockets, creating a Unix socket is refused and told
