@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -16,9 +17,14 @@ import (
 // TMPDIR, holding the command's TMPDIR, the staging area and the proxy's
 // Unix socket. A live run holds an exclusive flock on its own directory
 // (not on a file inside, which a command allowed to write there could
-// delete); the base directory's flock orders the creation of a run dir
-// against the sweep of stale ones, so a sweep never takes a directory
-// that is not yet locked.
+// delete). A run dir is made as "new-*", locked, and only then renamed
+// "run-*", so a sweep of stale run dirs never meets one that is not yet
+// locked; no lock is shared between runs, which a command of the same
+// user could hold to stop every later run.
+
+// newDirAge is how old a "new-*" directory must be to count as stale: one
+// whose srt died between making it and renaming it.
+const newDirAge = time.Minute
 
 // newRuntimeDir makes this run's private directory under the per-user
 // base, after removing the directories of earlier runs whose srt is gone
@@ -33,33 +39,30 @@ func newRuntimeDir() (string, *os.File, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	defer baseDir.Close()
-	if err := flock(baseDir, unix.LOCK_EX); err != nil {
-		return "", nil, fmt.Errorf("locking the runtime dir %s: %w", base, err)
+	baseDir.Close()
+	for _, stale := range claimStale(base) {
+		removeTree(stale.Name())
+		stale.Close()
 	}
-	stale := claimStale(base)
-	dir, err := os.MkdirTemp(base, "run-")
-	var lock *os.File
-	if err == nil {
-		lock, err = os.OpenFile(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if err == nil {
-			if err = flock(lock, unix.LOCK_EX|unix.LOCK_NB); err != nil {
-				lock.Close()
-			}
-		}
-		if err != nil {
-			os.Remove(dir)
-		}
-	}
-	flock(baseDir, unix.LOCK_UN)
-	// The stale directories are ours now (locked): removing them, which
-	// may take long for a big leftover tree, holds up no other run.
-	for _, s := range stale {
-		removeTree(s.Name())
-		s.Close()
-	}
+	fresh, err := os.MkdirTemp(base, "new-")
 	if err != nil {
 		return "", nil, fmt.Errorf("creating a run dir in %s: %w", base, err)
+	}
+	lock, err := os.OpenFile(fresh, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err == nil {
+		if err = flock(lock, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+			lock.Close()
+		}
+	}
+	dir := filepath.Join(base, "run-"+strings.TrimPrefix(filepath.Base(fresh), "new-"))
+	if err == nil {
+		if err = os.Rename(fresh, dir); err != nil {
+			lock.Close()
+		}
+	}
+	if err != nil {
+		os.Remove(fresh)
+		return "", nil, fmt.Errorf("locking a run dir in %s: %w", base, err)
 	}
 	return dir, lock, nil
 }
@@ -96,9 +99,9 @@ func openPrivateDir(base string) (*os.File, error) {
 }
 
 // claimStale returns, open and locked, the run dirs under base that no
-// live srt holds. The caller holds base's lock, so no run dir is being
-// made meanwhile. A dir of an earlier srt version is live while its lock
-// file is locked.
+// live srt holds: every "run-*" not locked, and every "new-*" older than
+// newDirAge. A dir of an earlier srt version is live while its lock file
+// is locked.
 func claimStale(base string) []*os.File {
 	entries, err := os.ReadDir(base)
 	if err != nil {
@@ -106,10 +109,20 @@ func claimStale(base string) []*os.File {
 	}
 	var out []*os.File
 	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), "run-") || !e.IsDir() {
+		name := e.Name()
+		if !e.IsDir() {
 			continue
 		}
-		dir := filepath.Join(base, e.Name())
+		switch {
+		case strings.HasPrefix(name, "run-"):
+		case strings.HasPrefix(name, "new-"):
+			if fi, err := e.Info(); err != nil || time.Since(fi.ModTime()) < newDirAge {
+				continue // being made now
+			}
+		default:
+			continue
+		}
+		dir := filepath.Join(base, name)
 		f, err := os.OpenFile(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err != nil {
 			if errors.Is(err, os.ErrPermission) {

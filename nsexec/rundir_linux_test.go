@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/srt-go/srt/internal/testenv"
 	"golang.org/x/sys/unix"
@@ -100,22 +101,41 @@ func TestRuntimeDirSweepsStale(t *testing.T) {
 		unreadable := mk("run-unreadable")
 		os.Chmod(unreadable, 0o000)
 		other := mk("not-a-run")
+		// Made by an srt that died before renaming it, and one being made.
+		oldNew := mk("new-old")
+		past := time.Now().Add(-2 * newDirAge)
+		os.Chtimes(oldNew, past, past)
+		freshNew := mk("new-fresh")
+		// A lock on the base, as a command of the same user could take
+		// one, holds up nothing.
+		baseLock, err := os.Open(base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer baseLock.Close()
+		if err := unix.Flock(int(baseLock.Fd()), unix.LOCK_EX); err != nil {
+			t.Fatal(err)
+		}
 		dir, lock, err := newRuntimeDir()
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer lock.Close()
-		for _, d := range []string{noLock, oldStale, unreadable} {
+		if !strings.HasPrefix(filepath.Base(dir), "run-") {
+			t.Errorf("the new run dir is %s", dir)
+		}
+		for _, d := range []string{noLock, oldStale, unreadable, oldNew} {
 			if _, err := os.Lstat(d); err == nil {
 				t.Errorf("stale %s is still there", d)
 			}
 		}
-		for _, d := range []string{live, oldLive, dir, other} {
+		for _, d := range []string{live, oldLive, dir, other, freshNew} {
 			if _, err := os.Lstat(d); err != nil {
 				t.Errorf("%s was removed: %v", d, err)
 			}
 		}
 		os.Chmod(filepath.Join(other, "tmp", "x"), 0o755)
 		os.Chmod(filepath.Join(oldLive, "tmp", "x"), 0o755)
+		os.Chmod(filepath.Join(freshNew, "tmp", "x"), 0o755)
 	})
 }
