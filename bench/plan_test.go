@@ -10,6 +10,7 @@ import (
 
 	"github.com/srt-go/srt/config"
 	"github.com/srt-go/srt/nsexec"
+	"github.com/srt-go/srt/policy"
 )
 
 // settingsWith is a policy of n filesystem rules over directories of
@@ -45,7 +46,7 @@ func BenchmarkPlan(b *testing.B) {
 		b.Run(fmt.Sprintf("rules-%d", n), func(b *testing.B) {
 			work := b.TempDir()
 			s := settingsWith(b, work, n)
-			env := nsexec.Env{Home: b.TempDir(), Cwd: work}
+			env := policy.Env{Home: b.TempDir(), Cwd: work}
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := nsexec.Build(s, env); err != nil {
@@ -74,7 +75,7 @@ func BenchmarkProtectedWalk(b *testing.B) {
 	}
 	s := config.Default()
 	s.Filesystem.AllowWrite = []config.PathEntry{{Path: "."}}
-	env := nsexec.Env{Home: b.TempDir(), Cwd: work}
+	env := policy.Env{Home: b.TempDir(), Cwd: work}
 	b.ResetTimer()
 	b.ReportAllocs()
 	for b.Loop() {

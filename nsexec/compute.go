@@ -5,31 +5,32 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/srt-go/srt/policy"
 )
 
-// view is what the sandbox sees at a path.
-type view struct {
-	readable, writable bool
-}
-
-// compute turns the rules into mounts. Every path that a rule names gets a
-// mount exactly when its view differs from its parent's; mounts go from
-// shallow to deep, so each lands on top of the ones that contain it.
-//
-// Reads: the most specific rule wins, and at equal specificity an allow
-// beats a deny (spec c.1) — so a denied file inside an allowRead directory
-// stays hidden, where the reference leaks it. Writes: writable under some
-// allowWrite and under no denyWrite or protected name, at any height
-// (denyWrite wins even above the allow).
-func (b *builder) compute() {
-	b.expandRootDeny()
-	reads := index(b.reads)
-	writes := index(b.writes)
-	pins := b.pinned(writes)
+// Mounts turns a policy into the mount plan: every path a rule names gets
+// a mount exactly when its view differs from its parent's; mounts go from
+// shallow to deep, so each lands on top of the ones that contain it. The
+// directories between a protected path and its write root are pinned
+// (mounted on themselves), a kept symlink is pinned or masked, and srt's
+// own directory of run dirs stays read-only (keepPrivate).
+func Mounts(pol *policy.Policy) *Plan {
+	plan := &Plan{Skipped: pol.Skipped}
+	if pol.Disabled {
+		// Everything writable, no protected names (spec c.8).
+		plan.Mounts = append(plan.Mounts, Mount{Kind: BindWritable, Path: "/", Why: "filesystem.disabled"})
+		return plan
+	}
+	writes := map[string]bool{}
+	for _, w := range pol.Writes {
+		writes[w.Path] = true
+	}
+	pins := pinned(pol)
 
 	paths := map[string]bool{}
-	for p := range reads {
-		paths[p] = true
+	for _, r := range pol.Reads {
+		paths[r.Path] = true
 	}
 	for p := range writes {
 		paths[p] = true
@@ -37,10 +38,10 @@ func (b *builder) compute() {
 	for p := range pins {
 		paths[p] = true
 	}
-	links := map[string]linkRule{}
-	for _, l := range b.links {
-		links[l.path] = l
-		paths[l.path] = true
+	links := map[string]policy.Link{}
+	for _, l := range pol.Links {
+		links[l.Path] = l
+		paths[l.Path] = true
 	}
 	order := make([]string, 0, len(paths))
 	for p := range paths {
@@ -58,139 +59,88 @@ func (b *builder) compute() {
 	})
 
 	for _, p := range order {
-		v, parent := viewAt(p, reads, writes), view{readable: true}
+		v, parent := pol.View(p), policy.View{Readable: true}
 		if p != "/" {
-			parent = viewAt(filepath.Dir(p), reads, writes)
+			parent = pol.View(filepath.Dir(p))
 		}
 		if l, ok := links[p]; ok {
 			// A link matters where the command could remove or replace
 			// it: in a directory it may write and can see. A link to
 			// nothing matters wherever it is seen: writing through it
 			// creates its target.
-			if parent.readable && (parent.writable || l.kind == MaskLink) {
-				b.plan.Mounts = append(b.plan.Mounts, Mount{Kind: l.kind, Path: p, Why: l.why})
+			if parent.Readable && (parent.Writable || l.Kind == policy.MaskLink) {
+				kind := PinLink
+				if l.Kind == policy.MaskLink {
+					kind = MaskLink
+				}
+				plan.Mounts = append(plan.Mounts, Mount{Kind: kind, Path: p, Why: l.Why})
 			}
 			continue
 		}
-		why := ruleWhy(p, reads, writes, pins)
+		whys := pol.Why(p)
+		if pin := pins[p]; pin != "" {
+			whys = append(whys, "pinned: "+pin)
+		}
+		why := strings.Join(whys, "; ")
 		switch {
-		case !v.readable && parent.readable:
+		case !v.Readable && parent.Readable:
 			kind := MaskDir
 			if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
 				kind = MaskFile
 			}
-			b.plan.Mounts = append(b.plan.Mounts, Mount{Kind: kind, Path: p, Why: why})
-		case !v.readable:
+			plan.Mounts = append(plan.Mounts, Mount{Kind: kind, Path: p, Why: why})
+		case !v.Readable:
 			// Already inside a hidden area.
-		case !parent.readable || v.writable != parent.writable || (pins[p] != "" && v.writable):
+		case !parent.Readable || v.Writable != parent.Writable || (pins[p] != "" && v.Writable):
 			kind := BindReadOnly
-			if v.writable {
+			if v.Writable {
 				kind = BindWritable
 			}
-			b.plan.Mounts = append(b.plan.Mounts, Mount{Kind: kind, Path: p, Why: why})
+			plan.Mounts = append(plan.Mounts, Mount{Kind: kind, Path: p, Why: why})
 		}
 	}
-	b.fillKeep()
+	fillKeep(plan.Mounts)
+	keepPrivate(plan, pol)
+	return plan
 }
 
-// expandRootDeny turns a denyRead of "/" into one per child of "/", except
-// /proc, /dev and /sys, which the sandbox provides itself (spec c.6): a
-// mask over "/" would leave no root to build on.
-func (b *builder) expandRootDeny() {
-	for _, r := range b.reads {
-		if r.path == "/" && r.allow {
-			return // an allow at the same path wins: the deny hides nothing
+// keepPrivate makes the policy's Private directory read-only where the
+// rules left it writable, and re-opens its Writable paths beneath it. The
+// mounts come last, so they land on top of the rules' own.
+func keepPrivate(plan *Plan, pol *policy.Policy) {
+	p := pol.Private
+	if p == "" {
+		return
+	}
+	if real, err := filepath.EvalSymlinks(p); err == nil {
+		p = real
+	}
+	if !pol.View(p).Writable {
+		return
+	}
+	plan.Mounts = append(plan.Mounts, Mount{Kind: BindReadOnly, Path: p, Why: "srt: the run dirs of every run"})
+	for _, w := range pol.Writable {
+		if policy.Under(w, p) {
+			plan.Mounts = append(plan.Mounts, Mount{Kind: BindWritable, Path: w, Why: "srt: per-run temp dir"})
 		}
 	}
-	var out []rule
-	for _, r := range b.reads {
-		if r.path != "/" || r.allow {
-			out = append(out, r)
-			continue
-		}
-		entries, _ := os.ReadDir("/")
-		for _, e := range entries {
-			switch e.Name() {
-			case "proc", "dev", "sys":
-				continue
-			}
-			p := "/" + e.Name()
-			if real, err := filepath.EvalSymlinks(p); err == nil && real == p {
-				out = append(out, rule{path: p, why: r.why})
-			}
-		}
-	}
-	b.reads = out
-}
-
-func index(rules []rule) map[string][]rule {
-	m := map[string][]rule{}
-	for _, r := range rules {
-		m[r.path] = append(m[r.path], r)
-	}
-	return m
-}
-
-// ancestors yields p, its parent, ..., "/".
-func ancestors(p string, yield func(string) bool) {
-	for {
-		if !yield(p) || p == "/" {
-			return
-		}
-		p = filepath.Dir(p)
-	}
-}
-
-func viewAt(p string, reads, writes map[string][]rule) view {
-	v := view{readable: true}
-	decided := false
-	allowed, denied := false, false
-	ancestors(p, func(a string) bool {
-		if rs, ok := reads[a]; ok && !decided {
-			decided = true
-			v.readable = false
-			for _, r := range rs {
-				v.readable = v.readable || r.allow
-			}
-		}
-		for _, r := range writes[a] {
-			if r.allow {
-				allowed = true
-			} else {
-				denied = true
-			}
-		}
-		return true
-	})
-	v.writable = allowed && !denied
-	return v
-}
-
-// ruleWhy names the rules at p, for the plan's readers.
-func ruleWhy(p string, reads, writes map[string][]rule, pins map[string]string) string {
-	var whys []string
-	seen := map[string]bool{}
-	for _, r := range append(append([]rule(nil), reads[p]...), writes[p]...) {
-		if !seen[r.why] {
-			seen[r.why] = true
-			whys = append(whys, r.why)
-		}
-	}
-	if pin := pins[p]; pin != "" {
-		whys = append(whys, "pinned: "+pin)
-	}
-	return strings.Join(whys, "; ")
 }
 
 // pinned returns the directories between each protected (deny-write) path
 // or pinned symlink and the write root above it. They become mount points
 // of themselves, so that renaming one fails with EBUSY: "mv .git .git2"
 // followed by a fresh .git/hooks would otherwise move the protection aside.
-func (b *builder) pinned(writes map[string][]rule) map[string]string {
+func pinned(pol *policy.Policy) map[string]string {
+	roots := map[string]bool{}
+	for _, w := range pol.Writes {
+		if w.Allow {
+			roots[w.Path] = true
+		}
+	}
 	pins := map[string]string{}
 	pin := func(p string) {
 		for d := filepath.Dir(p); d != "/"; d = filepath.Dir(d) {
-			if hasAllow(writes[d]) {
+			if roots[d] {
 				break // the write root itself gets its own mount
 			}
 			if pins[d] == "" {
@@ -198,24 +148,15 @@ func (b *builder) pinned(writes map[string][]rule) map[string]string {
 			}
 		}
 	}
-	for _, w := range b.writes {
-		if !w.allow {
-			pin(w.path)
+	for _, w := range pol.Writes {
+		if !w.Allow {
+			pin(w.Path)
 		}
 	}
-	for _, l := range b.links {
-		pin(l.path)
+	for _, l := range pol.Links {
+		pin(l.Path)
 	}
 	return pins
-}
-
-func hasAllow(rs []rule) bool {
-	for _, r := range rs {
-		if r.allow {
-			return true
-		}
-	}
-	return false
 }
 
 // fillKeep records, in each MaskDir, the mount points that the mounts
@@ -224,8 +165,7 @@ func hasAllow(rs []rule) bool {
 // The mount that provides a mount's point is the latest one at its
 // nearest ancestor path: mounts go from shallow to deep, so it came
 // before.
-func (b *builder) fillKeep() {
-	ms := b.plan.Mounts
+func fillKeep(ms []Mount) {
 	latest := make(map[string]int, len(ms)) // path -> index of its latest mount so far
 	for i := range ms {
 		for p := ms[i].Path; p != "/"; {

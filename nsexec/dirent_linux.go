@@ -5,17 +5,26 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/srt-go/srt/policy"
 )
 
 // direntBufs are the getdents buffers of readDir, one per reader at a time.
 var direntBufs = sync.Pool{New: func() any { return new([32 << 10]byte) }}
 
-// readDir calls fn for every entry of dir but "." and "..", with its name
+// getdents is the policy.DirReader of Linux: it reads with getdents64
+// itself, where os.ReadDir would also register the directory with the
+// poller, sort the entries and allocate for each, which in a tree of
+// 100,000 files is most of the protected-name walk.
+type getdents struct{}
+
+// dirReader is the reader the plan's walk uses here.
+var dirReader policy.DirReader = getdents{}
+
+// ReadDir calls fn for every entry of dir but "." and "..", with its name
 // (valid only during the call) and its kind (a symlink is a link, whatever
-// it points to). It reads with getdents64 itself: os.ReadDir
-// would also register the directory with the poller, sort the entries and
-// allocate for each, which in a tree of 100,000 files is most of the walk.
-func readDir(dir string, fn func(name []byte, kind entryKind)) error {
+// it points to).
+func (getdents) ReadDir(dir string, fn func(name []byte, kind policy.Kind)) error {
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return err
@@ -50,14 +59,14 @@ func readDir(dir string, fn func(name []byte, kind entryKind)) error {
 					typ = unix.DT_LNK
 				}
 			}
-			kind := kindOther
+			kind := policy.KindOther
 			switch typ {
 			case unix.DT_DIR:
-				kind = kindDir
+				kind = policy.KindDir
 			case unix.DT_REG:
-				kind = kindRegular
+				kind = policy.KindRegular
 			case unix.DT_LNK:
-				kind = kindLink
+				kind = policy.KindLink
 			}
 			fn(name, kind)
 		})

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/srt-go/srt/policy"
 )
 
 // readDir sees what os.ReadDir sees: every name, directories as
@@ -32,7 +34,7 @@ func TestReadDirMatchesOS(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	if err := readDir(dir, func(name []byte, kind entryKind) {
+	if err := dirReader.ReadDir(dir, func(name []byte, kind policy.Kind) {
 		got = append(got, describe(string(name), kind))
 	}); err != nil {
 		t.Fatal(err)
@@ -43,24 +45,24 @@ func TestReadDirMatchesOS(t *testing.T) {
 	}
 	var want []string
 	for _, e := range entries {
-		want = append(want, describe(e.Name(), kindOf(e.Type())))
+		want = append(want, describe(e.Name(), policy.KindOf(e.Type())))
 	}
 	sort.Strings(got)
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("readDir:\n%s\nos.ReadDir:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if err := readDir(filepath.Join(dir, "file"), func([]byte, entryKind) {}); err == nil {
+	if err := dirReader.ReadDir(filepath.Join(dir, "file"), func([]byte, policy.Kind) {}); err == nil {
 		t.Error("readDir of a regular file: no error")
 	}
 }
 
-func describe(name string, kind entryKind) string {
+func describe(name string, kind policy.Kind) string {
 	switch kind {
-	case kindDir:
+	case policy.KindDir:
 		return name + " dir"
-	case kindRegular:
+	case policy.KindRegular:
 		return name + " file"
-	case kindLink:
+	case policy.KindLink:
 		return name + " link"
 	}
 	return name + " other"

@@ -2,16 +2,7 @@
 
 package nsexec
 
-import "os"
+import "github.com/srt-go/srt/policy"
 
-// readDir calls fn for every entry of dir, with its name and kind.
-func readDir(dir string, fn func(name []byte, kind entryKind)) error {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		fn([]byte(e.Name()), kindOf(e.Type()))
-	}
-	return nil
-}
+// dirReader is the reader the plan's walk uses here.
+var dirReader policy.DirReader = policy.OSDirs{}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/srt-go/srt/landlock"
+	"github.com/srt-go/srt/policy"
 	"io"
 	"net"
 	"os"
@@ -522,13 +523,13 @@ func hardenProc(proc, stage string, fresh bool) error {
 	// what a directory may hold.
 	root := os.Getuid() == 0
 	var names []string
-	err := readDir(proc, func(name []byte, kind entryKind) {
+	err := getdents{}.ReadDir(proc, func(name []byte, kind policy.Kind) {
 		// Not the links into the process directories, nor what
 		// maskProc covers anyway.
-		if kind != kindDir && kind != kindRegular || isPID(name) || slices.Contains(procMasks, string(name)) {
+		if kind != policy.KindDir && kind != policy.KindRegular || isPID(name) || slices.Contains(procMasks, string(name)) {
 			return
 		}
-		if !root && kind == kindRegular {
+		if !root && kind == policy.KindRegular {
 			var st unix.Stat_t
 			if unix.Stat(filepath.Join(proc, string(name)), &st) == nil && st.Mode&0o022 == 0 {
 				return

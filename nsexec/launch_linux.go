@@ -19,6 +19,7 @@ import (
 
 	"github.com/srt-go/srt/config"
 	"github.com/srt-go/srt/landlock"
+	"github.com/srt-go/srt/policy"
 )
 
 // Launch is one prepared run: the init's process, not yet started, and the
@@ -144,7 +145,7 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 		writable = []string{tmp}
 		env = setEnv(env, "TMPDIR", tmp)
 	}
-	l.Plan, err = Build(s, Env{Home: home, Cwd: cwd, Writable: writable, Private: filepath.Dir(dir)})
+	l.Plan, err = Build(s, policy.Env{Home: home, Cwd: cwd, Writable: writable, Private: filepath.Dir(dir)})
 	if err != nil {
 		return nil, err
 	}

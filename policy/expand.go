@@ -1,0 +1,192 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/srt-go/srt/config"
+)
+
+// defaultWritable are the reference's default write paths (spec c.4) that
+// exist on disk; /dev is the sandbox's own and TMPDIR is per run.
+func defaultWritable(home string) []string {
+	paths := []string{"/tmp/claude"}
+	if home != "" {
+		paths = append(paths, filepath.Join(home, ".npm/_logs"), filepath.Join(home, ".claude/debug"))
+	}
+	return paths
+}
+
+// addDefaultWritable grants the default write paths that exist, unless a
+// denyRead hides them (spec c.4: an allowRead beneath re-opens them).
+func (b *builder) addDefaultWritable() {
+	reads := index(b.reads)
+	for _, p := range defaultWritable(b.env.Home) {
+		real, why := b.resolve(p, true)
+		if why != "" {
+			continue
+		}
+		if !viewAt(real, reads, nil).Readable {
+			b.skip("default write path "+p, "hidden by denyRead")
+			continue
+		}
+		b.writes = append(b.writes, Rule{Path: real, Allow: true, Why: "default write path " + p})
+	}
+}
+
+// add expands one settings list into rules.
+func (b *builder) add(list string, entries []config.PathEntry, allow, write bool) error {
+	for i, e := range entries {
+		name := fmt.Sprintf("filesystem.%s.%d %q", list, i, e.Path)
+		p, ok, err := config.Expand(e, b.env.Home, b.env.Cwd)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if !ok {
+			b.skip(name, "names nothing: HOME is empty")
+			continue
+		}
+		var paths []string
+		if p.Glob != nil {
+			paths, err = matchGlob(p.Glob, !allow)
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			if len(paths) == 0 {
+				b.skip(name, "the pattern matches nothing on disk now")
+			}
+		} else {
+			paths = []string{p.Path}
+		}
+		for _, lexical := range paths {
+			real, why := b.resolve(lexical, allow)
+			if why != "" {
+				b.skip(name, why)
+				continue
+			}
+			r := Rule{Path: real, Allow: allow, Why: name}
+			if write {
+				b.writes = append(b.writes, r)
+			} else {
+				b.reads = append(b.reads, r)
+			}
+		}
+	}
+	return nil
+}
+
+// resolve turns a lexical path into the real, symlink-free path that a
+// rule applies to, or says why the rule applies to nothing.
+//
+// A deny follows symlinks: a rule on a link protects what it points to. A
+// grant refuses to follow a link that the sandbox could have written (one
+// inside a writable root): a command could plant "build -> ~/.ssh" and a
+// later run would hand it the target.
+func (b *builder) resolve(lexical string, grant bool) (string, string) {
+	real, err := filepath.EvalSymlinks(lexical)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", "does not exist (a rule on a missing path hides or grants nothing in this run)"
+		}
+		return "", fmt.Sprintf("cannot be resolved: %v", err)
+	}
+	if strings.HasPrefix(real, "/proc/") || real == "/proc" || real == "/dev" || strings.HasPrefix(real, "/dev/") {
+		return "", "is provided by the sandbox itself (/proc and /dev are private)"
+	}
+	if grant && real != filepath.Clean(lexical) {
+		if link := b.plantableLink(lexical); link != "" {
+			return "", fmt.Sprintf("goes through the symlink %s, which lies in a writable area and could have been planted; grant the target itself", link)
+		}
+	}
+	return real, ""
+}
+
+// plantableLink returns the first symlink on lexical's path whose directory
+// is writable under the rules so far, or "".
+func (b *builder) plantableLink(lexical string) string {
+	p := "/"
+	for _, part := range strings.Split(strings.TrimPrefix(filepath.Clean(lexical), "/"), "/") {
+		next := filepath.Join(p, part)
+		if fi, err := os.Lstat(next); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			for _, w := range b.writes {
+				dir, err := filepath.EvalSymlinks(p)
+				if err == nil && w.Allow && Under(dir, w.Path) {
+					return next
+				}
+			}
+		}
+		resolved, err := filepath.EvalSymlinks(next)
+		if err != nil {
+			return ""
+		}
+		p = resolved
+	}
+	return ""
+}
+
+// matchGlob lists the existing paths that match g. For a deny, a matching
+// directory is not searched further: hiding it hides what is beneath.
+func matchGlob(g *config.Glob, deny bool) ([]string, error) {
+	var out []string
+	visits := 0
+	root := g.Root()
+	if _, err := os.Lstat(root); err != nil {
+		return nil, nil
+	}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if d != nil && d.IsDir() && g.Match(p) {
+				out = append(out, p)
+			}
+			return nil // unreadable: only what can be listed is matched
+		}
+		if visits++; visits > maxGlobVisits {
+			return fmt.Errorf("glob %q visits more than %d paths; make it more specific", g, maxGlobVisits)
+		}
+		if p == "/proc" || p == "/sys" || p == "/dev" {
+			return fs.SkipDir
+		}
+		if g.Match(p) {
+			out = append(out, p)
+			if deny && d.IsDir() {
+				return fs.SkipDir
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// expandRootDeny turns a denyRead of "/" into one per child of "/", except
+// /proc, /dev and /sys, which the sandbox provides itself (spec c.6): a
+// mask over "/" would leave no root to build on.
+func (b *builder) expandRootDeny() {
+	for _, r := range b.reads {
+		if r.Path == "/" && r.Allow {
+			return // an allow at the same path wins: the deny hides nothing
+		}
+	}
+	var out []Rule
+	for _, r := range b.reads {
+		if r.Path != "/" || r.Allow {
+			out = append(out, r)
+			continue
+		}
+		entries, _ := os.ReadDir("/")
+		for _, e := range entries {
+			switch e.Name() {
+			case "proc", "dev", "sys":
+				continue
+			}
+			p := "/" + e.Name()
+			if real, err := filepath.EvalSymlinks(p); err == nil && real == p {
+				out = append(out, Rule{Path: p, Why: r.Why})
+			}
+		}
+	}
+	b.reads = out
+}

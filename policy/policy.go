@@ -1,0 +1,212 @@
+// Package policy is the platform-neutral half of the filesystem
+// sandbox: it expands the settings' rules, resolves their symlinks and
+// globs against the disk, finds the protected names, and answers one
+// query — what may the command do at a path, and which rules say so. Every
+// backend reads this one result: Linux's mounts and Landlock rules, the
+// judging of violations, and later the Seatbelt profile and Windows ACLs,
+// so that a rule means the same on every platform. It reads the disk but
+// changes nothing and makes no system call of its own.
+package policy
+
+import (
+	"strings"
+
+	"github.com/srt-go/srt/config"
+)
+
+// Env is where a policy is made.
+type Env struct {
+	Home string // "" disables "~" entries and the home walk
+	Cwd  string
+	// Writable lists paths srt itself makes writable (the per-run temp
+	// dir); they take part like allowWrite entries.
+	Writable []string
+	// Private is srt's own directory of run dirs: read-only inside
+	// whatever the rules say, but for Writable beneath it, so that a
+	// command allowed to write its parent (allowWrite: ["/tmp"]) can
+	// neither delete other runs' directories, nor their sockets and
+	// temp files, nor lock srt out of it. Backends enforce it.
+	Private string
+	// Dirs reads directories for the protected-name walk; nil means
+	// os.ReadDir (Linux passes its own getdents reader).
+	Dirs DirReader
+}
+
+// Rule is one expanded, resolved settings entry (or protected name): an
+// absolute, symlink-free path, whether it allows or denies, and why.
+type Rule struct {
+	Path  string `json:"path"`
+	Allow bool   `json:"allow"`
+	Why   string `json:"why"`
+}
+
+// Link is a symlink the policy keeps as it is: a protected name that is a
+// symlink, or one on the way to a protected target.
+type Link struct {
+	Path string   `json:"path"` // the link itself (its directory resolved)
+	Kind LinkKind `json:"kind"`
+	Why  string   `json:"why"`
+}
+
+// LinkKind says how a Link is kept.
+type LinkKind string
+
+const (
+	// PinLink: it can be neither removed nor replaced, so it keeps
+	// leading where it did; what it leads to has rules of its own.
+	PinLink LinkKind = "pin"
+	// MaskLink: it leads nowhere now, and nothing may be created through
+	// it (a protected name's target that does not exist yet).
+	MaskLink LinkKind = "mask"
+)
+
+// Skip is a rule that applies to nothing, and why.
+type Skip struct {
+	Rule string `json:"rule"`
+	Why  string `json:"why"`
+}
+
+// Policy is the filesystem policy of one run.
+type Policy struct {
+	// Disabled is filesystem.disabled: everything writable, no
+	// protected names (spec c.8).
+	Disabled bool `json:"disabled,omitempty"`
+	// Reads are the rules on reading (denyRead, allowRead, and every
+	// writable path, which is readable too); Writes those on writing
+	// (allowWrite, denyWrite, the protected names, srt's own).
+	Reads  []Rule `json:"reads"`
+	Writes []Rule `json:"writes"`
+	Links  []Link `json:"links,omitempty"`
+	// Private and Writable are Env's.
+	Private  string   `json:"private,omitempty"`
+	Writable []string `json:"writable,omitempty"`
+	Skipped  []Skip   `json:"skipped,omitempty"`
+
+	reads, writes map[string][]Rule
+}
+
+// View is what the command may do at a path.
+type View struct {
+	Readable bool `json:"readable"`
+	Writable bool `json:"writable"`
+}
+
+// View returns what the command may do at path (absolute, symlink-free).
+// Reads: the most specific rule wins, and at equal specificity an allow
+// beats a deny (spec c.1) — so a denied file inside an allowRead
+// directory stays hidden, where the reference leaks it. Writes: writable
+// under some allowWrite and under no denyWrite or protected name, at any
+// height (denyWrite wins even above the allow).
+func (p *Policy) View(path string) View {
+	if p.Disabled {
+		return View{Readable: true, Writable: true}
+	}
+	p.index()
+	return viewAt(path, p.reads, p.writes)
+}
+
+// Why names the rules set at path itself, for the readers of a plan.
+func (p *Policy) Why(path string) []string {
+	p.index()
+	var whys []string
+	seen := map[string]bool{}
+	for _, r := range append(append([]Rule(nil), p.reads[path]...), p.writes[path]...) {
+		if !seen[r.Why] {
+			seen[r.Why] = true
+			whys = append(whys, r.Why)
+		}
+	}
+	return whys
+}
+
+// Decider returns the rule that decides path's view: the deepest read
+// rule at or above it, and every write rule at or above it.
+func (p *Policy) Decider(path string) (read []Rule, write []Rule) {
+	p.index()
+	decided := false
+	ancestors(path, func(a string) bool {
+		if rs, ok := p.reads[a]; ok && !decided {
+			decided = true
+			read = rs
+		}
+		write = append(write, p.writes[a]...)
+		return true
+	})
+	return read, write
+}
+
+func (p *Policy) index() {
+	if p.reads == nil {
+		p.reads, p.writes = index(p.Reads), index(p.Writes)
+	}
+}
+
+// Under reports whether path is base or lies beneath it (both absolute
+// and clean).
+func Under(path, base string) bool {
+	// Without building base+"/": this runs for every directory of a walk
+	// against every rule.
+	return path == base || base == "/" || len(path) > len(base) && path[len(base)] == '/' && strings.HasPrefix(path, base)
+}
+
+// Protected names (spec c.5): never writable wherever they are found.
+var (
+	protectedFiles  = []string{".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".zshrc", ".zprofile", ".profile", ".ripgreprc", ".mcp.json"}
+	protectedDirs   = []string{".vscode", ".idea"}
+	protectedClaude = []string{"commands", "agents"} // inside .claude
+)
+
+// maxGlobVisits bounds the walk that matches one glob against the disk.
+const maxGlobVisits = 1_000_000
+
+// Build computes the policy of s in env. It reads the disk (to resolve
+// symlinks, match globs and find protected names) but changes nothing.
+func Build(s *config.Settings, env Env) (*Policy, error) {
+	if env.Dirs == nil {
+		env.Dirs = OSDirs{}
+	}
+	b := &builder{env: env, pol: &Policy{Private: env.Private, Writable: env.Writable}}
+	fsys := s.Filesystem
+	if fsys.Disabled {
+		b.pol.Disabled = true
+		return b.pol, nil
+	}
+	for _, w := range env.Writable {
+		b.writes = append(b.writes, Rule{Path: w, Allow: true, Why: "srt: per-run temp dir"})
+	}
+	if err := b.add("allowWrite", fsys.AllowWrite, true, true); err != nil {
+		return nil, err
+	}
+	if err := b.add("denyWrite", fsys.DenyWrite, false, true); err != nil {
+		return nil, err
+	}
+	if err := b.add("denyRead", fsys.DenyRead, false, false); err != nil {
+		return nil, err
+	}
+	if err := b.add("allowRead", fsys.AllowRead, true, false); err != nil {
+		return nil, err
+	}
+	b.addDefaultWritable()
+	// A writable path is readable too, also inside a denied area (spec c.6).
+	for _, w := range b.writes {
+		if w.Allow {
+			b.reads = append(b.reads, Rule{Path: w.Path, Allow: true, Why: w.Why})
+		}
+	}
+	b.protect(s)
+	b.expandRootDeny()
+	b.pol.Reads, b.pol.Writes, b.pol.Links = b.reads, b.writes, b.links
+	return b.pol, nil
+}
+
+type builder struct {
+	env    Env
+	pol    *Policy
+	reads  []Rule
+	writes []Rule
+	links  []Link
+}
+
+func (b *builder) skip(rule, why string) {
+	b.pol.Skipped = append(b.pol.Skipped, Skip{Rule: rule, Why: why})
+}

@@ -1,0 +1,246 @@
+package policy
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/srt-go/srt/config"
+	"github.com/srt-go/srt/internal/testenv"
+)
+
+const (
+	hidden = "hidden"
+	ro     = "ro"
+	rw     = "rw"
+)
+
+func checkViews(t *testing.T, p *Policy, root string, want map[string]string) {
+	t.Helper()
+	for rel, w := range want {
+		path := filepath.Join(root, rel)
+		v := p.View(path)
+		got := hidden
+		switch {
+		case v.Writable:
+			got = rw
+		case v.Readable:
+			got = ro
+		}
+		if got != w {
+			t.Errorf("%s: %s, want %s\npolicy: %+v", rel, got, w, p)
+		}
+	}
+}
+
+func build(t *testing.T, s *config.Settings, cwd string) *Policy {
+	t.Helper()
+	p, err := Build(s, Env{Cwd: cwd, Home: filepath.Join(cwd, "home")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Spec c.1 precedence rows, on the plan alone.
+func TestPolicyPrecedence(t *testing.T) {
+	w := testenv.Tree(t, "h1/pub/p.txt", "h1/priv/s.txt", ".env", "sub/a.pem", "sub/deep/b.pem", "readme.txt",
+		"secrets/s.txt", "w2/sub/t.txt", "w2/top.txt", "both/x", "home/", "out/", "allow/deny.txt", "allow/ok.txt")
+	for _, tc := range []struct {
+		name  string
+		rules testenv.FSRules
+		want  map[string]string
+	}{
+		{"nothing writable by default", testenv.FSRules{}, map[string]string{"readme.txt": ro, "h1/pub/p.txt": ro}},
+		{"allowRead re-opens inside denyRead", testenv.FSRules{DenyRead: []string{"h1"}, AllowRead: []string{"h1/pub"}},
+			map[string]string{"h1/pub/p.txt": ro, "h1/priv/s.txt": hidden, "h1": hidden, "readme.txt": ro}},
+		{"specific deny beats broader allow", testenv.FSRules{DenyRead: []string{".env", "**/*.pem"}, AllowRead: []string{"."}},
+			map[string]string{".env": hidden, "sub/a.pem": hidden, "sub/deep/b.pem": hidden, "readme.txt": ro}},
+		{"denied file in allowRead dir stays hidden", testenv.FSRules{DenyRead: []string{"/", "allow/deny.txt"}, AllowRead: []string{"allow"}},
+			map[string]string{"allow/deny.txt": hidden, "allow/ok.txt": ro, "readme.txt": hidden}},
+		{"same path deny and allow: allow wins", testenv.FSRules{DenyRead: []string{"both"}, AllowRead: []string{"both"}}, map[string]string{"both/x": ro}},
+		{"deny / allow / denies nothing", testenv.FSRules{DenyRead: []string{"/"}, AllowRead: []string{"/"}}, map[string]string{"readme.txt": ro}},
+		{"denyWrite inside allowWrite", testenv.FSRules{AllowWrite: []string{"."}, DenyWrite: []string{"secrets"}},
+			map[string]string{"secrets/s.txt": ro, "readme.txt": rw}},
+		{"denyWrite at or above allowWrite wins", testenv.FSRules{AllowWrite: []string{"w2", "w2/sub"}, DenyWrite: []string{"w2"}},
+			map[string]string{"w2/sub/t.txt": ro, "w2/top.txt": ro}},
+		{"hidden dir inside allowWrite is read-only", testenv.FSRules{AllowWrite: []string{"."}, DenyRead: []string{"h1"}},
+			map[string]string{"h1": hidden, "h1/priv/s.txt": hidden, "readme.txt": rw}},
+		{"allowWrite inside denyRead is re-exposed", testenv.FSRules{DenyRead: []string{"h1"}, AllowWrite: []string{"h1/pub"}},
+			map[string]string{"h1/pub/p.txt": rw, "h1/priv/s.txt": hidden}},
+		{"missing allowWrite is skipped", testenv.FSRules{AllowWrite: []string{"nonexistent-dir", "out/**"}}, map[string]string{"out": rw, "readme.txt": ro}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			checkViews(t, build(t, tc.rules.Settings(), w), w, tc.want)
+		})
+	}
+}
+
+func TestPolicySymlinks(t *testing.T) {
+	w := testenv.Tree(t, "real/secret.txt", "deny-link -> real", "work/", "outside/x", "target/")
+	// A deny on a link protects what it points to.
+	p := build(t, testenv.FSRules{DenyRead: []string{"deny-link"}}.Settings(), w)
+	checkViews(t, p, w, map[string]string{"real/secret.txt": hidden})
+	// A grant through a link that the sandbox could have planted is refused.
+	if err := os.Symlink(filepath.Join(w, "outside"), filepath.Join(w, "work", "build")); err != nil {
+		t.Fatal(err)
+	}
+	p = build(t, testenv.FSRules{AllowWrite: []string{"work", "work/build"}}.Settings(), w)
+	checkViews(t, p, w, map[string]string{"outside/x": ro, "work": rw})
+	if len(p.Skipped) != 1 || !strings.Contains(p.Skipped[0].Why, "could have been planted") {
+		t.Errorf("the refused grant is not reported: %+v", p.Skipped)
+	}
+	// A link outside every writable area is followed.
+	if err := os.Symlink(filepath.Join(w, "target"), filepath.Join(w, "fixed-link")); err != nil {
+		t.Fatal(err)
+	}
+	p = build(t, testenv.FSRules{AllowWrite: []string{"fixed-link"}}.Settings(), w)
+	checkViews(t, p, w, map[string]string{"target": rw})
+}
+
+func TestPolicyProtectedNames(t *testing.T) {
+	names := []string{".bashrc", ".bash_profile", ".gitconfig", ".gitmodules", ".zshrc", ".zprofile", ".profile", ".ripgreprc", ".mcp.json",
+		".git/config", ".git/HEAD", ".git/index", ".git/hooks/pre-commit", ".git/objects/test-obj", ".git/refs/heads/main",
+		".vscode/settings.json", ".idea/workspace.xml", ".claude/commands/test.md", ".claude/agents/test-agent.md", ".claude/some-other-file.txt", "safe-file.txt",
+		"a/.bashrc", "a/b/.bashrc", "a/b/c/.bashrc", "a/b/c/d/.bashrc", "a/.vscode/x", "a/b/.vscode/x", "a/b/c/.vscode/x",
+		"sub/.git/HEAD", "wt/.git", "home/.BASHRC", "home/deep/er/still/.zshrc"}
+	w := testenv.Tree(t, names...)
+	s := testenv.FSRules{AllowWrite: []string{"."}}.Settings()
+	checkViews(t, build(t, s, w), w, map[string]string{
+		".bashrc": ro, ".bash_profile": ro, ".gitconfig": ro, ".gitmodules": ro, ".zshrc": ro, ".zprofile": ro, ".profile": ro,
+		".ripgreprc": ro, ".mcp.json": ro, ".git/config": ro, ".git/hooks/pre-commit": ro, ".vscode/settings.json": ro,
+		".idea/workspace.xml": ro, ".claude/commands/test.md": ro, ".claude/agents/test-agent.md": ro,
+		"safe-file.txt": rw, ".git/objects/test-obj": rw, ".git/refs/heads/main": rw, ".git/index": rw, ".git/HEAD": rw,
+		".claude/some-other-file.txt": rw,
+		// Depth 3 counts components below the root.
+		"a/.bashrc": ro, "a/b/.bashrc": ro, "a/b/c/.bashrc": rw, "a/b/c/d/.bashrc": rw,
+		"a/.vscode/x": ro, "a/b/.vscode/x": ro, "a/b/c/.vscode/x": rw,
+		"sub/.git/HEAD": rw, "wt/.git": ro,
+		// Home is walked too (it lies in the writable cwd here), case-insensitively.
+		"home/.BASHRC": ro, "home/deep/er/still/.zshrc": rw,
+	})
+	s.MandatoryDenySearchDepth = 1
+	checkViews(t, build(t, s, w), w, map[string]string{".bashrc": ro, "a/.bashrc": rw, "a/.vscode/x": rw, ".git/hooks/pre-commit": ro})
+	s.MandatoryDenySearchDepth = 3
+	s.Filesystem.AllowGitConfig = true
+	checkViews(t, build(t, s, w), w, map[string]string{".git/config": rw, ".git/hooks/pre-commit": ro})
+}
+
+// A protected name that is a symlink (a dotfile manager's ~/.bashrc, a
+// .git in a store) is protected where it leads: its target is read-only,
+// every symlink on the way is pinned, a link to nothing is masked, and a
+// symlinked .git or .claude is looked into like a directory.
+func TestPolicyProtectedSymlinks(t *testing.T) {
+	w := testenv.Tree(t, "dotfiles/bashrc", ".bashrc -> dotfiles/bashrc",
+		"dotfiles/zshrc", "chain -> dotfiles/zshrc", ".zshrc -> chain",
+		".profile -> dotfiles/missing",
+		"store/vscode/settings.json", ".vscode -> store/vscode",
+		"store/repo.git/hooks/pre-commit", "store/repo.git/config", "store/repo.git/objects/o", ".git -> store/repo.git",
+		"real/.git/HEAD", "hookstore/pre-commit", "real/.git/hooks -> hookstore",
+		"store/claude/commands/c.md", "store/claude/notes.md", ".claude -> store/claude",
+		"ro/target", "sub/.mcp.json -> ro/target",
+		"dangling/.git -> nowhere")
+	p := build(t, testenv.FSRules{AllowWrite: []string{"."}}.Settings(), w)
+	checkViews(t, p, w, map[string]string{
+		"dotfiles/bashrc": ro, "dotfiles/zshrc": ro, "store/vscode/settings.json": ro,
+		"store/repo.git/hooks/pre-commit": ro, "store/repo.git/config": ro, "store/repo.git/objects/o": rw,
+		"hookstore/pre-commit": ro, "store/claude/commands/c.md": ro, "store/claude/notes.md": rw, "ro/target": ro,
+	})
+	kinds := map[string]LinkKind{}
+	for _, l := range p.Links {
+		kinds[strings.TrimPrefix(l.Path, w+"/")] = l.Kind
+	}
+	want := map[string]LinkKind{".bashrc": PinLink, ".zshrc": PinLink, "chain": PinLink, ".profile": MaskLink,
+		".vscode": PinLink, ".git": PinLink, "real/.git/hooks": PinLink, ".claude": PinLink, "sub/.mcp.json": PinLink,
+		"dangling/.git": MaskLink}
+	for path, kind := range want {
+		if kinds[path] != kind {
+			t.Errorf("%s: %q, want %q\nlinks: %+v", path, kinds[path], kind, p.Links)
+		}
+	}
+	for path := range kinds {
+		if _, ok := want[path]; !ok {
+			t.Errorf("%s: unexpected %s", path, kinds[path])
+		}
+	}
+	// Where the links' directories are read-only, a writable target is
+	// still protected.
+	p = build(t, testenv.FSRules{AllowWrite: []string{"dotfiles"}}.Settings(), w)
+	checkViews(t, p, w, map[string]string{"dotfiles/bashrc": ro, "dotfiles/other": rw})
+}
+
+// A protected directory's own symlinks (a hook linked to a script kept in
+// the project, an editor setting linked elsewhere) are protected where
+// they lead; one that leads nowhere is masked.
+func TestPolicyLinksInsideProtectedDirs(t *testing.T) {
+	w := testenv.Tree(t, "scripts/pre-commit", "repo/.git/HEAD", "repo/.git/hooks/pre-commit -> scripts/pre-commit",
+		"repo/.git/hooks/post-merge -> scripts/missing", "conf/vs.json", ".vscode/settings.json -> conf/vs.json",
+		".vscode/sub/deep.json -> conf/deep.json", "conf/deep.json", "scripts/other")
+	p := build(t, testenv.FSRules{AllowWrite: []string{"."}}.Settings(), w)
+	checkViews(t, p, w, map[string]string{"scripts/pre-commit": ro, "conf/vs.json": ro, "conf/deep.json": ro, "scripts/other": rw})
+	masked := false
+	for _, l := range p.Links {
+		masked = masked || l.Kind == MaskLink && l.Path == filepath.Join(w, "repo/.git/hooks/post-merge")
+	}
+	if !masked {
+		t.Errorf("a hook linked to nothing is not masked: %+v", p.Links)
+	}
+}
+
+func TestPolicyProtectsAllowWriteRoots(t *testing.T) {
+	w := testenv.Tree(t, "cwd/", "elsewhere/proj/.bashrc", "elsewhere/proj/x")
+	s := testenv.FSRules{AllowWrite: []string{"../elsewhere/proj"}}.Settings()
+	p, err := Build(s, Env{Cwd: filepath.Join(w, "cwd")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkViews(t, p, w, map[string]string{"elsewhere/proj/.bashrc": ro, "elsewhere/proj/x": rw})
+}
+
+func TestPolicyDefaultWritePaths(t *testing.T) {
+	w := testenv.Tree(t, "home/.npm/_logs/", "home/.claude/debug/", "home/.npm/cache/x")
+	p := build(t, testenv.FSRules{}.Settings(), w)
+	checkViews(t, p, w, map[string]string{"home/.npm/_logs": rw, "home/.claude/debug": rw, "home/.npm/cache/x": ro})
+	p = build(t, testenv.FSRules{DenyRead: []string{"~"}}.Settings(), w)
+	checkViews(t, p, w, map[string]string{"home/.npm/_logs": hidden, "home/.claude/debug": hidden})
+	p = build(t, testenv.FSRules{DenyRead: []string{"~"}, AllowRead: []string{"~/.npm"}}.Settings(), w)
+	checkViews(t, p, w, map[string]string{"home/.npm/_logs": rw, "home/.claude/debug": hidden})
+}
+
+func TestPolicyDisabled(t *testing.T) {
+	w := testenv.Tree(t, ".bashrc")
+	s := testenv.FSRules{DenyRead: []string{"."}}.Settings()
+	s.Filesystem.Disabled = true
+	checkViews(t, build(t, s, w), w, map[string]string{".bashrc": rw})
+}
+
+func TestPolicyGlobs(t *testing.T) {
+	w := testenv.Tree(t, "logs/a.log", "logs/b.txt", "keys/one.key", "keys/sub/two.key", "src/x.go")
+	p := build(t, testenv.FSRules{AllowWrite: []string{"logs/*.log", "src/**"}, DenyRead: []string{"**/*.key"}}.Settings(), w)
+	checkViews(t, p, w, map[string]string{"logs/a.log": rw, "logs/b.txt": ro, "keys/one.key": hidden, "keys/sub/two.key": hidden, "src/x.go": rw})
+	p = build(t, testenv.FSRules{DenyRead: []string{"nomatch/*.x"}}.Settings(), w)
+	if len(p.Skipped) != 1 || !strings.Contains(p.Skipped[0].Why, "matches nothing") {
+		t.Errorf("an empty glob is not reported: %+v", p.Skipped)
+	}
+}
+
+// Making a plan reads the disk and changes nothing in it: no placeholder
+// files, no mount points in the user's tree.
+func TestPolicyLeavesNoTrace(t *testing.T) {
+	w := testenv.Tree(t, "h1/pub/p.txt", ".git/hooks/x", "a/.vscode/y")
+	before := listTree(t, w)
+	build(t, testenv.FSRules{DenyRead: []string{"h1", "missing"}, AllowRead: []string{"h1/pub"}, AllowWrite: []string{".", "absent/**"}, DenyWrite: []string{".bashrc", ".mcp.json"}}.Settings(), w)
+	if after := listTree(t, w); after != before {
+		t.Errorf("the tree changed:\nbefore %s\nafter  %s", before, after)
+	}
+}
+
+func listTree(t *testing.T, root string) string {
+	var b strings.Builder
+	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		b.WriteString(strings.TrimPrefix(p, root) + " ")
+		return nil
+	})
+	return b.String()
+}

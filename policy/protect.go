@@ -1,0 +1,424 @@
+package policy
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/srt-go/srt/config"
+)
+
+// protect adds the protected names found under cwd, home and every
+// writable root, down to mandatoryDenySearchDepth. A name that is a
+// symlink is protected where it leads: every symlink on the way is pinned
+// (a command could otherwise re-aim one), the target is read-only, and a
+// link whose target is missing is masked.
+func (b *builder) protect(s *config.Settings) {
+	roots := map[string]bool{}
+	for _, r := range []string{b.env.Cwd, b.env.Home} {
+		if r == "" {
+			continue
+		}
+		if real, err := filepath.EvalSymlinks(r); err == nil {
+			roots[real] = true
+		}
+	}
+	for _, w := range b.writes {
+		if w.Allow {
+			roots[w.Path] = true
+		}
+	}
+	sorted := make([]string, 0, len(roots))
+	for r := range roots {
+		sorted = append(sorted, r)
+	}
+	sort.Strings(sorted)
+	seen := map[string]bool{}
+	deny := func(p, why string) {
+		if !seen[p] {
+			seen[p] = true
+			b.writes = append(b.writes, Rule{Path: p, Allow: false, Why: why})
+		}
+	}
+	linked := map[string]bool{}
+	for _, root := range sorted {
+		if !b.writableSomewhereUnder(root) {
+			continue // nothing beneath can be written: no name there can change
+		}
+		for _, f := range findProtected(b.env.Dirs, root, s.MandatoryDenySearchDepth, s.Filesystem.AllowGitConfig, b.writableSomewhereUnder) {
+			why := "protected name " + f.path
+			if f.inside != "" {
+				why = "protected name " + f.inside + " (a symlink in it)"
+			}
+			if !f.linked {
+				deny(f.path, why) // no symlink on its way: the walk went through real directories
+				continue
+			}
+			real, err := b.follow(f.path, why, linked)
+			if err == nil && !f.linkOnly {
+				deny(real, why)
+			}
+		}
+	}
+}
+
+// follow resolves a protected path, recording every symlink on its way:
+// each is pinned, and the first is masked when the path leads nowhere.
+func (b *builder) follow(path, why string, linked map[string]bool) (string, error) {
+	real, links, err := resolveChain(path)
+	for i, l := range links {
+		if linked[l] {
+			continue
+		}
+		linked[l] = true
+		kind := PinLink
+		if err != nil && i == 0 {
+			kind = MaskLink // it leads nowhere now: nothing may be created through it
+		}
+		b.links = append(b.links, Link{Path: l, Kind: kind, Why: why})
+	}
+	if err != nil && len(links) == 0 {
+		b.skip(why, fmt.Sprintf("cannot be resolved: %v", err))
+	}
+	return real, err
+}
+
+// maxLinkWalk bounds the entries walkLinks reads in one protected
+// directory.
+const maxLinkWalk = 10_000
+
+// walkLinks calls fn for every symlink beneath dir (not following any).
+func walkLinks(dirs DirReader, dir string, fn func(string)) {
+	seen := 0
+	var walk func(string)
+	walk = func(d string) {
+		var subdirs []string
+		dirs.ReadDir(d, func(name []byte, kind Kind) {
+			if seen++; seen > maxLinkWalk {
+				return
+			}
+			switch kind {
+			case KindLink:
+				fn(filepath.Join(d, string(name)))
+			case KindDir:
+				subdirs = append(subdirs, filepath.Join(d, string(name)))
+			}
+		})
+		for _, s := range subdirs {
+			walk(s)
+		}
+	}
+	walk(dir)
+}
+
+// maxLinks bounds the symlinks resolveChain follows, as the kernel does.
+const maxLinks = 40
+
+// resolveChain resolves path like filepath.EvalSymlinks and also returns
+// every symlink it went through, in order: the lexical path of each link
+// object, its directory resolved. With an error (a missing target, a
+// loop), the links up to the failure are returned.
+func resolveChain(path string) (string, []string, error) {
+	var links []string
+	resolved := "/"
+	rest := strings.Split(strings.TrimPrefix(filepath.Clean(path), "/"), "/")
+	for len(rest) > 0 {
+		part := rest[0]
+		rest = rest[1:]
+		switch part {
+		case "", ".":
+			continue
+		case "..":
+			resolved = filepath.Dir(resolved)
+			continue
+		}
+		next := filepath.Join(resolved, part)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			return "", links, err
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			resolved = next
+			continue
+		}
+		if len(links) == maxLinks {
+			return "", links, fmt.Errorf("%s: too many levels of symbolic links", path)
+		}
+		links = append(links, next)
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", links, err
+		}
+		if filepath.IsAbs(target) {
+			resolved = "/"
+		}
+		rest = append(strings.Split(target, "/"), rest...)
+	}
+	return resolved, links, nil
+}
+
+// writableSomewhereUnder reports whether some allow-write rule covers root
+// or lies beneath it.
+func (b *builder) writableSomewhereUnder(root string) bool {
+	for _, w := range b.writes {
+		if w.Allow && (Under(root, w.Path) || Under(w.Path, root)) {
+			return true
+		}
+	}
+	return false
+}
+
+// found is a protected name the walk found: protect what path leads to,
+// or, with linkOnly, only the symlinks on its way (a symlinked .git or
+// .claude, whose protected contents are found too). linked says that a
+// symlink is on its way or at its end; inside, that it is a symlink in
+// the protected directory inside.
+type found struct {
+	path     string
+	linkOnly bool
+	linked   bool
+	inside   string
+}
+
+// findProtected walks root for protected names whose path relative to root
+// has at most depth components (for .git/hooks and .claude/commands, the
+// .git or .claude directory counts). Matching ignores case. A .git directory
+// protects its hooks (and config, unless gitConfig), a .git file (a
+// worktree or submodule pointer) protects itself; a .git or .claude that is
+// a symlink to a directory is looked into like one.
+//
+// Only directories that hold something writable are read (relevant):
+// a name where nothing can be written cannot change, so the walk costs
+// nothing in a large read-only tree.
+//
+// Past the first parallelAfter directories (a small tree stays on one
+// goroutine, which is faster there), directories are read by a few
+// goroutines at once: the cost is the kernel's, per directory. The result
+// is sorted.
+const parallelAfter = 256
+
+func findProtected(dirs DirReader, root string, depth int, gitConfig bool, relevant func(string) bool) []found {
+	var (
+		mu  sync.Mutex
+		out []found
+		wg  sync.WaitGroup
+	)
+	sem := make(chan struct{}, 2*runtime.GOMAXPROCS(0))
+	var read atomic.Int64
+	var walk func(dir string, level int)
+	walk = func(dir string, level int) {
+		if !relevant(dir) {
+			return
+		}
+		read.Add(1)
+		var hits []found
+		var subdirs []string
+		err := dirs.ReadDir(dir, func(name []byte, kind Kind) {
+			// Every protected name starts with a dot: only those are
+			// looked at, and only those and directories become strings.
+			var lower string
+			if name[0] == '.' {
+				lower = strings.ToLower(string(name))
+			}
+			path := func() string { return filepath.Join(dir, string(name)) }
+			isDir, isLink := kind == KindDir, kind == KindLink
+			switch {
+			case lower == "":
+			case (kind == KindRegular || isLink) && contains(protectedFiles, lower):
+				hits = append(hits, found{path: path(), linked: isLink})
+			case lower == ".git" && (isDir || isLink):
+				p := path()
+				inside := p
+				if isLink {
+					real, err := filepath.EvalSymlinks(p)
+					fi, statErr := os.Stat(p)
+					if err != nil || statErr != nil || !fi.IsDir() {
+						hits = append(hits, found{path: p, linked: true}) // a linked pointer file, or nothing
+						return
+					}
+					hits = append(hits, found{path: p, linkOnly: true, linked: true})
+					inside = real
+				}
+				hits = append(hits, gitProtected(dirs, p, inside, isLink, gitConfig)...)
+				return // objects, refs and the index stay writable; nothing else inside is sourced
+			case lower == ".git" && kind == KindRegular:
+				hits = append(hits, found{path: path()})
+			case (isDir || isLink) && contains(protectedDirs, lower):
+				hits = append(hits, protectedDir(dirs, path(), isLink)...)
+				return
+			case (isDir || isLink) && lower == ".claude":
+				p := path()
+				inside := p
+				if isLink {
+					real, err := filepath.EvalSymlinks(p)
+					hits = append(hits, found{path: p, linkOnly: true, linked: true})
+					if err != nil {
+						return
+					}
+					inside = real
+				}
+				for _, sub := range protectedClaude {
+					for _, e := range existingCaseless(dirs, inside, sub) {
+						hits = append(hits, protectedDir(dirs, filepath.Join(inside, e), false)...)
+					}
+				}
+			}
+			if isDir && level < depth {
+				subdirs = append(subdirs, path())
+			}
+		})
+		if err != nil {
+			return
+		}
+		for _, p := range subdirs {
+			if read.Load() < parallelAfter {
+				walk(p, level+1)
+				continue
+			}
+			select {
+			case sem <- struct{}{}:
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					defer func() { <-sem }()
+					walk(p, level+1)
+				}()
+			default: // enough readers already: this one reads it
+				walk(p, level+1)
+			}
+		}
+		if len(hits) > 0 {
+			mu.Lock()
+			out = append(out, hits...)
+			mu.Unlock()
+		}
+	}
+	if depth >= 1 {
+		walk(root, 1)
+	}
+	wg.Wait()
+	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
+	return out
+}
+
+// gitProtected lists the protected entries of the .git directory at p
+// (read at inside, where p leads; linked: through a symlink): hooks, and
+// config unless gitConfig.
+func gitProtected(dirs DirReader, p, inside string, linked, gitConfig bool) []found {
+	var out []found
+	names := []string{"hooks"}
+	if !gitConfig {
+		names = append(names, "config")
+	}
+	for _, n := range names {
+		fi, err := os.Lstat(filepath.Join(inside, n))
+		if err != nil {
+			continue
+		}
+		isLink := fi.Mode()&fs.ModeSymlink != 0
+		isDir := fi.IsDir()
+		if isLink {
+			st, err := os.Stat(filepath.Join(inside, n))
+			isDir = err == nil && st.IsDir()
+		}
+		if isDir {
+			out = append(out, protectedDir(dirs, filepath.Join(p, n), linked || isLink)...)
+		} else {
+			out = append(out, found{path: filepath.Join(p, n), linked: linked || isLink})
+		}
+	}
+	return out
+}
+
+// protectedDir is a protected directory at p (a symlink, with link) and
+// the symlinks beneath it: a hook linked to a script kept in the project
+// leads to what the host runs too.
+func protectedDir(dirs DirReader, p string, link bool) []found {
+	out := []found{{path: p, linked: link}}
+	dir := p
+	if link {
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return out
+		}
+		dir = real
+	}
+	walkLinks(dirs, dir, func(l string) { out = append(out, found{path: l, linked: true, inside: p}) })
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// existingCaseless returns the names of dir's entries that equal name
+// ignoring case and are directories or symlinks.
+func existingCaseless(dirs DirReader, dir, name string) []string {
+	var out []string
+	err := dirs.ReadDir(dir, func(entry []byte, kind Kind) {
+		if (kind == KindDir || kind == KindLink) && strings.EqualFold(string(entry), name) {
+			out = append(out, string(entry))
+		}
+	})
+	if err != nil {
+		return nil
+	}
+	return out
+}
+
+// Kind is what a directory entry is, as a DirReader reports it.
+type Kind uint8
+
+const (
+	KindOther   Kind = iota
+	KindDir          // a directory
+	KindRegular      // a regular file
+	KindLink         // a symlink, whatever it points to
+)
+
+// KindOf is the kind of an entry of type t (fs.DirEntry.Type).
+func KindOf(t fs.FileMode) Kind {
+	switch {
+	case t.IsDir():
+		return KindDir
+	case t.IsRegular():
+		return KindRegular
+	case t&fs.ModeSymlink != 0:
+		return KindLink
+	}
+	return KindOther
+}
+
+// DirReader reads a directory for the protected-name walk: fn gets every
+// entry but "." and "..", with its name (valid only during the call) and
+// kind, not following symlinks. The walk reads tens of thousands of
+// directories in a big tree, so a backend passes its fastest reader.
+type DirReader interface {
+	ReadDir(dir string, fn func(name []byte, kind Kind)) error
+}
+
+// OSDirs reads directories with os.ReadDir.
+type OSDirs struct{}
+
+// ReadDir implements DirReader.
+func (OSDirs) ReadDir(dir string, fn func(name []byte, kind Kind)) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		fn([]byte(e.Name()), KindOf(e.Type()))
+	}
+	return nil
+}
