@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/srt-go/srt/config"
-	"github.com/srt-go/srt/internal/testenv"
+	"github.com/srt-go/srt/internal/testtree"
 	"github.com/srt-go/srt/policy"
 )
 
@@ -49,10 +49,10 @@ func build(t *testing.T, s *config.Settings, cwd string) (*Plan, *policy.Policy)
 // inside masks, read-only holes in writable trees, protected names and
 // their pinned ancestors, globs, the default write paths.
 func TestMountsMatchPolicy(t *testing.T) {
-	w := testenv.Tree(t, "h1/pub/p.txt", "h1/priv/s.txt", ".env", "sub/a.pem", "sub/deep/b.pem", "readme.txt",
+	w := testtree.Tree(t, "h1/pub/p.txt", "h1/priv/s.txt", ".env", "sub/a.pem", "sub/deep/b.pem", "readme.txt",
 		"secrets/s.txt", "w2/sub/t.txt", "w2/top.txt", "allow/deny.txt", "allow/ok.txt", ".bashrc", ".git/hooks/pre-commit",
 		".git/config", ".git/HEAD", "a/b/.vscode/x", "home/.npm/_logs/", "home/.bashrc", "logs/a.log", "logs/b.txt")
-	for _, r := range []testenv.FSRules{
+	for _, r := range []testtree.FSRules{
 		{},
 		{DenyRead: []string{"h1"}, AllowRead: []string{"h1/pub"}},
 		{DenyRead: []string{".env", "**/*.pem"}, AllowRead: []string{"."}},
@@ -86,8 +86,8 @@ func maskedAt(p *Plan, path string) bool {
 }
 
 func TestPlanMaskKeepsMountPoints(t *testing.T) {
-	w := testenv.Tree(t, "h1/a/pub/p.txt", "h1/a/s.txt", "h1/key.txt")
-	p, _ := build(t, testenv.FSRules{DenyRead: []string{"h1"}, AllowRead: []string{"h1/a/pub", "h1/key.txt"}}.Settings(), w)
+	w := testtree.Tree(t, "h1/a/pub/p.txt", "h1/a/s.txt", "h1/key.txt")
+	p, _ := build(t, testtree.FSRules{DenyRead: []string{"h1"}, AllowRead: []string{"h1/a/pub", "h1/key.txt"}}.Settings(), w)
 	if len(p.Mounts) == 0 || p.Mounts[0].Kind != MaskDir || p.Mounts[0].Path != filepath.Join(w, "h1") {
 		t.Fatalf("plan:\n%s", p)
 	}
@@ -100,8 +100,8 @@ func TestPlanMaskKeepsMountPoints(t *testing.T) {
 // Ancestors between a protected path and its write root are pinned: "mv
 // .git .git2" would otherwise move the protection aside.
 func TestPlanPinsAncestors(t *testing.T) {
-	w := testenv.Tree(t, ".git/hooks/pre-commit", ".git/HEAD", "a/b/.bashrc")
-	p, _ := build(t, testenv.FSRules{AllowWrite: []string{"."}}.Settings(), w)
+	w := testtree.Tree(t, ".git/hooks/pre-commit", ".git/HEAD", "a/b/.bashrc")
+	p, _ := build(t, testtree.FSRules{AllowWrite: []string{"."}}.Settings(), w)
 	pinned := map[string]bool{}
 	for _, m := range p.Mounts {
 		if m.Kind == BindWritable && strings.Contains(m.Why, "pinned") {
@@ -119,7 +119,7 @@ func TestPlanPinsAncestors(t *testing.T) {
 // replace it (its directory writable and visible); a link to nothing is
 // masked wherever it is seen.
 func TestPlanLinkMounts(t *testing.T) {
-	w := testenv.Tree(t, "dotfiles/bashrc", ".bashrc -> dotfiles/bashrc", ".profile -> dotfiles/missing",
+	w := testtree.Tree(t, "dotfiles/bashrc", ".bashrc -> dotfiles/bashrc", ".profile -> dotfiles/missing",
 		"repo/.git/HEAD", "repo/.git/hooks/post-merge -> scripts/missing", "scripts/")
 	kinds := func(p *Plan) map[string]MountKind {
 		out := map[string]MountKind{}
@@ -130,14 +130,14 @@ func TestPlanLinkMounts(t *testing.T) {
 		}
 		return out
 	}
-	p, _ := build(t, testenv.FSRules{AllowWrite: []string{"."}}.Settings(), w)
+	p, _ := build(t, testtree.FSRules{AllowWrite: []string{"."}}.Settings(), w)
 	want := map[string]MountKind{".bashrc": PinLink, ".profile": MaskLink, "repo/.git/hooks/post-merge": MaskLink}
 	if got := kinds(p); len(got) != len(want) || got[".bashrc"] != PinLink || got[".profile"] != MaskLink || got["repo/.git/hooks/post-merge"] != MaskLink {
 		t.Errorf("link mounts %v, want %v\n%s", got, want, p)
 	}
 	// Links in a read-only directory: only the one to nothing, which a
 	// write through it would create in the writable dotfiles.
-	p, _ = build(t, testenv.FSRules{AllowWrite: []string{"dotfiles"}}.Settings(), w)
+	p, _ = build(t, testtree.FSRules{AllowWrite: []string{"dotfiles"}}.Settings(), w)
 	if got := kinds(p); len(got) != 1 || got[".profile"] != MaskLink {
 		t.Errorf("link mounts %v, want only .profile masked\n%s", got, p)
 	}
@@ -146,8 +146,8 @@ func TestPlanLinkMounts(t *testing.T) {
 // Plan.Writable answers as the mounts do, the last that covers a path
 // deciding.
 func TestPlanWritable(t *testing.T) {
-	w := testenv.Tree(t, "src/a.go", "secrets/k", ".bashrc", "out/")
-	p, _ := build(t, testenv.FSRules{AllowWrite: []string{"."}, DenyWrite: []string{"secrets"}, DenyRead: []string{"out"}}.Settings(), w)
+	w := testtree.Tree(t, "src/a.go", "secrets/k", ".bashrc", "out/")
+	p, _ := build(t, testtree.FSRules{AllowWrite: []string{"."}, DenyWrite: []string{"secrets"}, DenyRead: []string{"out"}}.Settings(), w)
 	for rel, want := range map[string]bool{"src/a.go": true, "src/new": true, "secrets/k": false, ".bashrc": false, "out/x": false, "..": false} {
 		if got := p.Writable(filepath.Clean(filepath.Join(w, rel))); got != want {
 			t.Errorf("%s: writable %v, want %v\n%s", rel, got, want, p)
@@ -156,8 +156,8 @@ func TestPlanWritable(t *testing.T) {
 }
 
 func TestPlanDisabled(t *testing.T) {
-	w := testenv.Tree(t, ".bashrc")
-	s := testenv.FSRules{DenyRead: []string{"."}}.Settings()
+	w := testtree.Tree(t, ".bashrc")
+	s := testtree.FSRules{DenyRead: []string{"."}}.Settings()
 	s.Filesystem.Disabled = true
 	p, _ := build(t, s, w)
 	if len(p.Mounts) != 1 || p.Mounts[0].Kind != BindWritable || p.Mounts[0].Path != "/" {
@@ -168,9 +168,9 @@ func TestPlanDisabled(t *testing.T) {
 // The plan keeps srt's own run dirs read-only inside, whatever the rules
 // say, but for the run's own TMPDIR.
 func TestPlanKeepsPrivate(t *testing.T) {
-	w := testenv.Tree(t, "base/run-1/tmp/", "base/run-2/tmp/")
+	w := testtree.Tree(t, "base/run-1/tmp/", "base/run-2/tmp/")
 	own := filepath.Join(w, "base/run-1/tmp")
-	pol, err := policy.Build(testenv.FSRules{AllowWrite: []string{"."}}.Settings(),
+	pol, err := policy.Build(testtree.FSRules{AllowWrite: []string{"."}}.Settings(),
 		policy.Env{Cwd: w, Writable: []string{own}, Private: filepath.Join(w, "base"), Dirs: dirReader})
 	if err != nil {
 		t.Fatal(err)
@@ -184,8 +184,8 @@ func TestPlanKeepsPrivate(t *testing.T) {
 }
 
 func TestPlanJSONRoundTrip(t *testing.T) {
-	w := testenv.Tree(t, "h1/pub/p.txt")
-	p, _ := build(t, testenv.FSRules{DenyRead: []string{"h1"}, AllowRead: []string{"h1/pub"}}.Settings(), w)
+	w := testtree.Tree(t, "h1/pub/p.txt")
+	p, _ := build(t, testtree.FSRules{DenyRead: []string{"h1"}, AllowRead: []string{"h1/pub"}}.Settings(), w)
 	data, err := json.Marshal(p)
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/srt-go/srt/config"
-	"github.com/srt-go/srt/internal/testenv"
+	"github.com/srt-go/srt/internal/testtree"
 )
 
 const (
@@ -45,31 +45,31 @@ func build(t *testing.T, s *config.Settings, cwd string) *Policy {
 
 // Spec c.1 precedence rows, on the plan alone.
 func TestPolicyPrecedence(t *testing.T) {
-	w := testenv.Tree(t, "h1/pub/p.txt", "h1/priv/s.txt", ".env", "sub/a.pem", "sub/deep/b.pem", "readme.txt",
+	w := testtree.Tree(t, "h1/pub/p.txt", "h1/priv/s.txt", ".env", "sub/a.pem", "sub/deep/b.pem", "readme.txt",
 		"secrets/s.txt", "w2/sub/t.txt", "w2/top.txt", "both/x", "home/", "out/", "allow/deny.txt", "allow/ok.txt")
 	for _, tc := range []struct {
 		name  string
-		rules testenv.FSRules
+		rules testtree.FSRules
 		want  map[string]string
 	}{
-		{"nothing writable by default", testenv.FSRules{}, map[string]string{"readme.txt": ro, "h1/pub/p.txt": ro}},
-		{"allowRead re-opens inside denyRead", testenv.FSRules{DenyRead: []string{"h1"}, AllowRead: []string{"h1/pub"}},
+		{"nothing writable by default", testtree.FSRules{}, map[string]string{"readme.txt": ro, "h1/pub/p.txt": ro}},
+		{"allowRead re-opens inside denyRead", testtree.FSRules{DenyRead: []string{"h1"}, AllowRead: []string{"h1/pub"}},
 			map[string]string{"h1/pub/p.txt": ro, "h1/priv/s.txt": hidden, "h1": hidden, "readme.txt": ro}},
-		{"specific deny beats broader allow", testenv.FSRules{DenyRead: []string{".env", "**/*.pem"}, AllowRead: []string{"."}},
+		{"specific deny beats broader allow", testtree.FSRules{DenyRead: []string{".env", "**/*.pem"}, AllowRead: []string{"."}},
 			map[string]string{".env": hidden, "sub/a.pem": hidden, "sub/deep/b.pem": hidden, "readme.txt": ro}},
-		{"denied file in allowRead dir stays hidden", testenv.FSRules{DenyRead: []string{"/", "allow/deny.txt"}, AllowRead: []string{"allow"}},
+		{"denied file in allowRead dir stays hidden", testtree.FSRules{DenyRead: []string{"/", "allow/deny.txt"}, AllowRead: []string{"allow"}},
 			map[string]string{"allow/deny.txt": hidden, "allow/ok.txt": ro, "readme.txt": hidden}},
-		{"same path deny and allow: allow wins", testenv.FSRules{DenyRead: []string{"both"}, AllowRead: []string{"both"}}, map[string]string{"both/x": ro}},
-		{"deny / allow / denies nothing", testenv.FSRules{DenyRead: []string{"/"}, AllowRead: []string{"/"}}, map[string]string{"readme.txt": ro}},
-		{"denyWrite inside allowWrite", testenv.FSRules{AllowWrite: []string{"."}, DenyWrite: []string{"secrets"}},
+		{"same path deny and allow: allow wins", testtree.FSRules{DenyRead: []string{"both"}, AllowRead: []string{"both"}}, map[string]string{"both/x": ro}},
+		{"deny / allow / denies nothing", testtree.FSRules{DenyRead: []string{"/"}, AllowRead: []string{"/"}}, map[string]string{"readme.txt": ro}},
+		{"denyWrite inside allowWrite", testtree.FSRules{AllowWrite: []string{"."}, DenyWrite: []string{"secrets"}},
 			map[string]string{"secrets/s.txt": ro, "readme.txt": rw}},
-		{"denyWrite at or above allowWrite wins", testenv.FSRules{AllowWrite: []string{"w2", "w2/sub"}, DenyWrite: []string{"w2"}},
+		{"denyWrite at or above allowWrite wins", testtree.FSRules{AllowWrite: []string{"w2", "w2/sub"}, DenyWrite: []string{"w2"}},
 			map[string]string{"w2/sub/t.txt": ro, "w2/top.txt": ro}},
-		{"hidden dir inside allowWrite is read-only", testenv.FSRules{AllowWrite: []string{"."}, DenyRead: []string{"h1"}},
+		{"hidden dir inside allowWrite is read-only", testtree.FSRules{AllowWrite: []string{"."}, DenyRead: []string{"h1"}},
 			map[string]string{"h1": hidden, "h1/priv/s.txt": hidden, "readme.txt": rw}},
-		{"allowWrite inside denyRead is re-exposed", testenv.FSRules{DenyRead: []string{"h1"}, AllowWrite: []string{"h1/pub"}},
+		{"allowWrite inside denyRead is re-exposed", testtree.FSRules{DenyRead: []string{"h1"}, AllowWrite: []string{"h1/pub"}},
 			map[string]string{"h1/pub/p.txt": rw, "h1/priv/s.txt": hidden}},
-		{"missing allowWrite is skipped", testenv.FSRules{AllowWrite: []string{"nonexistent-dir", "out/**"}}, map[string]string{"out": rw, "readme.txt": ro}},
+		{"missing allowWrite is skipped", testtree.FSRules{AllowWrite: []string{"nonexistent-dir", "out/**"}}, map[string]string{"out": rw, "readme.txt": ro}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			checkViews(t, build(t, tc.rules.Settings(), w), w, tc.want)
@@ -78,15 +78,15 @@ func TestPolicyPrecedence(t *testing.T) {
 }
 
 func TestPolicySymlinks(t *testing.T) {
-	w := testenv.Tree(t, "real/secret.txt", "deny-link -> real", "work/", "outside/x", "target/")
+	w := testtree.Tree(t, "real/secret.txt", "deny-link -> real", "work/", "outside/x", "target/")
 	// A deny on a link protects what it points to.
-	p := build(t, testenv.FSRules{DenyRead: []string{"deny-link"}}.Settings(), w)
+	p := build(t, testtree.FSRules{DenyRead: []string{"deny-link"}}.Settings(), w)
 	checkViews(t, p, w, map[string]string{"real/secret.txt": hidden})
 	// A grant through a link that the sandbox could have planted is refused.
 	if err := os.Symlink(filepath.Join(w, "outside"), filepath.Join(w, "work", "build")); err != nil {
 		t.Fatal(err)
 	}
-	p = build(t, testenv.FSRules{AllowWrite: []string{"work", "work/build"}}.Settings(), w)
+	p = build(t, testtree.FSRules{AllowWrite: []string{"work", "work/build"}}.Settings(), w)
 	checkViews(t, p, w, map[string]string{"outside/x": ro, "work": rw})
 	if len(p.Skipped) != 1 || !strings.Contains(p.Skipped[0].Why, "could have been planted") {
 		t.Errorf("the refused grant is not reported: %+v", p.Skipped)
@@ -95,7 +95,7 @@ func TestPolicySymlinks(t *testing.T) {
 	if err := os.Symlink(filepath.Join(w, "target"), filepath.Join(w, "fixed-link")); err != nil {
 		t.Fatal(err)
 	}
-	p = build(t, testenv.FSRules{AllowWrite: []string{"fixed-link"}}.Settings(), w)
+	p = build(t, testtree.FSRules{AllowWrite: []string{"fixed-link"}}.Settings(), w)
 	checkViews(t, p, w, map[string]string{"target": rw})
 }
 
@@ -105,8 +105,8 @@ func TestPolicyProtectedNames(t *testing.T) {
 		".vscode/settings.json", ".idea/workspace.xml", ".claude/commands/test.md", ".claude/agents/test-agent.md", ".claude/some-other-file.txt", "safe-file.txt",
 		"a/.bashrc", "a/b/.bashrc", "a/b/c/.bashrc", "a/b/c/d/.bashrc", "a/.vscode/x", "a/b/.vscode/x", "a/b/c/.vscode/x",
 		"sub/.git/HEAD", "wt/.git", "home/.BASHRC", "home/deep/er/still/.zshrc"}
-	w := testenv.Tree(t, names...)
-	s := testenv.FSRules{AllowWrite: []string{"."}}.Settings()
+	w := testtree.Tree(t, names...)
+	s := testtree.FSRules{AllowWrite: []string{"."}}.Settings()
 	checkViews(t, build(t, s, w), w, map[string]string{
 		".bashrc": ro, ".bash_profile": ro, ".gitconfig": ro, ".gitmodules": ro, ".zshrc": ro, ".zprofile": ro, ".profile": ro,
 		".ripgreprc": ro, ".mcp.json": ro, ".git/config": ro, ".git/hooks/pre-commit": ro, ".vscode/settings.json": ro,
@@ -132,7 +132,7 @@ func TestPolicyProtectedNames(t *testing.T) {
 // every symlink on the way is pinned, a link to nothing is masked, and a
 // symlinked .git or .claude is looked into like a directory.
 func TestPolicyProtectedSymlinks(t *testing.T) {
-	w := testenv.Tree(t, "dotfiles/bashrc", ".bashrc -> dotfiles/bashrc",
+	w := testtree.Tree(t, "dotfiles/bashrc", ".bashrc -> dotfiles/bashrc",
 		"dotfiles/zshrc", "chain -> dotfiles/zshrc", ".zshrc -> chain",
 		".profile -> dotfiles/missing",
 		"store/vscode/settings.json", ".vscode -> store/vscode",
@@ -141,7 +141,7 @@ func TestPolicyProtectedSymlinks(t *testing.T) {
 		"store/claude/commands/c.md", "store/claude/notes.md", ".claude -> store/claude",
 		"ro/target", "sub/.mcp.json -> ro/target",
 		"dangling/.git -> nowhere")
-	p := build(t, testenv.FSRules{AllowWrite: []string{"."}}.Settings(), w)
+	p := build(t, testtree.FSRules{AllowWrite: []string{"."}}.Settings(), w)
 	checkViews(t, p, w, map[string]string{
 		"dotfiles/bashrc": ro, "dotfiles/zshrc": ro, "store/vscode/settings.json": ro,
 		"store/repo.git/hooks/pre-commit": ro, "store/repo.git/config": ro, "store/repo.git/objects/o": rw,
@@ -166,7 +166,7 @@ func TestPolicyProtectedSymlinks(t *testing.T) {
 	}
 	// Where the links' directories are read-only, a writable target is
 	// still protected.
-	p = build(t, testenv.FSRules{AllowWrite: []string{"dotfiles"}}.Settings(), w)
+	p = build(t, testtree.FSRules{AllowWrite: []string{"dotfiles"}}.Settings(), w)
 	checkViews(t, p, w, map[string]string{"dotfiles/bashrc": ro, "dotfiles/other": rw})
 }
 
@@ -174,10 +174,10 @@ func TestPolicyProtectedSymlinks(t *testing.T) {
 // the project, an editor setting linked elsewhere) are protected where
 // they lead; one that leads nowhere is masked.
 func TestPolicyLinksInsideProtectedDirs(t *testing.T) {
-	w := testenv.Tree(t, "scripts/pre-commit", "repo/.git/HEAD", "repo/.git/hooks/pre-commit -> scripts/pre-commit",
+	w := testtree.Tree(t, "scripts/pre-commit", "repo/.git/HEAD", "repo/.git/hooks/pre-commit -> scripts/pre-commit",
 		"repo/.git/hooks/post-merge -> scripts/missing", "conf/vs.json", ".vscode/settings.json -> conf/vs.json",
 		".vscode/sub/deep.json -> conf/deep.json", "conf/deep.json", "scripts/other")
-	p := build(t, testenv.FSRules{AllowWrite: []string{"."}}.Settings(), w)
+	p := build(t, testtree.FSRules{AllowWrite: []string{"."}}.Settings(), w)
 	checkViews(t, p, w, map[string]string{"scripts/pre-commit": ro, "conf/vs.json": ro, "conf/deep.json": ro, "scripts/other": rw})
 	masked := false
 	for _, l := range p.Links {
@@ -189,8 +189,8 @@ func TestPolicyLinksInsideProtectedDirs(t *testing.T) {
 }
 
 func TestPolicyProtectsAllowWriteRoots(t *testing.T) {
-	w := testenv.Tree(t, "cwd/", "elsewhere/proj/.bashrc", "elsewhere/proj/x")
-	s := testenv.FSRules{AllowWrite: []string{"../elsewhere/proj"}}.Settings()
+	w := testtree.Tree(t, "cwd/", "elsewhere/proj/.bashrc", "elsewhere/proj/x")
+	s := testtree.FSRules{AllowWrite: []string{"../elsewhere/proj"}}.Settings()
 	p, err := Build(s, Env{Cwd: filepath.Join(w, "cwd")})
 	if err != nil {
 		t.Fatal(err)
@@ -199,27 +199,27 @@ func TestPolicyProtectsAllowWriteRoots(t *testing.T) {
 }
 
 func TestPolicyDefaultWritePaths(t *testing.T) {
-	w := testenv.Tree(t, "home/.npm/_logs/", "home/.claude/debug/", "home/.npm/cache/x")
-	p := build(t, testenv.FSRules{}.Settings(), w)
+	w := testtree.Tree(t, "home/.npm/_logs/", "home/.claude/debug/", "home/.npm/cache/x")
+	p := build(t, testtree.FSRules{}.Settings(), w)
 	checkViews(t, p, w, map[string]string{"home/.npm/_logs": rw, "home/.claude/debug": rw, "home/.npm/cache/x": ro})
-	p = build(t, testenv.FSRules{DenyRead: []string{"~"}}.Settings(), w)
+	p = build(t, testtree.FSRules{DenyRead: []string{"~"}}.Settings(), w)
 	checkViews(t, p, w, map[string]string{"home/.npm/_logs": hidden, "home/.claude/debug": hidden})
-	p = build(t, testenv.FSRules{DenyRead: []string{"~"}, AllowRead: []string{"~/.npm"}}.Settings(), w)
+	p = build(t, testtree.FSRules{DenyRead: []string{"~"}, AllowRead: []string{"~/.npm"}}.Settings(), w)
 	checkViews(t, p, w, map[string]string{"home/.npm/_logs": rw, "home/.claude/debug": hidden})
 }
 
 func TestPolicyDisabled(t *testing.T) {
-	w := testenv.Tree(t, ".bashrc")
-	s := testenv.FSRules{DenyRead: []string{"."}}.Settings()
+	w := testtree.Tree(t, ".bashrc")
+	s := testtree.FSRules{DenyRead: []string{"."}}.Settings()
 	s.Filesystem.Disabled = true
 	checkViews(t, build(t, s, w), w, map[string]string{".bashrc": rw})
 }
 
 func TestPolicyGlobs(t *testing.T) {
-	w := testenv.Tree(t, "logs/a.log", "logs/b.txt", "keys/one.key", "keys/sub/two.key", "src/x.go")
-	p := build(t, testenv.FSRules{AllowWrite: []string{"logs/*.log", "src/**"}, DenyRead: []string{"**/*.key"}}.Settings(), w)
+	w := testtree.Tree(t, "logs/a.log", "logs/b.txt", "keys/one.key", "keys/sub/two.key", "src/x.go")
+	p := build(t, testtree.FSRules{AllowWrite: []string{"logs/*.log", "src/**"}, DenyRead: []string{"**/*.key"}}.Settings(), w)
 	checkViews(t, p, w, map[string]string{"logs/a.log": rw, "logs/b.txt": ro, "keys/one.key": hidden, "keys/sub/two.key": hidden, "src/x.go": rw})
-	p = build(t, testenv.FSRules{DenyRead: []string{"nomatch/*.x"}}.Settings(), w)
+	p = build(t, testtree.FSRules{DenyRead: []string{"nomatch/*.x"}}.Settings(), w)
 	if len(p.Skipped) != 1 || !strings.Contains(p.Skipped[0].Why, "matches nothing") {
 		t.Errorf("an empty glob is not reported: %+v", p.Skipped)
 	}
@@ -228,9 +228,9 @@ func TestPolicyGlobs(t *testing.T) {
 // Making a plan reads the disk and changes nothing in it: no placeholder
 // files, no mount points in the user's tree.
 func TestPolicyLeavesNoTrace(t *testing.T) {
-	w := testenv.Tree(t, "h1/pub/p.txt", ".git/hooks/x", "a/.vscode/y")
+	w := testtree.Tree(t, "h1/pub/p.txt", ".git/hooks/x", "a/.vscode/y")
 	before := listTree(t, w)
-	build(t, testenv.FSRules{DenyRead: []string{"h1", "missing"}, AllowRead: []string{"h1/pub"}, AllowWrite: []string{".", "absent/**"}, DenyWrite: []string{".bashrc", ".mcp.json"}}.Settings(), w)
+	build(t, testtree.FSRules{DenyRead: []string{"h1", "missing"}, AllowRead: []string{"h1/pub"}, AllowWrite: []string{".", "absent/**"}, DenyWrite: []string{".bashrc", ".mcp.json"}}.Settings(), w)
 	if after := listTree(t, w); after != before {
 		t.Errorf("the tree changed:\nbefore %s\nafter  %s", before, after)
 	}

@@ -1,4 +1,6 @@
-package testenv
+// Package testtree makes the file trees and rule sets that tests of the
+// filesystem policy run over.
+package testtree
 
 import (
 	"os"
