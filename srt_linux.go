@@ -3,6 +3,7 @@ package srt
 import (
 	"context"
 	"fmt"
+	"github.com/srt-go/srt/seccomp"
 	"net"
 	"net/netip"
 	"os"
@@ -197,7 +198,7 @@ func (s *Sandbox) prepare(ctx context.Context, o Run, argv []string) (*run, erro
 	if s.debug {
 		s.debugf("Mount plan:\n%s", l.Plan)
 		s.debugf("Enforcement: %s", l.Enforcement)
-		s.debugf("Seccomp filter for %s", nsexec.DescribeFilter(l.Seccomp))
+		s.debugf("Seccomp filter for %s", seccomp.Describe(l.Seccomp))
 		if l.Landlock != nil {
 			s.debugf("Landlock layer: read %v; read files %v; list only %v; write %v", l.Landlock.Read, l.Landlock.ReadFile, l.Landlock.ListOnly, l.Landlock.Write)
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/srt-go/srt/seccomp"
 	"io"
 	"net/netip"
 	"os"
@@ -68,7 +69,7 @@ func fallbackEnforcement(abi int) Enforcement {
 }
 
 // prepareFallback fills in l to start the fallback child.
-func (l *Launch) prepareFallback(s *config.Settings, o Options, side NetSide, argv, env []string, cwd string, filter FilterOptions, unixPaths []string) error {
+func (l *Launch) prepareFallback(s *config.Settings, o Options, side NetSide, argv, env []string, cwd string, filter seccomp.Options, unixPaths []string) error {
 	abi := landlock.ABI()
 	if abi == 0 {
 		return errors.New("refusing to run: neither user namespaces nor Landlock are available here, so no sandbox can be built")
@@ -347,7 +348,7 @@ func runFallbackExec() error {
 	if err := dropPrivileges(); err != nil {
 		return err
 	}
-	listener, err := installSeccomp(spec.Seccomp)
+	listener, err := seccomp.Install(spec.Seccomp)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/srt-go/srt/landlock"
 	"github.com/srt-go/srt/policy"
+	"github.com/srt-go/srt/seccomp"
 	"io"
 	"net"
 	"os"
@@ -150,7 +151,7 @@ func runInit() error {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return fmt.Errorf("making the init undumpable: %w", err)
 	}
-	listener, err := installSeccomp(spec.Seccomp)
+	listener, err := seccomp.Install(spec.Seccomp)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/srt-go/srt/seccomp"
 	"io"
 	"net"
 	"os"
@@ -27,7 +28,7 @@ import (
 type Launch struct {
 	Cmd      *exec.Cmd
 	Plan     *Plan
-	Seccomp  FilterOptions   // the command's filter (DescribeFilter prints it)
+	Seccomp  seccomp.Options // the command's filter (DescribeFilter prints it)
 	Landlock *landlock.Rules // nil: no Landlock layer (allowNestedUserNamespaces)
 	// Enforcement is the level of this run.
 	Enforcement Enforcement
@@ -85,7 +86,7 @@ type Options struct {
 	// OnEvent, if set, is told of the calls the seccomp supervisor
 	// refused: connects to Unix sockets outside allowUnixSockets (and, in
 	// the fallback, to anything but the proxies), and socket(AF_UNIX)
-	// where no Unix socket is allowed (FilterOptions.ReportSockets).
+	// where no Unix socket is allowed (seccomp.Options.ReportSockets).
 	OnEvent func(Event)
 }
 
@@ -160,7 +161,7 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 			env = setEnv(env, k, v)
 		}
 	}
-	filter, unixPaths := SeccompFor(s, home, cwd)
+	filter, unixPaths := seccomp.FromSettings(s, home, cwd)
 	filter.ReportSockets = o.OnEvent != nil
 	l.onEvent = o.OnEvent
 	if err := l.newLink(); err != nil {

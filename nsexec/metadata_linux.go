@@ -3,6 +3,7 @@ package nsexec
 import (
 	"bytes"
 	"encoding/binary"
+	"github.com/srt-go/srt/seccomp"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -23,7 +24,7 @@ import (
 // capability (srt may run as root; the command holds none), so the kernel
 // checks ownership and permission as it would for the command.
 
-var metaByNr = metaCallsOf(Arches[runtime.GOARCH])
+var metaByNr = seccomp.MetaCallsOf(seccomp.Arches[runtime.GOARCH])
 
 // Limits of extended attributes (linux/limits.h).
 const (
@@ -60,16 +61,16 @@ func (pol *ConnectPolicy) metadata(listener int, req *seccompNotif) unix.Errno {
 	// host's tree; an unlinked file is judged where it was.
 	path = strings.TrimSuffix(path, " (deleted)")
 	if strings.HasPrefix(path, "/") && (pol.Writable == nil || !pol.Writable(path)) {
-		return pol.deny(unix.EPERM, Event{Kind: "filesystem", Call: c.op.String(), Target: path, Reason: "not writable here (allowWrite)"})
+		return pol.deny(unix.EPERM, Event{Kind: "filesystem", Call: c.Op.String(), Target: path, Reason: "not writable here (allowWrite)"})
 	}
 	link := st.Mode&unix.S_IFMT == unix.S_IFLNK
 	empty := []byte{0}
-	switch c.op {
-	case opMode:
+	switch c.Op {
+	case seccomp.OpMode:
 		if link {
 			return unix.EOPNOTSUPP // what the kernel says for a symlink's mode
 		}
-		mode := uint32(arg(c.rest)) & 0o7777
+		mode := uint32(arg(c.Rest)) & 0o7777
 		return pol.capless(func() unix.Errno {
 			_, _, e := unix.Syscall6(unix.SYS_FCHMODAT2, uintptr(target), uintptr(unsafe.Pointer(&empty[0])), uintptr(mode), unix.AT_EMPTY_PATH, 0, 0)
 			if e == unix.ENOSYS || e == unix.EINVAL {
@@ -77,13 +78,13 @@ func (pol *ConnectPolicy) metadata(listener int, req *seccompNotif) unix.Errno {
 			}
 			return e
 		})
-	case opOwner:
-		uid, gid := int(int32(arg(c.rest))), int(int32(arg(c.rest+1)))
+	case seccomp.OpOwner:
+		uid, gid := int(int32(arg(c.Rest))), int(int32(arg(c.Rest+1)))
 		return pol.capless(func() unix.Errno {
 			return errnoOf(unix.Fchownat(target, "", uid, gid, unix.AT_EMPTY_PATH))
 		})
-	case opTimes, opTimeval, opUtimbuf:
-		ts, errno := readTimes(pid, c.op, uintptr(arg(c.rest)))
+	case seccomp.OpTimes, seccomp.OpTimeval, seccomp.OpUtimbuf:
+		ts, errno := readTimes(pid, c.Op, uintptr(arg(c.Rest)))
 		if errno != 0 {
 			return errno
 		}
@@ -96,15 +97,15 @@ func (pol *ConnectPolicy) metadata(listener int, req *seccompNotif) unix.Errno {
 			runtime.KeepAlive(ts)
 			return e
 		})
-	case opSetXattr, opSetXattrAt, opRemoveXattr:
+	case seccomp.OpSetXattr, seccomp.OpSetXattrAt, seccomp.OpRemoveXattr:
 		if link {
 			return unix.EPERM // no user attributes on symlinks; the others need capabilities
 		}
-		name, errno := readString(pid, uintptr(arg(c.rest)), xattrNameMax+1)
+		name, errno := readString(pid, uintptr(arg(c.Rest)), xattrNameMax+1)
 		if errno != 0 {
 			return errno
 		}
-		if c.op == opRemoveXattr {
+		if c.Op == seccomp.OpRemoveXattr {
 			return pol.capless(func() unix.Errno { return errnoOf(unix.Removexattr(self, name)) })
 		}
 		value, flags, errno := readXattrValue(pid, c, req)
@@ -117,15 +118,15 @@ func (pol *ConnectPolicy) metadata(listener int, req *seccompNotif) unix.Errno {
 }
 
 // metaTarget opens, O_PATH, the file the call req names.
-func (pol *ConnectPolicy) metaTarget(listener int, req *seccompNotif, c metaCall) (int, unix.Errno) {
-	if c.path < 0 {
-		return pol.fdOf(listener, req, int(int32(req.Args[c.fd])))
+func (pol *ConnectPolicy) metaTarget(listener int, req *seccompNotif, c seccomp.MetaCall) (int, unix.Errno) {
+	if c.Path < 0 {
+		return pol.fdOf(listener, req, int(int32(req.Args[c.Fd])))
 	}
 	flags := 0
-	if c.flags >= 0 {
-		flags = int(req.Args[c.flags])
+	if c.Flags >= 0 {
+		flags = int(req.Args[c.Flags])
 	}
-	pathPtr := uintptr(req.Args[c.path])
+	pathPtr := uintptr(req.Args[c.Path])
 	var name string
 	if pathPtr != 0 {
 		var errno unix.Errno
@@ -142,9 +143,9 @@ func (pol *ConnectPolicy) metaTarget(listener int, req *seccompNotif, c metaCall
 	}
 	// The descriptor the path starts from: the dirfd, or the cwd.
 	var base int
-	if c.dir >= 0 && int32(req.Args[c.dir]) != unix.AT_FDCWD {
+	if c.Dir >= 0 && int32(req.Args[c.Dir]) != unix.AT_FDCWD {
 		var errno unix.Errno
-		if base, errno = pol.fdOf(listener, req, int(int32(req.Args[c.dir]))); errno != 0 {
+		if base, errno = pol.fdOf(listener, req, int(int32(req.Args[c.Dir]))); errno != 0 {
 			return -1, errno
 		}
 	} else {
@@ -158,7 +159,7 @@ func (pol *ConnectPolicy) metaTarget(listener int, req *seccompNotif, c metaCall
 		}
 	}
 	switch {
-	case pathPtr == 0 && c.op == opTimes && c.dir >= 0 && int32(req.Args[c.dir]) != unix.AT_FDCWD:
+	case pathPtr == 0 && c.Op == seccomp.OpTimes && c.Dir >= 0 && int32(req.Args[c.Dir]) != unix.AT_FDCWD:
 		return base, 0 // utimensat(fd, NULL, …): the descriptor itself
 	case pathPtr == 0:
 		unix.Close(base)
@@ -171,7 +172,7 @@ func (pol *ConnectPolicy) metaTarget(listener int, req *seccompNotif, c metaCall
 	}
 	defer unix.Close(base)
 	how := unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_MAGICLINKS}
-	if !c.follow || flags&unix.AT_SYMLINK_NOFOLLOW != 0 {
+	if !c.Follow || flags&unix.AT_SYMLINK_NOFOLLOW != 0 {
 		how.Flags |= unix.O_NOFOLLOW
 	}
 	fd, err := unix.Openat2(base, name, &how)
@@ -240,20 +241,20 @@ func readBytes(pid int, addr uintptr, n int) ([]byte, unix.Errno) {
 
 // readTimes reads a call's times as utimensat's two timespecs; nil means
 // now, as a NULL pointer does.
-func readTimes(pid int, op metaOp, addr uintptr) ([]unix.Timespec, unix.Errno) {
+func readTimes(pid int, op seccomp.MetaOp, addr uintptr) ([]unix.Timespec, unix.Errno) {
 	if addr == 0 {
 		return nil, 0
 	}
 	le := binary.NativeEndian
 	switch op {
-	case opTimes:
+	case seccomp.OpTimes:
 		b, errno := readBytes(pid, addr, 32)
 		if errno != 0 {
 			return nil, errno
 		}
 		return []unix.Timespec{{Sec: int64(le.Uint64(b[0:])), Nsec: int64(le.Uint64(b[8:]))},
 			{Sec: int64(le.Uint64(b[16:])), Nsec: int64(le.Uint64(b[24:]))}}, 0
-	case opTimeval:
+	case seccomp.OpTimeval:
 		b, errno := readBytes(pid, addr, 32)
 		if errno != 0 {
 			return nil, errno
@@ -270,7 +271,7 @@ func readTimes(pid int, op metaOp, addr uintptr) ([]unix.Timespec, unix.Errno) {
 			return nil, unix.EINVAL
 		}
 		return ts, 0
-	case opUtimbuf:
+	case seccomp.OpUtimbuf:
 		b, errno := readBytes(pid, addr, 16)
 		if errno != 0 {
 			return nil, errno
@@ -281,13 +282,13 @@ func readTimes(pid int, op metaOp, addr uintptr) ([]unix.Timespec, unix.Errno) {
 }
 
 // readXattrValue reads the value and flags of a setxattr call.
-func readXattrValue(pid int, c metaCall, req *seccompNotif) ([]byte, int, unix.Errno) {
-	if c.op == opSetXattrAt {
+func readXattrValue(pid int, c seccomp.MetaCall, req *seccompNotif) ([]byte, int, unix.Errno) {
+	if c.Op == seccomp.OpSetXattrAt {
 		// struct xattr_args { u64 value; u32 size; u32 flags; }
-		if req.Args[c.rest+2] < 16 {
+		if req.Args[c.Rest+2] < 16 {
 			return nil, 0, unix.EINVAL
 		}
-		b, errno := readBytes(int(req.Pid), uintptr(req.Args[c.rest+1]), 16)
+		b, errno := readBytes(int(req.Pid), uintptr(req.Args[c.Rest+1]), 16)
 		if errno != 0 {
 			return nil, 0, errno
 		}
@@ -299,12 +300,12 @@ func readXattrValue(pid int, c metaCall, req *seccompNotif) ([]byte, int, unix.E
 		value, errno := readBytes(int(req.Pid), uintptr(le.Uint64(b[0:])), size)
 		return value, int(le.Uint32(b[12:])), errno
 	}
-	size := int(req.Args[c.rest+2])
+	size := int(req.Args[c.Rest+2])
 	if size > xattrSizeMax {
 		return nil, 0, unix.E2BIG
 	}
-	value, errno := readBytes(int(req.Pid), uintptr(req.Args[c.rest+1]), size)
-	return value, int(int32(req.Args[c.rest+3])), errno
+	value, errno := readBytes(int(req.Pid), uintptr(req.Args[c.Rest+1]), size)
+	return value, int(int32(req.Args[c.Rest+3])), errno
 }
 
 // capless runs f on a thread that holds no capability, so that the kernel

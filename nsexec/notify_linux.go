@@ -4,9 +4,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/srt-go/srt/seccomp"
 	"net/netip"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,11 +50,11 @@ const seccompIoctlNotifIDValid = 0x40082102
 type ConnectPolicy struct {
 	// Proc is the procfs in which the notifying pids are numbered.
 	Proc string
-	// Unix says which Unix-domain addresses are allowed; with UnixByPath
+	// Unix says which Unix-domain addresses are allowed; with seccomp.UnixByPath
 	// only UnixPaths and what lies under them (and, with HostNamespaces
 	// false, abstract addresses, which are private to the sandbox's
 	// network namespace).
-	Unix      UnixSockets
+	Unix      seccomp.UnixSockets
 	UnixPaths []string
 	// Inet, when set, decides every IPv4 and IPv6 destination (the
 	// fallback sandbox allows only its proxies); nil allows them all.
@@ -94,10 +94,10 @@ type Event struct {
 // socketNr and socketpairNr are socket(2) and socketpair(2) on this
 // architecture.
 var (
-	socketNr     = int32(Arches[runtime.GOARCH].Nr["socket"])
-	socketpairNr = int32(Arches[runtime.GOARCH].Nr["socketpair"])
-	listenNr     = int32(Arches[runtime.GOARCH].Nr["listen"])
-	connectNr    = int32(Arches[runtime.GOARCH].Nr["connect"])
+	socketNr     = seccomp.Nr("socket")
+	socketpairNr = seccomp.Nr("socketpair")
+	listenNr     = seccomp.Nr("listen")
+	connectNr    = seccomp.Nr("connect")
 )
 
 func (pol *ConnectPolicy) deny(errno unix.Errno, e Event) unix.Errno {
@@ -397,7 +397,7 @@ func inetAddr(b []byte) (netip.AddrPort, bool) {
 // so no rename or symlink swap after the check can change the target.
 func (pol *ConnectPolicy) connectUnix(pid, sock int, addr []byte) unix.Errno {
 	raw := addr[2:]
-	if pol.Unix == UnixAll {
+	if pol.Unix == seccomp.UnixAll {
 		return rawConnect(sock, addr)
 	}
 	if len(raw) == 0 {
@@ -416,7 +416,7 @@ func (pol *ConnectPolicy) connectUnix(pid, sock int, addr []byte) unix.Errno {
 		raw = raw[:i]
 	}
 	name := string(raw)
-	if pol.Unix != UnixByPath {
+	if pol.Unix != seccomp.UnixByPath {
 		return pol.deny(unix.EACCES, Event{Call: "connect", Target: name, Reason: "Unix-domain sockets are not allowed (allowUnixSockets)"})
 	}
 	target, errno := pol.openSocketFile(pid, name)

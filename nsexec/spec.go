@@ -1,6 +1,9 @@
 package nsexec
 
-import "github.com/srt-go/srt/landlock"
+import (
+	"github.com/srt-go/srt/landlock"
+	"github.com/srt-go/srt/seccomp"
+)
 
 // Spec is what the supervisor sends the init over a pipe (never argv:
 // plans with thousands of rules must not meet E2BIG or argument caps).
@@ -18,9 +21,9 @@ type Spec struct {
 	// (as it serves the transparent path's, with Intercept).
 	ProxyPorts []int `json:"proxyPorts,omitempty"`
 	// Seccomp selects the rules of the command's filter.
-	Seccomp FilterOptions `json:"seccomp"`
+	Seccomp seccomp.Options `json:"seccomp"`
 	// UnixSocketPaths are allowUnixSockets, absolute, with symlinks
-	// resolved: with Seccomp.Unix == UnixByPath a connect reaches a Unix
+	// resolved: with Seccomp.Unix == seccomp.UnixByPath a connect reaches a Unix
 	// socket only at or under one of them.
 	UnixSocketPaths []string `json:"unixSocketPaths,omitempty"`
 	// Landlock is the second layer over the mount plan, applied by the

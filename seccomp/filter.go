@@ -1,4 +1,10 @@
-package nsexec
+// Package seccomp is the command's seccomp filter as data: a classic BPF
+// program over struct seccomp_data, assembled here for each architecture
+// srt runs on, interpreted in unit tests that need no privilege, printed
+// by --debug and srt plan, and installed by the one small file
+// install_linux.go. It also knows how the calls the filter sends to srt's
+// supervisor lay out their arguments (metadata.go).
+package seccomp
 
 import (
 	"fmt"
@@ -11,10 +17,6 @@ import (
 	"github.com/srt-go/srt/config"
 	"golang.org/x/net/bpf"
 )
-
-// The seccomp filter of the command, as data: a classic BPF program over
-// struct seccomp_data, assembled here, interpreted in unit tests, printed
-// by --debug, and installed by seccomp_linux.go.
 
 // Seccomp return actions (linux/seccomp.h).
 const (
@@ -93,9 +95,9 @@ var (
 		"setxattr": 5, "lsetxattr": 6, "fsetxattr": 7, "removexattr": 14, "lremovexattr": 15,
 		"fremovexattr": 16,
 	})
-	// legacyCalls are the names only some tables have (the generic
+	// LegacyCalls are the names only some tables have (the generic
 	// table of arm64 dropped them for their *at forms).
-	legacyCalls = []string{"chmod", "chown", "lchown", "utime", "utimes", "futimesat"}
+	LegacyCalls = []string{"chmod", "chown", "lchown", "utime", "utimes", "futimesat"}
 )
 
 func withShared(m map[string]uint32) map[string]uint32 {
@@ -103,6 +105,15 @@ func withShared(m map[string]uint32) map[string]uint32 {
 		m[k] = v
 	}
 	return m
+}
+
+// Nr is the number of syscall name on the running architecture; -1 when
+// the filter does not know it.
+func Nr(name string) int32 {
+	if nr, ok := Arches[runtime.GOARCH].Nr[name]; ok {
+		return int32(nr)
+	}
+	return -1
 }
 
 // Arches are the ABIs the filter is built for, by GOARCH.
@@ -185,8 +196,8 @@ const (
 	UnixAll
 )
 
-// FilterOptions select the rules of the command's filter.
-type FilterOptions struct {
+// Options select the rules of the command's filter.
+type Options struct {
 	Unix UnixSockets
 	// NestedNamespaces is allowNestedUserNamespaces: user and mount
 	// namespaces and the mount family are allowed.
@@ -208,11 +219,11 @@ type FilterOptions struct {
 }
 
 // reportsSockets reports whether socket(AF_UNIX) goes to the supervisor.
-func (o FilterOptions) reportsSockets() bool { return o.ReportSockets && o.Unix == UnixNone }
+func (o Options) reportsSockets() bool { return o.ReportSockets && o.Unix == UnixNone }
 
 // notifies reports whether the filter sends calls to the supervisor,
 // which must then hold the listener.
-func (o FilterOptions) notifies() bool {
+func (o Options) notifies() bool {
 	return o.Unix == UnixByPath || o.HostNamespaces || o.reportsSockets()
 }
 
@@ -222,7 +233,7 @@ func (o FilterOptions) notifies() bool {
 // refuses with EPERM the calls listed above, AF_VSOCK sockets (the
 // hypervisor), the terminal-injection ioctls, Unix sockets as o says, and
 // user and mount namespaces unless allowed; everything else is allowed.
-func Filter(a Arch, o FilterOptions) []bpf.Instruction {
+func Filter(a Arch, o Options) []bpf.Instruction {
 	const (
 		kill     = "kill"
 		eperm    = "eperm"
@@ -275,7 +286,7 @@ func Filter(a Arch, o FilterOptions) []bpf.Instruction {
 		}
 		// Landlock has no right for a file's metadata: the supervisor
 		// judges and makes every change.
-		for _, name := range slices.Sorted(maps.Keys(metaCalls)) {
+		for _, name := range slices.Sorted(maps.Keys(MetaCalls)) {
 			if nr, ok := a.Nr[name]; ok {
 				p.jumpIf(nr, notify)
 			}
@@ -451,11 +462,11 @@ func actionName(v uint32) string {
 	return fmt.Sprintf("action %#x", v)
 }
 
-// SeccompFor returns the filter options of settings s and the Unix socket
+// FromSettings returns the filter options of settings s and the Unix socket
 // paths a connect may reach (allowUnixSockets, expanded like filesystem
 // entries, symlinks resolved where they exist).
-func SeccompFor(s *config.Settings, home, cwd string) (FilterOptions, []string) {
-	o := FilterOptions{NestedNamespaces: s.AllowNestedUserNamespaces}
+func FromSettings(s *config.Settings, home, cwd string) (Options, []string) {
+	o := Options{NestedNamespaces: s.AllowNestedUserNamespaces}
 	var paths []string
 	switch {
 	case s.Network.AllowAllUnixSockets:
@@ -479,8 +490,8 @@ func SeccompFor(s *config.Settings, home, cwd string) (FilterOptions, []string) 
 	return o, paths
 }
 
-// DescribeFilter prints the filter of o for the running architecture.
-func DescribeFilter(o FilterOptions) string {
+// Describe prints the filter of o for the running architecture.
+func Describe(o Options) string {
 	a, ok := Arches[runtime.GOARCH]
 	if !ok {
 		return "no seccomp filter for " + runtime.GOARCH + "\n"

@@ -1,4 +1,4 @@
-package nsexec
+package seccomp
 
 import (
 	"fmt"
@@ -9,13 +9,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// installSeccomp loads the command's filter on every thread of the calling
+// Install loads the command's filter on every thread of the calling
 // process (TSYNC), so whichever thread forks the command passes it on; a
 // filter is inherited across fork and exec and can never be removed. It
 // requires no_new_privs, which dropPrivileges sets first. When the filter
 // asks the supervisor (o.notifies), the listener descriptor is returned;
 // otherwise -1.
-func installSeccomp(o FilterOptions) (listener int, err error) {
+func Install(o Options) (listener int, err error) {
 	arch, ok := Arches[runtime.GOARCH]
 	if !ok {
 		return -1, fmt.Errorf("no seccomp filter for %s; refusing to run without one", runtime.GOARCH)

@@ -1,4 +1,4 @@
-package nsexec
+package seccomp
 
 import (
 	"encoding/binary"
@@ -35,7 +35,7 @@ type call struct {
 	args []uint32
 }
 
-func run(t *testing.T, a Arch, o FilterOptions, c call) uint32 {
+func run(t *testing.T, a Arch, o Options, c call) uint32 {
 	t.Helper()
 	prog := Filter(a, o)
 	if _, err := bpf.Assemble(prog); err != nil {
@@ -66,18 +66,18 @@ func run(t *testing.T, a Arch, o FilterOptions, c call) uint32 {
 // TestSeccompFilterTable runs the assembled filter in the BPF interpreter
 // for both architectures over (options, syscall, arguments) → action.
 func TestSeccompFilterTable(t *testing.T) {
-	none := FilterOptions{}
-	byPath := FilterOptions{Unix: UnixByPath}
-	all := FilterOptions{Unix: UnixAll}
-	nested := FilterOptions{NestedNamespaces: true}
-	host := FilterOptions{HostNamespaces: true}
-	hostAll := FilterOptions{HostNamespaces: true, Unix: UnixAll}
-	hostPath := FilterOptions{HostNamespaces: true, Unix: UnixByPath}
-	report := FilterOptions{ReportSockets: true}
-	reportPath := FilterOptions{ReportSockets: true, Unix: UnixByPath}
-	reportHost := FilterOptions{ReportSockets: true, HostNamespaces: true}
+	none := Options{}
+	byPath := Options{Unix: UnixByPath}
+	all := Options{Unix: UnixAll}
+	nested := Options{NestedNamespaces: true}
+	host := Options{HostNamespaces: true}
+	hostAll := Options{HostNamespaces: true, Unix: UnixAll}
+	hostPath := Options{HostNamespaces: true, Unix: UnixByPath}
+	report := Options{ReportSockets: true}
+	reportPath := Options{ReportSockets: true, Unix: UnixByPath}
+	reportHost := Options{ReportSockets: true, HostNamespaces: true}
 	cases := []struct {
-		o    FilterOptions
+		o    Options
 		c    call
 		want uint32
 	}{
@@ -190,7 +190,7 @@ func TestSeccompFilterTable(t *testing.T) {
 	}
 	for _, name := range refused {
 		cases = append(cases, struct {
-			o    FilterOptions
+			o    Options
 			c    call
 			want uint32
 		}{none, call{what: name, nr: name}, eperm})
@@ -201,7 +201,7 @@ func TestSeccompFilterTable(t *testing.T) {
 				t.Errorf("%s (%s) %s %+v: action %#x, want %#x", goarch, a.Name, c.c.what, c.o, got, c.want)
 			}
 		}
-		for _, name := range legacyCalls {
+		for _, name := range LegacyCalls {
 			if nr, ok := a.Nr[name]; ok {
 				if got := run(t, a, host, call{what: name, raw: nr}); got != retUserNotif {
 					t.Errorf("%s host: %s: %#x, want the supervisor", goarch, name, got)
@@ -230,7 +230,7 @@ func TestSeccompTables(t *testing.T) {
 	for name, n := range amd.Nr {
 		m, ok := arm.Nr[name]
 		if !ok {
-			if !slices.Contains(legacyCalls, name) {
+			if !slices.Contains(LegacyCalls, name) {
 				t.Errorf("aarch64 lacks %s", name)
 			}
 			continue
@@ -256,33 +256,33 @@ func TestSeccompTables(t *testing.T) {
 // Every metadata call the supervisor knows is numbered where the kernel
 // has it, and its arguments are where the kernel puts them.
 func TestMetadataCalls(t *testing.T) {
-	for name := range metaCalls {
+	for name := range MetaCalls {
 		if _, ok := Arches["amd64"].Nr[name]; !ok {
 			t.Errorf("x86_64 has no number for %s", name)
 		}
-		if _, ok := Arches["arm64"].Nr[name]; !ok && !slices.Contains(legacyCalls, name) {
+		if _, ok := Arches["arm64"].Nr[name]; !ok && !slices.Contains(LegacyCalls, name) {
 			t.Errorf("aarch64 has no number for %s", name)
 		}
 	}
-	if len(metaCallsOf(Arches["arm64"])) != len(metaCalls)-len(legacyCalls) {
-		t.Errorf("aarch64 metadata calls: %d", len(metaCallsOf(Arches["arm64"])))
+	if len(MetaCallsOf(Arches["arm64"])) != len(MetaCalls)-len(LegacyCalls) {
+		t.Errorf("aarch64 metadata calls: %d", len(MetaCallsOf(Arches["arm64"])))
 	}
 	// Spot checks against the prototypes.
-	for name, want := range map[string]metaCall{
-		"fchownat":   {op: opOwner, dir: 0, path: 1, fd: -1, flags: 4, follow: true, rest: 2}, // (dirfd, path, uid, gid, flags)
-		"utimensat":  {op: opTimes, dir: 0, path: 1, fd: -1, flags: 3, follow: true, rest: 2}, // (dirfd, path, times, flags)
-		"setxattrat": {op: opSetXattrAt, dir: 0, path: 1, fd: -1, flags: 2, follow: true, rest: 3},
-		"fsetxattr":  {op: opSetXattr, dir: -1, path: -1, fd: 0, flags: -1, rest: 1}, // (fd, name, value, size, flags)
+	for name, want := range map[string]MetaCall{
+		"fchownat":   {Op: OpOwner, Dir: 0, Path: 1, Fd: -1, Flags: 4, Follow: true, Rest: 2}, // (dirfd, path, uid, gid, flags)
+		"utimensat":  {Op: OpTimes, Dir: 0, Path: 1, Fd: -1, Flags: 3, Follow: true, Rest: 2}, // (dirfd, path, times, flags)
+		"setxattrat": {Op: OpSetXattrAt, Dir: 0, Path: 1, Fd: -1, Flags: 2, Follow: true, Rest: 3},
+		"fsetxattr":  {Op: OpSetXattr, Dir: -1, Path: -1, Fd: 0, Flags: -1, Rest: 1}, // (fd, name, value, size, flags)
 	} {
-		if metaCalls[name] != want {
-			t.Errorf("%s: %+v, want %+v", name, metaCalls[name], want)
+		if MetaCalls[name] != want {
+			t.Errorf("%s: %+v, want %+v", name, MetaCalls[name], want)
 		}
 	}
 }
 
 func TestSeccompDisassembly(t *testing.T) {
 	a := Arches["amd64"]
-	out := Disassemble(a, Filter(a, FilterOptions{Unix: UnixByPath}))
+	out := Disassemble(a, Filter(a, Options{Unix: UnixByPath}))
 	for _, want := range []string{"audit arch", "; keyctl", "; connect", "ask the supervisor", "kill the process", "errno 38", "arg1 (low 32 bits)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("disassembly lacks %q:\n%s", want, out)
