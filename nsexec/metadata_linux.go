@@ -24,8 +24,6 @@ import (
 // capability (srt may run as root; the command holds none), so the kernel
 // checks ownership and permission as it would for the command.
 
-var metaByNr = seccomp.MetaCallsOf(seccomp.Arches[runtime.GOARCH])
-
 // Limits of extended attributes (linux/limits.h).
 const (
 	xattrNameMax = 255
@@ -34,13 +32,13 @@ const (
 
 // isMetadata reports whether nr is a metadata call.
 func isMetadata(nr int32) bool {
-	_, ok := metaByNr[uint32(nr)]
+	_, ok := seccomp.MetaCallOf(nr)
 	return ok
 }
 
 // metadata performs the notified metadata call req and returns its errno.
 func (pol *ConnectPolicy) metadata(listener int, req *seccompNotif) unix.Errno {
-	c := metaByNr[uint32(req.Nr)]
+	c, _ := seccomp.MetaCallOf(req.Nr)
 	arg := func(i int) uint64 { return req.Args[i] }
 	pid := int(req.Pid)
 	target, errno := pol.metaTarget(listener, req, c)

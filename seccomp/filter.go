@@ -95,9 +95,9 @@ var (
 		"setxattr": 5, "lsetxattr": 6, "fsetxattr": 7, "removexattr": 14, "lremovexattr": 15,
 		"fremovexattr": 16,
 	})
-	// LegacyCalls are the names only some tables have (the generic
+	// legacyCalls are the names only some tables have (the generic
 	// table of arm64 dropped them for their *at forms).
-	LegacyCalls = []string{"chmod", "chown", "lchown", "utime", "utimes", "futimesat"}
+	legacyCalls = []string{"chmod", "chown", "lchown", "utime", "utimes", "futimesat"}
 )
 
 func withShared(m map[string]uint32) map[string]uint32 {
@@ -107,17 +107,23 @@ func withShared(m map[string]uint32) map[string]uint32 {
 	return m
 }
 
+// ArchOf returns the ABI of GOARCH goarch, if the filter is built for it.
+func ArchOf(goarch string) (Arch, bool) {
+	a, ok := arches[goarch]
+	return a, ok
+}
+
 // Nr is the number of syscall name on the running architecture; -1 when
 // the filter does not know it.
 func Nr(name string) int32 {
-	if nr, ok := Arches[runtime.GOARCH].Nr[name]; ok {
+	if nr, ok := arches[runtime.GOARCH].Nr[name]; ok {
 		return int32(nr)
 	}
 	return -1
 }
 
-// Arches are the ABIs the filter is built for, by GOARCH.
-var Arches = map[string]Arch{
+// arches are the ABIs the filter is built for, by GOARCH.
+var arches = map[string]Arch{
 	"amd64": {Name: "x86_64", AuditArch: 0xc000003e, X32Bit: 0x40000000, Last: 471, Nr: amd64Nr},
 	"arm64": {Name: "aarch64", AuditArch: 0xc00000b7, Last: 471, Nr: arm64Nr},
 }
@@ -286,7 +292,7 @@ func Filter(a Arch, o Options) []bpf.Instruction {
 		}
 		// Landlock has no right for a file's metadata: the supervisor
 		// judges and makes every change.
-		for _, name := range slices.Sorted(maps.Keys(MetaCalls)) {
+		for _, name := range slices.Sorted(maps.Keys(metaCalls)) {
 			if nr, ok := a.Nr[name]; ok {
 				p.jumpIf(nr, notify)
 			}
@@ -492,7 +498,7 @@ func FromSettings(s *config.Settings, home, cwd string) (Options, []string) {
 
 // Describe prints the filter of o for the running architecture.
 func Describe(o Options) string {
-	a, ok := Arches[runtime.GOARCH]
+	a, ok := arches[runtime.GOARCH]
 	if !ok {
 		return "no seccomp filter for " + runtime.GOARCH + "\n"
 	}

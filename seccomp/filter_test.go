@@ -195,13 +195,13 @@ func TestSeccompFilterTable(t *testing.T) {
 			want uint32
 		}{none, call{what: name, nr: name}, eperm})
 	}
-	for goarch, a := range Arches {
+	for goarch, a := range arches {
 		for _, c := range cases {
 			if got := run(t, a, c.o, c.c); got != c.want {
 				t.Errorf("%s (%s) %s %+v: action %#x, want %#x", goarch, a.Name, c.c.what, c.o, got, c.want)
 			}
 		}
-		for _, name := range LegacyCalls {
+		for _, name := range legacyCalls {
 			if nr, ok := a.Nr[name]; ok {
 				if got := run(t, a, host, call{what: name, raw: nr}); got != retUserNotif {
 					t.Errorf("%s host: %s: %#x, want the supervisor", goarch, name, got)
@@ -226,11 +226,11 @@ func TestSeccompFilterTable(t *testing.T) {
 // The two tables agree where the kernel's do: every name is numbered on
 // both architectures, and numbers from 425 up are shared.
 func TestSeccompTables(t *testing.T) {
-	amd, arm := Arches["amd64"], Arches["arm64"]
+	amd, arm := arches["amd64"], arches["arm64"]
 	for name, n := range amd.Nr {
 		m, ok := arm.Nr[name]
 		if !ok {
-			if !slices.Contains(LegacyCalls, name) {
+			if !slices.Contains(legacyCalls, name) {
 				t.Errorf("aarch64 lacks %s", name)
 			}
 			continue
@@ -239,7 +239,7 @@ func TestSeccompTables(t *testing.T) {
 			t.Errorf("%s: %d on x86_64, %d on aarch64", name, n, m)
 		}
 	}
-	for _, a := range Arches {
+	for _, a := range arches {
 		seen := map[uint32]string{}
 		for name, n := range a.Nr {
 			if other, dup := seen[n]; dup {
@@ -256,16 +256,16 @@ func TestSeccompTables(t *testing.T) {
 // Every metadata call the supervisor knows is numbered where the kernel
 // has it, and its arguments are where the kernel puts them.
 func TestMetadataCalls(t *testing.T) {
-	for name := range MetaCalls {
-		if _, ok := Arches["amd64"].Nr[name]; !ok {
+	for name := range metaCalls {
+		if _, ok := arches["amd64"].Nr[name]; !ok {
 			t.Errorf("x86_64 has no number for %s", name)
 		}
-		if _, ok := Arches["arm64"].Nr[name]; !ok && !slices.Contains(LegacyCalls, name) {
+		if _, ok := arches["arm64"].Nr[name]; !ok && !slices.Contains(legacyCalls, name) {
 			t.Errorf("aarch64 has no number for %s", name)
 		}
 	}
-	if len(MetaCallsOf(Arches["arm64"])) != len(MetaCalls)-len(LegacyCalls) {
-		t.Errorf("aarch64 metadata calls: %d", len(MetaCallsOf(Arches["arm64"])))
+	if len(metaCallsOf(arches["arm64"])) != len(metaCalls)-len(legacyCalls) {
+		t.Errorf("aarch64 metadata calls: %d", len(metaCallsOf(arches["arm64"])))
 	}
 	// Spot checks against the prototypes.
 	for name, want := range map[string]MetaCall{
@@ -274,14 +274,14 @@ func TestMetadataCalls(t *testing.T) {
 		"setxattrat": {Op: OpSetXattrAt, Dir: 0, Path: 1, Fd: -1, Flags: 2, Follow: true, Rest: 3},
 		"fsetxattr":  {Op: OpSetXattr, Dir: -1, Path: -1, Fd: 0, Flags: -1, Rest: 1}, // (fd, name, value, size, flags)
 	} {
-		if MetaCalls[name] != want {
-			t.Errorf("%s: %+v, want %+v", name, MetaCalls[name], want)
+		if metaCalls[name] != want {
+			t.Errorf("%s: %+v, want %+v", name, metaCalls[name], want)
 		}
 	}
 }
 
 func TestSeccompDisassembly(t *testing.T) {
-	a := Arches["amd64"]
+	a := arches["amd64"]
 	out := Disassemble(a, Filter(a, Options{Unix: UnixByPath}))
 	for _, want := range []string{"audit arch", "; keyctl", "; connect", "ask the supervisor", "kill the process", "errno 38", "arg1 (low 32 bits)"} {
 		if !strings.Contains(out, want) {

@@ -16,7 +16,7 @@ import (
 // asks the supervisor (o.notifies), the listener descriptor is returned;
 // otherwise -1.
 func Install(o Options) (listener int, err error) {
-	arch, ok := Arches[runtime.GOARCH]
+	arch, ok := arches[runtime.GOARCH]
 	if !ok {
 		return -1, fmt.Errorf("no seccomp filter for %s; refusing to run without one", runtime.GOARCH)
 	}

@@ -1,5 +1,7 @@
 package seccomp
 
+import "runtime"
+
 // Metadata calls: in the fallback, Landlock has no right for a file's
 // mode, owner, times or extended attributes, so the filter sends every
 // call that changes them to the supervisor, which judges the file against
@@ -51,9 +53,9 @@ func (o MetaOp) String() string {
 	return "metadata"
 }
 
-// MetaCalls are the calls that change a file's metadata, by name. The
+// metaCalls are the calls that change a file's metadata, by name. The
 // filter's host mode sends each to the supervisor.
-var MetaCalls = map[string]MetaCall{
+var metaCalls = map[string]MetaCall{
 	"chmod":         {Op: OpMode, Dir: -1, Path: 0, Fd: -1, Flags: -1, Follow: true, Rest: 1},
 	"fchmod":        {Op: OpMode, Dir: -1, Path: -1, Fd: 0, Flags: -1, Rest: 1},
 	"fchmodat":      {Op: OpMode, Dir: 0, Path: 1, Fd: -1, Flags: -1, Follow: true, Rest: 2}, // the syscall has no flags
@@ -76,13 +78,22 @@ var MetaCalls = map[string]MetaCall{
 	"removexattrat": {Op: OpRemoveXattr, Dir: 0, Path: 1, Fd: -1, Flags: 2, Follow: true, Rest: 3},
 }
 
-// MetaCallsOf maps arch a's syscall numbers to the metadata calls it has.
-func MetaCallsOf(a Arch) map[uint32]MetaCall {
+// metaCallsOf maps arch a's syscall numbers to the metadata calls it has.
+func metaCallsOf(a Arch) map[uint32]MetaCall {
 	out := map[uint32]MetaCall{}
-	for name, c := range MetaCalls {
+	for name, c := range metaCalls {
 		if nr, ok := a.Nr[name]; ok {
 			out[nr] = c
 		}
 	}
 	return out
 }
+
+// MetaCallOf says whether syscall nr of the running architecture is a
+// metadata call, and where its arguments are.
+func MetaCallOf(nr int32) (MetaCall, bool) {
+	c, ok := metaByNr[uint32(nr)]
+	return c, ok
+}
+
+var metaByNr = metaCallsOf(arches[runtime.GOARCH])
