@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/srt-go/srt/seccomp"
 	"io"
 	"net/netip"
 	"os"
@@ -16,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/srt-go/srt/seccomp"
 
 	"github.com/srt-go/srt/config"
 	"github.com/srt-go/srt/landlock"

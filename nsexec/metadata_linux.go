@@ -3,13 +3,14 @@ package nsexec
 import (
 	"bytes"
 	"encoding/binary"
-	"github.com/srt-go/srt/seccomp"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"unsafe"
+
+	"github.com/srt-go/srt/seccomp"
 
 	"golang.org/x/sys/unix"
 )

@@ -4,13 +4,14 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/srt-go/srt/seccomp"
 	"net/netip"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"unsafe"
+
+	"github.com/srt-go/srt/seccomp"
 
 	"golang.org/x/sys/unix"
 )

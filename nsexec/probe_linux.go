@@ -3,10 +3,11 @@ package nsexec
 import (
 	"errors"
 	"fmt"
-	"github.com/srt-go/srt/landlock"
 	"os"
 	"os/exec"
 	"strings"
+
+	"github.com/srt-go/srt/landlock"
 
 	"golang.org/x/sys/unix"
 )
