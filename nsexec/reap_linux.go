@@ -1,10 +1,16 @@
 package nsexec
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // Signals and statuses: what a sandbox process relays to the command, and
@@ -83,4 +89,109 @@ func statusCode(ws syscall.WaitStatus) int {
 		return 128 + int(ws.Signal())
 	}
 	return ws.ExitStatus()
+}
+
+// reaper reaps the command's tree and kills what is left of it. Children
+// are killed only under mu, between reaps, so a pid is never signalled
+// after it was reaped and could be another process's.
+type reaper struct {
+	mu      sync.Mutex
+	command int
+	status  int  // the command's status, -1 while it runs
+	killing bool // the command has ended, or srt is gone
+}
+
+// run reaps until no child is left, killing every child once the command
+// has ended, and returns the command's status.
+func (k *reaper) run() int {
+	for {
+		// Wait without reaping, then reap under the lock.
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			break // ECHILD: the tree is gone
+		}
+		k.mu.Lock()
+		for {
+			var ws syscall.WaitStatus
+			pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+			if err == syscall.EINTR {
+				continue
+			}
+			if err != nil || pid <= 0 {
+				break
+			}
+			if pid == k.command {
+				k.status = statusCode(ws)
+				k.killing = true
+			}
+		}
+		if k.killing {
+			k.killChildren()
+		}
+		k.mu.Unlock()
+	}
+	if k.status < 0 {
+		return 137
+	}
+	return k.status
+}
+
+// relay passes a signal srt relayed on to the command while it runs
+// (under mu: a reaped pid could be another process's).
+func (k *reaper) relay(s syscall.Signal) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.status >= 0 {
+		return
+	}
+	switch s {
+	case syscall.SIGPIPE:
+	case syscall.SIGTSTP:
+		syscall.Kill(-k.command, syscall.SIGSTOP) // its process group
+	case syscall.SIGCONT:
+		syscall.Kill(-k.command, syscall.SIGCONT)
+	default:
+		syscall.Kill(k.command, s)
+	}
+}
+
+// abandon kills the tree: srt is gone.
+func (k *reaper) abandon() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.killing = true
+	k.killChildren()
+}
+
+// killChildren sends SIGKILL to every child of this process (mu held). A
+// grandchild whose parent dies is reparented here, and killed on the next
+// round, which its parent's exit starts.
+func (k *reaper) killChildren() {
+	self := strconv.Itoa(os.Getpid())
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		syscall.Kill(k.command, syscall.SIGKILL)
+		return
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold anything, so the
+		// fields are read after its last ')'.
+		if i := bytes.LastIndexByte(stat, ')'); i >= 0 {
+			if f := strings.Fields(string(stat[i+1:])); len(f) > 1 && f[1] == self {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	}
 }
