@@ -73,20 +73,6 @@ func (l *Launch) prepareFallback(s *config.Settings, o Options, side NetSide, ar
 	if abi == 0 {
 		return errors.New("refusing to run: neither user namespaces nor Landlock are available here, so no sandbox can be built")
 	}
-	if mask, bind, found := HiddenInWritable(l.Plan); found {
-		return fmt.Errorf("the fallback sandbox cannot hide %s (%s) inside the writable %s (%s): Landlock can only grant, and what it grants on %s it grants on everything beneath; move the entry out of the writable tree, or run where user namespaces are available (srt doctor)",
-			mask.Path, mask.Why, bind.Path, bind.Why, bind.Path)
-	}
-	if s.AllowPty {
-		return errors.New("the fallback sandbox cannot honour allowPty: a new pseudo-terminal's slave opens in the host's /dev/pts, where this user's other terminals are, and a command that may open one may open them; remove allowPty, or run where user namespaces are available (srt doctor)")
-	}
-	rules, err := LandlockRules(FallbackLandlockInput(l.Plan))
-	if err != nil {
-		return err
-	}
-	filter.HostNamespaces = true
-	filter.NestedNamespaces = false
-	l.Seccomp, l.Landlock = filter, &rules
 	l.Enforcement = fallbackEnforcement(abi)
 	ports := side.Ports
 	pol := &ConnectPolicy{Proc: "/proc", Unix: filter.Unix, UnixPaths: unixPaths, HostNamespaces: true, OnDeny: o.OnEvent,
@@ -104,7 +90,7 @@ func (l *Launch) prepareFallback(s *config.Settings, o Options, side NetSide, ar
 	l.connectPolicy = pol
 
 	data, err := json.Marshal(&Spec{Plan: l.Plan, Argv: argv, Env: env, Cwd: cwd, RuntimeDir: l.RuntimeDir, Debug: o.Debug, Terminal: o.Terminal,
-		Seccomp: filter, UnixSocketPaths: unixPaths, Landlock: &rules, Ports: ports, NullFDs: o.NullFDs, LocalBinding: s.Network.AllowLocalBinding})
+		Seccomp: filter, UnixSocketPaths: unixPaths, Landlock: l.Landlock, Ports: ports, NullFDs: o.NullFDs, LocalBinding: s.Network.AllowLocalBinding})
 	if err != nil {
 		return err
 	}

@@ -21,13 +21,13 @@ import (
 
 	"github.com/srt-go/srt/config"
 	"github.com/srt-go/srt/landlock"
-	"github.com/srt-go/srt/policy"
 )
 
 // Launch is one prepared run: the init's process, not yet started, and the
 // host state it needs (the runtime dir, the spec pipe).
 type Launch struct {
 	Cmd      *exec.Cmd
+	RunPlan  *RunPlan
 	Plan     *Plan
 	Seccomp  seccomp.Options // the command's filter (DescribeFilter prints it)
 	Landlock *landlock.Rules // nil: no Landlock layer (allowNestedUserNamespaces)
@@ -142,15 +142,15 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 	if err := os.Mkdir(tmp, 0o700); err != nil {
 		return nil, err
 	}
-	var writable []string
 	if !s.Filesystem.Disabled {
-		writable = []string{tmp}
 		env = setEnv(env, "TMPDIR", tmp)
 	}
-	l.Plan, err = Build(s, policy.Env{Home: home, Cwd: cwd, Writable: writable, Private: filepath.Dir(dir)})
+	rp, err := PlanRun(s, PlanOptions{Home: home, Cwd: cwd, TempDir: tmp, RunDirs: filepath.Dir(dir), Fallback: o.Fallback, Report: o.OnEvent != nil})
 	if err != nil {
 		return nil, err
 	}
+	l.RunPlan, l.Plan, l.Seccomp, l.Landlock = rp, rp.Mounts, rp.Seccomp, rp.Landlock
+	filter, unixPaths := rp.Seccomp, rp.UnixSocketPaths
 	var side NetSide
 	if o.Network != nil {
 		side, err = o.Network(dir)
@@ -162,8 +162,6 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 			env = setEnv(env, k, v)
 		}
 	}
-	filter, unixPaths := seccomp.FromSettings(s, home, cwd)
-	filter.ReportSockets = o.OnEvent != nil
 	l.onEvent = o.OnEvent
 	if err := l.newLink(); err != nil {
 		return nil, err
@@ -175,19 +173,7 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 		ok = true
 		return l, nil
 	}
-	l.Seccomp = filter
-	if !s.AllowNestedUserNamespaces {
-		// A Landlock domain may not mount, which is what nested
-		// namespaces are asked for.
-		rules, err := LandlockRules(LandlockInput(l.Plan))
-		if err != nil {
-			return nil, err
-		}
-		l.Landlock = &rules
-		l.Enforcement = fullEnforcement(landlock.ABI(), "")
-	} else {
-		l.Enforcement = fullEnforcement(landlock.ABI(), nestedNoLandlock)
-	}
+	l.Enforcement = fullEnforcement(landlock.ABI(), rp.NoLandlock)
 	var ports []int
 	l.proxies = map[int]func(net.Listener){}
 	for _, p := range side.Proxies {
@@ -458,9 +444,6 @@ func sayHello() (*os.File, error) {
 	}
 	return link, nil
 }
-
-// nestedNoLandlock says why allowNestedUserNamespaces goes without Landlock.
-const nestedNoLandlock = "allowNestedUserNamespaces needs mounts, which a Landlock domain may not make"
 
 // sandboxNamespaces is how the init (and the doctor's probe) is cloned:
 // new user, mount, PID, network, IPC, UTS and cgroup namespaces, with the

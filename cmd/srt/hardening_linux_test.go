@@ -483,6 +483,17 @@ func TestFallbackNoCapabilities(t *testing.T) {
 	})
 }
 
+// running returns a process whose command line holds mark, or "".
+func running(mark string) string {
+	cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, c := range cmdlines {
+		if data, err := os.ReadFile(c); err == nil && strings.Contains(string(data), mark) {
+			return c + ": " + strings.ReplaceAll(string(data), "\x00", " ")
+		}
+	}
+	return ""
+}
+
 // Item 14: in the fallback, srt is the reaper of the command's whole tree:
 // what the command leaves running is killed when it ends (srt does not
 // wait for it) and when srt is SIGKILLed; the command gets a pty of its
@@ -492,10 +503,16 @@ func TestFallbackProcessTree(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
 		b := newBox(t)
 		cfg := b.fallbackConfig("")
+		// Processes left running carry a mark in their command line, to
+		// be found from outside.
+		mark := fmt.Sprintf("srt-left-%d", time.Now().UnixNano())
 		start := time.Now()
-		r := b.runNoUserns("", nil, "--settings", cfg, "-c", `setsid sh -c 'sleep 2; echo LEFT > left1' </dev/null >/dev/null 2>&1 & echo started`)
-		if !strings.Contains(r.stdout, "started") || time.Since(start) > 1500*time.Millisecond {
+		r := b.runNoUserns("", nil, "--settings", cfg, "-c", `setsid sh -c 'sleep 60; echo LEFT > left1' `+mark+"-1 </dev/null >/dev/null 2>&1 & echo started")
+		if !strings.Contains(r.stdout, "started") || time.Since(start) > 30*time.Second {
 			t.Errorf("srt waited %v for what the command left running, or did not run it: %+v", time.Since(start), r)
+		}
+		if p := running(mark + "-1"); p != "" {
+			t.Errorf("a process the command left running outlived it: %s", p)
 		}
 
 		// On the caller's terminal, then killed.
@@ -514,7 +531,7 @@ func TestFallbackProcessTree(t *testing.T) {
 		}()
 		ttyName, _ := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", slave.Fd()))
 		srt := b.startNoUserns(slave, "--settings", cfg, "-c",
-			`readlink /proc/self/fd/0 > tty.txt; setsid sh -c 'sleep 2; echo LEFT > left2' </dev/null >/dev/null 2>&1 & setsid sh -c 'exec cat > stolen' & touch ready; sleep 30`)
+			`readlink /proc/self/fd/0 > tty.txt; setsid sh -c 'sleep 60; echo LEFT > left2' `+mark+`-2 </dev/null >/dev/null 2>&1 & setsid sh -c 'exec cat > stolen' & touch ready; sleep 30`)
 		slave.Close()
 		waitFor(t, b.path("ready"))
 		if got := strings.TrimSpace(b.read("tty.txt")); got == ttyName || got == "" {
@@ -522,17 +539,18 @@ func TestFallbackProcessTree(t *testing.T) {
 		}
 		srt.Process.Kill()
 		srt.Wait()
-		time.Sleep(300 * time.Millisecond)
-		master.Write([]byte("TYPED-AFTER-SRT-DIED\n"))
-		time.Sleep(2500 * time.Millisecond)
-		if _, err := os.Stat(b.path("left2")); err == nil {
-			t.Error("a process the command left running outlived the SIGKILLed srt")
+		// The reaper learns of srt's death by its end of the link; give
+		// it time to kill the tree.
+		for deadline := time.Now().Add(10 * time.Second); running(mark+"-2") != "" && time.Now().Before(deadline); {
+			time.Sleep(50 * time.Millisecond)
 		}
+		if p := running(mark + "-2"); p != "" {
+			t.Errorf("a process the command left running outlived the SIGKILLed srt: %s", p)
+		}
+		master.Write([]byte("TYPED-AFTER-SRT-DIED\n"))
+		time.Sleep(500 * time.Millisecond)
 		if strings.Contains(b.read("stolen"), "TYPED") {
 			t.Error("a process of the sandbox read what was typed after srt was killed")
-		}
-		if _, err := os.Stat(b.path("left1")); err == nil {
-			t.Error("a process the command left running outlived it")
 		}
 		// A signal to srt reaches the command, through the reaper.
 		null, _ := os.OpenFile(os.DevNull, os.O_RDWR, 0)

@@ -1,0 +1,106 @@
+package nsexec
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/srt-go/srt/config"
+	"github.com/srt-go/srt/landlock"
+	"github.com/srt-go/srt/policy"
+	"github.com/srt-go/srt/seccomp"
+)
+
+// RunPlan is what one run will enforce, computed before anything starts:
+// the filesystem policy and the mounts that carry it out, the seccomp
+// filter, the Landlock layer. Pure data: srt plan prints it on any host,
+// Prepare carries it out.
+type RunPlan struct {
+	Policy *policy.Policy `json:"-"`
+	Mounts *Plan          `json:"mounts"`
+	// Seccomp selects the command's filter; UnixSocketPaths are
+	// allowUnixSockets, resolved.
+	Seccomp         seccomp.Options `json:"seccomp"`
+	UnixSocketPaths []string        `json:"unixSocketPaths,omitempty"`
+	// Landlock is the Landlock layer; nil with NoLandlock saying why.
+	Landlock   *landlock.Rules `json:"landlock,omitempty"`
+	NoLandlock string          `json:"noLandlock,omitempty"`
+	// Fallback: the command runs in the host's namespaces, under
+	// Landlock and seccomp only.
+	Fallback bool `json:"fallback,omitempty"`
+}
+
+// PlanOptions say where a run is planned.
+type PlanOptions struct {
+	Home, Cwd string
+	// TempDir is the run's own TMPDIR, writable; RunDirs srt's directory
+	// of run dirs, kept read-only.
+	TempDir, RunDirs string
+	// Fallback plans the fallback sandbox.
+	Fallback bool
+	// Report sends the refused Unix sockets to srt's supervisor, to be
+	// reported as violations.
+	Report bool
+}
+
+// nestedNoLandlock says why allowNestedUserNamespaces goes without Landlock.
+const nestedNoLandlock = "allowNestedUserNamespaces needs mounts, which a Landlock domain may not make"
+
+// PlanRun plans a run of settings s: it reads the disk (symlinks, globs,
+// protected names, the siblings Landlock must list) and changes nothing.
+// Settings the fallback cannot honour are refused here, before anything
+// starts.
+func PlanRun(s *config.Settings, o PlanOptions) (*RunPlan, error) {
+	var writable []string
+	if o.TempDir != "" && !s.Filesystem.Disabled {
+		writable = []string{o.TempDir}
+	}
+	pol, err := policy.Build(s, policy.Env{Home: o.Home, Cwd: o.Cwd, Writable: writable, Private: o.RunDirs, Dirs: dirReader})
+	if err != nil {
+		return nil, err
+	}
+	rp := &RunPlan{Policy: pol, Mounts: Mounts(pol), Fallback: o.Fallback}
+	rp.Seccomp, rp.UnixSocketPaths = seccomp.FromSettings(s, o.Home, o.Cwd)
+	rp.Seccomp.ReportSockets = o.Report
+	var in landlock.Input
+	switch {
+	case o.Fallback:
+		if mask, bind, found := HiddenInWritable(rp.Mounts); found {
+			return nil, fmt.Errorf("the fallback sandbox cannot hide %s (%s) inside the writable %s (%s): Landlock can only grant, and what it grants on %s it grants on everything beneath; move the entry out of the writable tree, or run where user namespaces are available (srt doctor)",
+				mask.Path, mask.Why, bind.Path, bind.Why, bind.Path)
+		}
+		if s.AllowPty {
+			return nil, errors.New("the fallback sandbox cannot honour allowPty: a new pseudo-terminal's slave opens in the host's /dev/pts, where this user's other terminals are, and a command that may open one may open them; remove allowPty, or run where user namespaces are available (srt doctor)")
+		}
+		rp.Seccomp.HostNamespaces = true
+		rp.Seccomp.NestedNamespaces = false
+		in = FallbackLandlockInput(rp.Mounts)
+	case s.AllowNestedUserNamespaces:
+		rp.NoLandlock = nestedNoLandlock
+		return rp, nil
+	default:
+		in = LandlockInput(rp.Mounts)
+	}
+	rules, err := LandlockRules(in)
+	if err != nil {
+		return nil, err
+	}
+	rp.Landlock = &rules
+	return rp, nil
+}
+
+// String renders the plan for people: the mounts with the rule behind
+// each, the Landlock layer and the seccomp filter.
+func (rp *RunPlan) String() string {
+	var b strings.Builder
+	b.WriteString("Mounts:\n")
+	b.WriteString(rp.Mounts.String())
+	if rp.Landlock != nil {
+		l := rp.Landlock
+		fmt.Fprintf(&b, "Landlock layer: read %v; read files %v; list only %v; write %v\n", l.Read, l.ReadFile, l.ListOnly, l.Write)
+	} else {
+		fmt.Fprintf(&b, "No Landlock layer: %s\n", rp.NoLandlock)
+	}
+	fmt.Fprintf(&b, "Seccomp filter for %s", seccomp.Describe(rp.Seccomp))
+	return b.String()
+}
