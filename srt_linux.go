@@ -8,6 +8,8 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -210,7 +212,7 @@ func (s *Sandbox) prepare(ctx context.Context, o Run, argv []string) (*run, erro
 		return nil, ErrClosed
 	}
 	s.runs[r] = struct{}{}
-	s.plans[r.key] = planRules(l.Plan, r.text, cwd)
+	s.plans[r.key] = planRules(l.Plan, settings.Filesystem.AllowWrite, r.text, cwd, home)
 	if len(s.plans) > ViolationBuffer {
 		for k := range s.plans {
 			if k != r.key {
@@ -360,7 +362,10 @@ type planInfo struct {
 	rules     []fsRule
 }
 
-func planRules(p *nsexec.Plan, text, cwd string) *planInfo {
+// planRules is what p does to paths, for reading denials: its mounts,
+// and the allowWrite entries (of allowWrite, the settings p was built
+// from) that it skipped, which explain a write refused where they point.
+func planRules(p *nsexec.Plan, allowWrite []config.PathEntry, text, cwd, home string) *planInfo {
 	info := &planInfo{text: text, cwd: cwd}
 	for _, m := range p.Mounts {
 		r := fsRule{path: m.Path, why: m.Why}
@@ -372,7 +377,57 @@ func planRules(p *nsexec.Plan, text, cwd string) *planInfo {
 		}
 		info.rules = append(info.rules, r)
 	}
+	done := map[int]bool{}
+	for _, s := range p.Skipped {
+		// The plan names an entry "filesystem.allowWrite.<index> <path>".
+		rest, ok := strings.CutPrefix(s.Rule, "filesystem.allowWrite.")
+		if !ok {
+			continue
+		}
+		n, _, _ := strings.Cut(rest, " ")
+		i, err := strconv.Atoi(n)
+		if err != nil || i < 0 || i >= len(allowWrite) || done[i] {
+			continue
+		}
+		done[i] = true
+		e := allowWrite[i]
+		path, ok, err := config.Expand(e, home, cwd)
+		if err != nil || !ok {
+			continue
+		}
+		why := fmt.Sprintf("allowWrite entry %q was not applied: %s", e.Path, s.Why)
+		switch {
+		case strings.HasPrefix(s.Why, "does not exist"):
+			why = fmt.Sprintf("allowWrite entry %q did not exist when the command started", e.Path)
+		case strings.HasPrefix(s.Why, "the pattern matches nothing"):
+			why = fmt.Sprintf("allowWrite entry %q matched nothing when the command started", e.Path)
+		}
+		r := fsRule{path: path.Path, why: why, skipped: true}
+		if path.Glob != nil {
+			r.path, r.glob = path.Glob.Root(), path.Glob
+			info.rules = append(info.rules, r)
+			continue
+		}
+		info.rules = append(info.rules, r)
+		// The mounts are at real paths, and so are the paths a command
+		// names through cwd: the entry's, resolved as far as it exists.
+		if real := resolveExisting(path.Path); real != path.Path {
+			r.path = real
+			info.rules = append(info.rules, r)
+		}
+	}
 	return info
+}
+
+// resolveExisting resolves the symlinks of the longest part of p that
+// exists, and keeps the rest as it is.
+func resolveExisting(p string) string {
+	for dir, rest := p, ""; dir != "/" && dir != "."; dir, rest = filepath.Dir(dir), filepath.Join(filepath.Base(dir), rest) {
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(real, rest)
+		}
+	}
+	return p
 }
 
 // hostWritable reports whether this user could write path on the host:

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -189,7 +190,13 @@ func unixSocketViolation(t *testing.T) {
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("requires python3")
 	}
-	dir := testenv.SharedTempDir(t)
+	// Short: a socket path must fit in sun_path's 108 bytes, whatever
+	// TMPDIR's length.
+	dir, err := os.MkdirTemp("/tmp", "srt-unix-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
 	path := filepath.Join(dir, "host.sock")
 	connected := testenv.ListenUnix(t, path)
 	os.Mkdir(filepath.Join(dir, "allowed"), 0o755)
@@ -230,6 +237,35 @@ for p in sys.argv[1:]:
 	}
 	if connected() {
 		t.Fatal("the host's listener got a connection from the sandbox")
+	}
+}
+
+// Wrap's argv works under a TMPDIR long enough that the run's socket
+// path exceeds sun_path's 108 bytes: the trampoline reaches it by way of
+// its directory.
+func TestWrapLongTMPDIR(t *testing.T) { testenv.BothUsers(t, nil, wrapLongTMPDIR) }
+
+func wrapLongTMPDIR(t *testing.T) {
+	testenv.RequireUserNamespaces(t)
+	long := filepath.Join(t.TempDir(), strings.Repeat("x", 110))
+	if err := os.Mkdir(long, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", long)
+	sb, err := srt.New(context.Background(), config.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	argv, env, err := sb.Wrap(srt.Run{ID: "long"}, "/bin/sh", "-c", "echo wrapped")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = env
+	out, errOut, code, err := testenv.Output(cmd)
+	if err != nil || code != 0 || out != "wrapped\n" {
+		t.Errorf("wrapped run: %q, exit %d, %v, stderr %q", out, code, err, errOut)
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 	"unicode"
+
+	"github.com/srt-go/srt/config"
 )
 
 // Kinds of violation.
@@ -210,52 +212,79 @@ func (v Violation) MarshalLine() []byte {
 	return append(b, '\n')
 }
 
-// fsRule is what a plan does at a path: the mount that decides it.
+// fsRule is what a plan does at a path: the mount that decides it, or an
+// allowWrite entry that made no mount.
 type fsRule struct {
 	path     string
 	readOnly bool // a read-only rebind (denyWrite, a protected name)
 	hidden   bool // a mask (denyRead)
 	why      string
+	// skipped: an allowWrite entry the plan left out (its path did not
+	// exist when the command started, say); why is then the whole reason
+	// of a write denied beneath it. glob, when set, is the entry's
+	// pattern, and path its literal root.
+	skipped bool
+	glob    *config.Glob
 }
 
-// denialMessages are the error texts (strerror) of a denied file access.
-var denialMessages = []string{"Permission denied", "Read-only file system", "Operation not permitted"}
+// covers reports whether the rule applies at path.
+func (r *fsRule) covers(path string) bool {
+	if r.glob != nil {
+		return r.glob.MatchOrBeneath(path)
+	}
+	return path == r.path || strings.HasPrefix(path, strings.TrimSuffix(r.path, "/")+"/")
+}
+
+// Error texts of a denied file access. denialMessages are C's strerror
+// (shells, coreutils, Python, Rust); goDenials the same errnos as Go's
+// syscall.Errno and Node's errors spell them. Lower-case words are common
+// in prose, so a line with one counts only in the shape Go or Node prints
+// (see goDenial, nodeDenial).
+var (
+	denialMessages = []string{"Permission denied", "Read-only file system", "Operation not permitted"}
+	goDenials      = []string{"permission denied", "read-only file system", "operation not permitted"}
+)
+
+// denial is one line's failed file access.
+type denial struct {
+	path string
+	msg  string // the error text, as the line has it
+	// op is what the failing call did, as the line words it: "write",
+	// "read", or "" when it does not say ("cat: x: Permission denied").
+	op string
+}
 
 // inferFilesystem reads denied file accesses out of a command's error
-// output: lines such as "sh: 1: cannot create /etc/x: Permission denied"
-// or "touch: cannot touch '/etc/x': Read-only file system" name a path;
-// the plan says which rule covers it. Paths no rule denies (a file the
-// user cannot write outside the sandbox either) are not reported.
+// output: lines such as "sh: 1: cannot create /etc/x: Permission denied",
+// "touch: cannot touch '/etc/x': Read-only file system" or Go's
+// "mkdir /etc/x: read-only file system" name a path; the plan says which
+// rule covers it. Paths no rule denies (a file the user cannot write
+// outside the sandbox either) are not reported.
 func inferFilesystem(stderr, cwd string, rules []fsRule, writable func(string) bool) []Violation {
 	var out []Violation
 	seen := map[string]bool{}
 	sc := bufio.NewScanner(strings.NewReader(stderr))
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
 	for sc.Scan() {
-		line := sc.Text()
-		msg := ""
-		for _, m := range denialMessages {
-			if strings.Contains(line, m) {
-				msg = m
-				break
-			}
-		}
-		if msg == "" {
+		d, ok := readDenial(sc.Text())
+		if !ok {
 			continue
 		}
-		at := strings.LastIndex(line, msg)
-		// Python and others put the path after the message.
-		path := pathIn(line[at+len(msg):])
-		if path == "" {
-			path = pathIn(line[:at])
-		}
-		if path != "" && !filepath.IsAbs(path) {
+		path := d.path
+		if !filepath.IsAbs(path) {
 			path = filepath.Join(cwd, path)
 		}
-		if path == "" || seen[path] {
+		// /proc and /dev are the sandbox's own, which no settings rule
+		// governs: "unshare -Ur" failing to write /proc/self/uid_map,
+		// or a write to /proc/sys, was refused by the kernel for its
+		// own reasons, whatever the settings say.
+		if path == "/proc" || path == "/dev" || strings.HasPrefix(path, "/proc/") || strings.HasPrefix(path, "/dev/") {
 			continue
 		}
-		v, ok := judgePath(path, msg, rules, writable)
+		if seen[path] {
+			continue
+		}
+		v, ok := judgePath(path, d, rules, writable)
 		if !ok {
 			continue
 		}
@@ -265,58 +294,271 @@ func inferFilesystem(stderr, cwd string, rules []fsRule, writable func(string) b
 	return out
 }
 
-// pathIn finds the path a message names in s: the last word, quoted or
-// bare ("sh: 1: cannot create out.txt", "touch: cannot touch '/a b'",
-// ": '/etc/x'" after Python's message). The error-number prefixes of
-// some tools ("[Errno 13]") are no path.
-func pathIn(s string) string {
-	s = strings.TrimSpace(strings.Trim(strings.TrimSpace(s), ":,"))
-	if s == "" {
-		return ""
-	}
-	for _, q := range [][2]string{{"'", "'"}, {"\"", "\""}, {"‘", "’"}, {"`", "'"}} {
-		if strings.HasSuffix(s, q[1]) {
-			if i := strings.LastIndex(s[:len(s)-len(q[1])], q[0]); i >= 0 {
-				return filepath.Clean(s[i+len(q[0]) : len(s)-len(q[1])])
-			}
+// readDenial finds the failed access a line reports, in any of the
+// shapes srt knows.
+func readDenial(line string) (denial, bool) {
+	for _, m := range denialMessages {
+		at := strings.LastIndex(line, m)
+		if at < 0 {
+			continue
 		}
+		d := denial{msg: m}
+		// Python and others put the path after the message; Rust puts
+		// "(os error 13)" there, and ssh "(publickey)".
+		wording, after := line[:at], line[at+len(m):]
+		if strings.HasPrefix(strings.TrimLeft(after, pathTrim), "(") {
+			after = ""
+		}
+		if d.path, _, _ = pathIn(after); d.path == "" {
+			// "head: cannot open 'x' for reading: Permission denied"
+			before := strings.TrimRight(wording, pathTrim)
+			for _, s := range []string{" for reading", " for writing"} {
+				before = strings.TrimSuffix(before, s)
+			}
+			var start, end int
+			d.path, start, end = pathIn(before)
+			// The path's own words say nothing of the call.
+			wording = wording[:start] + wording[end:]
+		}
+		d.op = wordedOp(wording)
+		return d, d.path != ""
 	}
-	f := s
-	if i := strings.LastIndexAny(s, " \t"); i >= 0 {
-		f = s[i+1:]
+	if d, ok := goDenial(line); ok {
+		return d, true
 	}
-	f = strings.Trim(f, ":,")
-	if f == "" || strings.HasPrefix(f, "[") || strings.HasPrefix(f, "-") {
-		return ""
-	}
-	return filepath.Clean(f)
+	return nodeDenial(line)
 }
 
-// judgePath says which rule denied path, if one did.
-func judgePath(path, msg string, rules []fsRule, writable func(string) bool) (Violation, bool) {
-	var best *fsRule
-	for i := range rules {
-		r := &rules[i]
-		if path == r.path || strings.HasPrefix(path, strings.TrimSuffix(r.path, "/")+"/") {
-			if best == nil || len(r.path) >= len(best.path) {
-				best = r
+// pathTrim is what surrounds a path in a message.
+const pathTrim = " \t\r\n\v\f:,"
+
+// pathIn finds the path a message names in s, and where it is written
+// (s[start:end], quotes included): the last word, quoted or bare ("sh:
+// 1: cannot create out.txt", "touch: cannot touch '/a b'", ": '/etc/x'"
+// after Python's message). The error-number prefixes of some tools
+// ("[Errno 13]") are no path.
+func pathIn(s string) (path string, start, end int) {
+	end = len(strings.TrimRight(s, pathTrim))
+	start = end - len(strings.TrimLeft(s[:end], pathTrim))
+	t := s[start:end]
+	if t == "" {
+		return "", 0, 0
+	}
+	for _, q := range [][2]string{{"'", "'"}, {"\"", "\""}, {"‘", "’"}, {"`", "'"}} {
+		if strings.HasSuffix(t, q[1]) {
+			if i := strings.LastIndex(t[:len(t)-len(q[1])], q[0]); i >= 0 {
+				inner := t[i+len(q[0]) : len(t)-len(q[1])]
+				if inner == "" {
+					return "", 0, 0
+				}
+				return filepath.Clean(inner), start + i, end
 			}
 		}
 	}
-	v := Violation{Kind: KindFilesystem, Target: path, Inferred: true, Reason: msg}
+	if i := strings.LastIndexAny(t, " \t"); i >= 0 {
+		start += i + 1
+	}
+	start = end - len(strings.TrimLeft(s[start:end], ":,"))
+	f := s[start:end]
+	if f == "" || strings.HasPrefix(f, "[") || strings.HasPrefix(f, "-") {
+		return "", 0, 0
+	}
+	return filepath.Clean(f), start, end
+}
+
+// callOps are the operation names Go's *fs.PathError and *os.LinkError
+// and Node's errors give a failed call, and what the call did; "" for a
+// call that may have done either (open).
+var callOps = map[string]string{
+	"open": "", "openat": "",
+	"mkdir": "write", "mkdirat": "write", "remove": "write", "unlink": "write", "unlinkat": "write",
+	"rmdir": "write", "rename": "write", "renameat": "write", "link": "write", "symlink": "write",
+	"chmod": "write", "fchmod": "write", "chown": "write", "lchown": "write", "fchown": "write",
+	"chtimes": "write", "utime": "write", "lutime": "write", "futime": "write", "truncate": "write",
+	"ftruncate": "write", "write": "write", "copyfile": "write", "cp": "write", "mkdtemp": "write",
+	"stat": "read", "lstat": "read", "fstatat": "read", "readlink": "read", "read": "read",
+	"readdirent": "read", "readdir": "read", "scandir": "read", "opendir": "read", "access": "read",
+	"realpath": "read",
+}
+
+// linkOps name two paths; the second is the one made or replaced.
+var linkOps = map[string]bool{"rename": true, "renameat": true, "link": true, "symlink": true, "copyfile": true, "cp": true}
+
+// goDenial reads Go's error shape: "op path: errno text" at the end of
+// the line, after the error's wrappers ("go: creating work dir: mkdir
+// /home/u/go: read-only file system"). The op must be one of a file
+// call's, so that "connect: permission denied" and prose are no path.
+func goDenial(line string) (denial, bool) {
+	line = strings.TrimRight(line, " \t\r")
+	for _, m := range goDenials {
+		head, ok := strings.CutSuffix(line, ": "+m)
+		if !ok {
+			continue
+		}
+		if i := strings.LastIndex(head, ": "); i >= 0 {
+			head = head[i+2:]
+		}
+		name, path, _ := strings.Cut(head, " ")
+		op, known := callOps[name]
+		if !known || path == "" {
+			return denial{}, false
+		}
+		if linkOps[name] {
+			// "rename old new": names with spaces cannot be told apart;
+			// the last word is the new name as far as can be known.
+			path = path[strings.LastIndexByte(path, ' ')+1:]
+		}
+		return denial{path: filepath.Clean(path), msg: m, op: op}, true
+	}
+	return denial{}, false
+}
+
+// nodeDenial reads Node's error shape: "EACCES: permission denied, open
+// '/etc/x'", "EROFS: read-only file system, rename '/a' -> '/b'".
+func nodeDenial(line string) (denial, bool) {
+	for _, m := range goDenials {
+		at := strings.Index(line, ": "+m+", ")
+		if at < 0 {
+			continue
+		}
+		code := line[:at]
+		if i := strings.LastIndexAny(code, " \t"); i >= 0 {
+			code = code[i+1:]
+		}
+		if code != "EACCES" && code != "EROFS" && code != "EPERM" {
+			return denial{}, false
+		}
+		rest := line[at+len(": "+m+", "):]
+		name, quoted, _ := strings.Cut(rest, " ")
+		op, known := callOps[name]
+		if !known {
+			return denial{}, false
+		}
+		if linkOps[name] {
+			if _, dest, ok := strings.Cut(quoted, "' -> '"); ok {
+				quoted = "'" + dest
+			}
+		}
+		path, ok := quotedPrefix(quoted)
+		if !ok {
+			return denial{}, false
+		}
+		return denial{path: filepath.Clean(path), msg: m, op: op}, true
+	}
+	return denial{}, false
+}
+
+// quotedPrefix is the text between the single quotes s starts with.
+func quotedPrefix(s string) (string, bool) {
+	rest, ok := strings.CutPrefix(s, "'")
+	if !ok {
+		return "", false
+	}
+	end := strings.IndexByte(rest, '\'')
+	if end <= 0 {
+		return "", false
+	}
+	return rest[:end], true
+}
+
+// Tools' words for a failed write or read, after "cannot", "could not"
+// and the like ("touch: cannot touch", "git: could not lock config file",
+// "ls: cannot open directory", "head: cannot open 'x' for reading").
+var (
+	failedWords = []string{"cannot ", "can't ", "could not ", "couldn't ", "unable to ", "failed to "}
+	writeVerbs  = map[string]bool{"create": true, "touch": true, "remove": true, "make": true, "move": true, "overwrite": true,
+		"unlink": true, "write": true, "rename": true, "link": true, "lock": true, "truncate": true, "mkdir": true,
+		"delete": true, "change": true, "set": true, "copy": true, "save": true}
+	readVerbs = map[string]bool{"read": true, "access": true, "stat": true, "list": true, "load": true}
+	// Tools that say what they were doing rather than what failed
+	// ("chmod: changing permissions of 'x': Operation not permitted").
+	writeDoings = []string{"changing permissions of", "changing ownership of", "changing group of", "setting times of"}
+)
+
+// wordedOp is what the words before a line's path say the call did:
+// "write", "read", or "" when they do not say.
+func wordedOp(wording string) string {
+	w := strings.ToLower(wording)
+	switch {
+	case strings.Contains(w, "for writing"):
+		return "write"
+	case strings.Contains(w, "for reading"):
+		return "read"
+	}
+	for _, d := range writeDoings {
+		if strings.Contains(w, d) {
+			return "write"
+		}
+	}
+	at, failed := -1, ""
+	for _, f := range failedWords {
+		if i := strings.LastIndex(w, f); i > at {
+			at, failed = i, f
+		}
+	}
+	if at < 0 {
+		return ""
+	}
+	verb, rest, _ := strings.Cut(w[at+len(failed):], " ")
+	switch {
+	case writeVerbs[verb]:
+		return "write"
+	case readVerbs[verb], verb == "open" && strings.HasPrefix(rest, "directory"):
+		return "read"
+	}
+	return ""
+}
+
+// judgePath says which rule denied d at path, if one did. The operation
+// is what the failing call did (a write into a hidden tree is a write),
+// as the message ("Read-only file system" is a write's) or the line's
+// words say; when they do not say, what the rule denies.
+func judgePath(path string, d denial, rules []fsRule, writable func(string) bool) (Violation, bool) {
+	var best, skip *fsRule
+	for i := range rules {
+		r := &rules[i]
+		if !r.covers(path) {
+			continue
+		}
+		if r.skipped {
+			if skip == nil || len(r.path) >= len(skip.path) {
+				skip = r
+			}
+		} else if best == nil || len(r.path) >= len(best.path) {
+			best = r
+		}
+	}
+	v := Violation{Kind: KindFilesystem, Target: path, Inferred: true, Reason: d.msg, Operation: d.op}
+	readOnlyFS := strings.EqualFold(d.msg, "Read-only file system")
+	if readOnlyFS {
+		v.Operation = "write" // only a change is refused so
+	}
 	switch {
 	case best != nil && best.hidden:
-		v.Operation, v.Rule = "read", best.why
+		if v.Operation == "" {
+			v.Operation = "read"
+		}
+		v.Rule = best.why
 	case best != nil && best.readOnly:
+		if v.Operation == "read" {
+			return v, false // a read-only rebind refuses no read
+		}
 		v.Operation, v.Rule = "write", best.why
 	case best != nil:
 		return v, false // under allowWrite: the denial is not the sandbox's
-	case msg == "Read-only file system" || writable(path):
+	case v.Operation == "read":
+		return v, false // outside the masks no rule refuses a read
+	case readOnlyFS || writable(path):
 		// Outside every allowWrite root, where the host would have let
 		// the user write.
 		v.Operation, v.Reason = "write", "not under any allowWrite entry"
 	default:
 		return v, false
+	}
+	// An allowWrite entry the plan had to leave out, more specific than
+	// the rule that denied, is the whole reason.
+	if v.Operation == "write" && skip != nil && (best == nil || len(skip.path) > len(best.path)) {
+		v.Rule, v.Reason = "", skip.why
 	}
 	return v, true
 }

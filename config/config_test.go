@@ -199,6 +199,19 @@ func TestParseValidation(t *testing.T) {
 	}
 }
 
+// A URL in a domain list is refused for its scheme, saying what to
+// write; nothing in the issue is about ports.
+func TestParseDomainScheme(t *testing.T) {
+	_, _, err := Parse(doc(t, with("network.allowedDomains", arr{"https://x.org"})))
+	var ve *ValidationError
+	if !errors.As(err, &ve) || len(ve.Issues) != 1 {
+		t.Fatalf("err = %v", err)
+	}
+	if want := `network.allowedDomains.0: invalid domain pattern "https://x.org": a scheme ("https://") is not part of a domain pattern; write "x.org"`; ve.Issues[0] != want {
+		t.Errorf("issue\n  %s\nwant\n  %s", ve.Issues[0], want)
+	}
+}
+
 func TestParseIssueOrder(t *testing.T) {
 	_, _, err := Parse(doc(t, with("allowPty", 1, "network.allowedDomains", arr{"x"}, "filesystem.denyWrite", nil)))
 	var ve *ValidationError

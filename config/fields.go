@@ -40,6 +40,9 @@ func pathEntry(check func(string) string) *node {
 func domainCheck(list netfilter.List) func(string) string {
 	return func(s string) string {
 		if _, err := netfilter.ParsePattern(s, list); err != nil {
+			if pe, ok := err.(*netfilter.PatternError); ok && pe.Fix != "" {
+				return err.Error() // it says what to write
+			}
 			return err.Error() + `. Write a domain ("example.com"), a wildcard ("*.example.com"), an IPv4 address or a bracketed IPv6 literal ("[2001:db8::1]")` + portHint(list)
 		}
 		return ""

@@ -180,6 +180,32 @@ func TestParsePatternTable(t *testing.T) {
 	}
 }
 
+// A URL where a domain pattern belongs is refused for its scheme, with
+// the entry to write when its host is one, never as a bad port.
+func TestParsePatternScheme(t *testing.T) {
+	for _, tc := range []struct {
+		entry string
+		list  List
+		why   string
+	}{
+		{"https://x.org", Allow, `a scheme ("https://") is not part of a domain pattern; write "x.org"`},
+		{"https://x.org", Deny, `a scheme ("https://") is not part of a domain pattern; write "x.org"`},
+		{"https://x.org", HostOnly, `a scheme ("https://") is not part of a domain pattern; write "x.org"`},
+		{"http://x.org:8080/path?q", Allow, `a scheme ("http://") is not part of a domain pattern; write "x.org:8080"`},
+		{"http://x.org:8080", HostOnly, `a scheme ("http://") is not part of a domain pattern; write "x.org"`},
+		{"https://user:pw@*.x.org/", Allow, `a scheme ("https://") is not part of a domain pattern; write "*.x.org"`},
+		{"ssh://[2001:db8::1]:22", Allow, `a scheme ("ssh://") is not part of a domain pattern; write "[2001:db8::1]:22"`},
+		{"https://", Allow, `a scheme ("https://") is not part of a domain pattern`},
+		{"https://intranet", Allow, `a scheme ("https://") is not part of a domain pattern`},
+	} {
+		_, err := ParsePattern(tc.entry, tc.list)
+		var pe *PatternError
+		if !errors.As(err, &pe) || pe.Entry != tc.entry || pe.Why != tc.why {
+			t.Errorf("ParsePattern(%q, %v) = %v, want the reason %q", tc.entry, tc.list, err, tc.why)
+		}
+	}
+}
+
 func TestParsePatternHostOnly(t *testing.T) {
 	for _, tc := range []struct {
 		entry string

@@ -40,6 +40,9 @@ type Pattern struct {
 type PatternError struct {
 	Entry string
 	Why   string
+	// Fix is the entry as it was evidently meant, when that is plain
+	// ("x.org" for "https://x.org"); Why then says what to write.
+	Fix string
 }
 
 func (e *PatternError) Error() string {
@@ -58,6 +61,9 @@ func ParsePattern(entry string, list List) (Pattern, error) {
 	}
 	if entry == "" {
 		return fail("empty entry")
+	}
+	if scheme, rest, ok := strings.Cut(entry, "://"); ok && isScheme(scheme) {
+		return Pattern{}, schemeError(entry, scheme, rest, list)
 	}
 	host := entry
 	if list == HostOnly {
@@ -163,6 +169,49 @@ func ParsePattern(entry string, list List) (Pattern, error) {
 // splitPort splits a ":port" suffix off an entry: after a bracketed address,
 // or at the last colon. A suffix that is not a valid port is returned as
 // the port too, so the caller can say what is wrong with it.
+// isScheme reports whether s is a URL scheme (RFC 3986: a letter, then
+// letters, digits, '+', '-' and '.').
+func isScheme(s string) bool {
+	if s == "" || !('a' <= s[0]|0x20 && s[0]|0x20 <= 'z') {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c|0x20 && c|0x20 <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// schemeError refuses a URL written where a domain pattern belongs
+// ("https://x.org"), saying what to write when the host in it is a valid
+// entry: without this, the "//x.org" after the colon would be read as a
+// port.
+func schemeError(entry, scheme, rest string, list List) *PatternError {
+	e := &PatternError{Entry: entry, Why: fmt.Sprintf("a scheme (%q) is not part of a domain pattern", scheme+"://")}
+	host := rest
+	if i := strings.IndexAny(host, "/?#"); i >= 0 {
+		host = host[:i]
+	}
+	if i := strings.LastIndexByte(host, '@'); i >= 0 {
+		host = host[i+1:] // user:password@ is no part of it either
+	}
+	if list == HostOnly && host != "" {
+		if h, port := splitPort(host); port != "" && !strings.Contains(h, ":") {
+			host = h // this list takes no port
+		}
+	}
+	if host == "" || strings.Contains(host, "://") {
+		return e
+	}
+	if _, err := ParsePattern(host, list); err == nil {
+		e.Fix = host
+		e.Why += fmt.Sprintf("; write %q", host)
+	}
+	return e
+}
+
 func splitPort(s string) (host, port string) {
 	if s[0] == '[' {
 		end := strings.IndexByte(s, ']')

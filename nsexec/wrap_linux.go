@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 
 	"golang.org/x/sys/unix"
@@ -59,7 +60,7 @@ func (l *Launch) WrapArgv() ([]string, error) {
 			c.Close()
 		}
 	}()
-	return []string{self, roleWrap, l.RuntimeDir + "/wrap.sock"}, nil
+	return []string{self, roleWrap, filepath.Join(l.RuntimeDir, "wrap.sock")}, nil
 }
 
 func sameUser(c *net.UnixConn) bool {
@@ -96,7 +97,14 @@ func runWrap() error {
 	if len(os.Args) != 3 {
 		return errors.New("usage: " + roleWrap + " SOCKET")
 	}
-	c, err := net.Dial("unix", os.Args[2])
+	// The socket's own path is longer than sun_path's 108 bytes under a
+	// long TMPDIR: reach it by way of its directory, as it was bound.
+	path, dir, err := ShortPath(filepath.Dir(os.Args[2]), filepath.Base(os.Args[2]))
+	if err != nil {
+		return fmt.Errorf("reaching the sandbox session: %w", err)
+	}
+	c, err := net.Dial("unix", path)
+	dir.Close()
 	if err != nil {
 		return fmt.Errorf("reaching the sandbox session: %w", err)
 	}

@@ -296,6 +296,12 @@ func probe(what string) {
 		}
 		close(stop)
 		fmt.Printf("race: %d succeeded\n", ok)
+	case "go-mkdir":
+		// A Go program's error, as the go command prints it.
+		if err := os.Mkdir(os.Args[1], 0o755); err != nil {
+			fmt.Fprintf(os.Stderr, "go: creating work dir: %v\n", err)
+			os.Exit(1)
+		}
 	case "unix-connect":
 		// Connect to each path and print the first line the server sends.
 		for _, p := range os.Args[1:] {

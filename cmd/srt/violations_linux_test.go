@@ -170,7 +170,7 @@ func TestViolationsOutput(t *testing.T) {
 		rc := filepath.Join(work, ".bashrc")
 		os.WriteFile(rc, []byte("original\n"), 0o666)
 		os.Chmod(rc, 0o666)
-		sock := filepath.Join(dir, "host.sock")
+		sock := filepath.Join(shortTempDir(t, "srt-vo-"), "host.sock")
 		connected := testenv.ListenUnix(t, sock)
 		script := fmt.Sprintf(`curl -s -o /dev/null https://github.com:22/
 python3 -c 'import socket; socket.socket(socket.AF_UNIX).connect("%s")' 2>/dev/null
@@ -245,6 +245,19 @@ exit 1`, sock)
 	})
 }
 
+// shortTempDir is a new directory under /tmp, removed after the test: a
+// Unix socket's path must fit in sun_path's 108 bytes, whatever TMPDIR's
+// length.
+func shortTempDir(t *testing.T, prefix string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/tmp", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
 // A control channel that fails before delivering any update stops the
 // command (srt exits 1 whatever its status); here fd 3 is a directory,
 // readable for fcntl but not for read(2).
@@ -271,6 +284,81 @@ func TestControlFDFailsFirst(t *testing.T) {
 		}
 		if _, err := os.Stat(marker); err == nil {
 			t.Error("the command ran to its end")
+		}
+	})
+}
+
+// The exit summary of file denials read from the command's stderr: a Go
+// program's lower-case error is read; a write into a denyRead tree is a
+// write; a write where an allowWrite entry pointed that did not exist
+// when the command started says so; what the kernel refuses in the
+// sandbox's own /proc ("unshare -Ur" as root, without CAP_SETFCAP) is no
+// violation. Each denied path stays as it was on the host.
+func TestInferredSummary(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t, "~/.ssh/id_rsa")
+		exe, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, haveUnshare := exec.LookPath("unshare")
+		for _, tc := range []struct {
+			name   string
+			doc    map[string]any // the filesystem keys, and the top-level ones
+			script string
+			want   string // a line of the summary; "" for none at all
+		}{
+			{"go error", map[string]any{"denyRead": []string{"~/.ssh"}},
+				probeEnv + "=go-mkdir " + exe + " " + b.path("~/go"),
+				"srt: blocked: write " + b.path("~/go") + " (not under any allowWrite entry)"},
+			{"write into denyRead", map[string]any{"denyRead": []string{"~/.ssh"}},
+				"echo x > ~/.ssh/new; exit 1",
+				"srt: blocked: write " + b.path("~/.ssh/new") + ` (filesystem.denyRead.0 "~/.ssh": `},
+			{"skipped allowWrite", map[string]any{"allowWrite": []string{"./build"}},
+				"mkdir build; exit 1",
+				"srt: blocked: write " + b.path("build") + ` (allowWrite entry "./build" did not exist when the command started)`},
+			{"unshare -Ur", map[string]any{"allowNestedUserNamespaces": true},
+				"unshare -Ur true; exit 1", ""},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				if tc.name == "unshare -Ur" && haveUnshare != nil {
+					t.Skip("requires unshare(1)")
+				}
+				fs := map[string]any{"denyRead": []string{}, "allowWrite": []string{}, "denyWrite": []string{}}
+				doc := map[string]any{"network": map[string]any{"allowedDomains": []string{}, "deniedDomains": []string{}}, "filesystem": fs}
+				for k, v := range tc.doc {
+					if k == "allowNestedUserNamespaces" {
+						doc[k] = v
+					} else {
+						fs[k] = v
+					}
+				}
+				data, _ := json.Marshal(doc)
+				r := b.runJSON(string(data), tc.script)
+				if r.code != 1 {
+					t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+				}
+				var summary []string
+				for _, l := range strings.Split(r.stderr, "\n") {
+					if strings.HasPrefix(l, "srt: blocked: ") {
+						summary = append(summary, l)
+					}
+				}
+				switch {
+				case tc.want == "" && len(summary) > 0:
+					t.Errorf("summary %q, want none; stderr %q", summary, r.stderr)
+				case tc.want != "" && (len(summary) != 1 || !strings.HasPrefix(summary[0], tc.want)):
+					t.Errorf("summary %q, want one line starting %q; stderr %q", summary, tc.want, r.stderr)
+				}
+			})
+		}
+		for _, p := range []string{"~/go", "~/.ssh/new", "build"} {
+			if _, err := os.Lstat(b.path(p)); err == nil {
+				t.Errorf("%s was made on the host", b.path(p))
+			}
+		}
+		if got := b.read("~/.ssh/id_rsa"); got != b.canary {
+			t.Errorf("~/.ssh/id_rsa changed: %q", got)
 		}
 	})
 }
