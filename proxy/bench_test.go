@@ -251,49 +251,29 @@ func BenchmarkTransparent(b *testing.B) {
 	}
 }
 
-// BenchmarkTransparentDNS is one question to the DNS stub, answered from
-// the policy in the proxy's process ("in-process") or by asking the
-// SOCKS proxy over a Unix socket, as the stub did before ("socks-ask").
+// BenchmarkTransparentDNS is one question to the DNS stub over UDP,
+// answered from the policy in the proxy's process. (Asking the SOCKS
+// proxy over a Unix socket, as the stub did before, took 169.5 us where
+// this took 34.8 us: medians of 15 interleaved runs on a 2-core VM.)
 func BenchmarkTransparentDNS(b *testing.B) {
 	s := New(policy(b, []string{"allowed.test"}, nil, nil))
 	b.Cleanup(func() { s.Close() })
-	dir, err := os.MkdirTemp("", "srt-bench")
+	sb := newSandbox(b, func(tr Transparent, dst dstFunc) { s.serveTransparent(&Client{ID: "bench"}, tr, dst) })
+	c, err := net.Dial("udp", sb.dnsUDP)
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { os.RemoveAll(dir) })
-	socks := filepath.Join(dir, "socks.sock")
-	ul, err := net.Listen("unix", socks)
-	if err != nil {
-		b.Fatal(err)
-	}
-	go s.ServeSOCKS(ul, nil)
-	client := &Client{ID: "bench"}
-	for _, p := range []struct {
-		name string
-		sb   *sandbox
-	}{
-		{"socks-ask", newSandbox(b, func(tr Transparent, dst dstFunc) { forwardTransparent(tr, "unix", socks, dst) })},
-		{"in-process", newSandbox(b, func(tr Transparent, dst dstFunc) { s.serveTransparent(client, tr, dst) })},
-	} {
-		b.Run(p.name, func(b *testing.B) {
-			c, err := net.Dial("udp", p.sb.dnsUDP)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer c.Close()
-			dc := &dns.Conn{Conn: c}
-			q := new(dns.Msg)
-			q.SetQuestion("allowed.test.", dns.TypeA)
-			for b.Loop() {
-				if err := dc.WriteMsg(q); err != nil {
-					b.Fatal(err)
-				}
-				r, err := dc.ReadMsg()
-				if err != nil || r.Rcode != dns.RcodeSuccess {
-					b.Fatalf("%v %v", r, err)
-				}
-			}
-		})
+	defer c.Close()
+	dc := &dns.Conn{Conn: c}
+	q := new(dns.Msg)
+	q.SetQuestion("allowed.test.", dns.TypeA)
+	for b.Loop() {
+		if err := dc.WriteMsg(q); err != nil {
+			b.Fatal(err)
+		}
+		r, err := dc.ReadMsg()
+		if err != nil || r.Rcode != dns.RcodeSuccess {
+			b.Fatalf("%v %v", r, err)
+		}
 	}
 }

@@ -51,10 +51,9 @@ const protocolTransparent = "transparent"
 // close, dialled with the resolved-address check. A refused connection
 // is reset, as a refused connect looks to the command.
 //
-// The stub answers for a name the live policy could allow c (on some
-// port, as SOCKSAsk asks): an A query with a fake address, any other
-// type with no records. Any other name gets NXDOMAIN, reported as
-// protocol "dns".
+// The stub answers for a name the live policy could allow c on some
+// port: an A query with a fake address, any other type with no records.
+// Any other name gets NXDOMAIN, reported as protocol "dns".
 func (s *Server) ServeTransparent(c *Client, t Transparent) {
 	s.serveTransparent(c, t, originalDst)
 }
@@ -122,11 +121,10 @@ func (s *Server) handleTransparent(tp *transparentPath, c net.Conn, client *Clie
 // policy of its own, for a SOCKS5 proxy of the user's at network,
 // address (network.socksProxyPort), which decides instead: each
 // redirected connection is asked of it by the name or address
-// ServeTransparent would decide on. The DNS stub asks that proxy
-// SOCKSAsk's question, which only srt's own SOCKS proxy answers: behind
-// another, every name is NXDOMAIN, and programs that ignore the proxy
-// variables get through by address, SNI or Host alone. It returns at
-// once; closing t's sockets ends it.
+// ServeTransparent would decide on. The DNS stub, which cannot know what
+// that proxy allows, answers every name NXDOMAIN: programs that ignore
+// the proxy variables get through by address, SNI or Host alone. It
+// returns at once; closing t's sockets ends it.
 func ForwardTransparent(t Transparent, network, address string) {
 	forwardTransparent(t, network, address, originalDst)
 }
@@ -158,7 +156,7 @@ func forwardTransparent(t Transparent, network, address string, dst dstFunc) {
 			}
 		}()
 	}
-	stub := tp.stub(func(host string) bool { return askVia(network, address, host) })
+	stub := tp.stub(func(string) bool { return false })
 	for _, ss := range stubSockets(stub, t) {
 		go ss.srv.ActivateAndServe()
 	}
@@ -189,18 +187,6 @@ func (tp *transparentPath) forward(c net.Conn, network, address string) {
 		}
 	}
 	Join(c, up)
-}
-
-// askVia asks the SOCKS5 proxy at network, address SOCKSAsk's question.
-// Anything but a clear yes is a no.
-func askVia(network, address, host string) bool {
-	c, err := net.DialTimeout(network, address, HandshakeTimeout)
-	if err != nil {
-		return false
-	}
-	defer c.Close()
-	ok, err := SOCKSAsk(c, host)
-	return ok && err == nil
 }
 
 // reset makes c's close a reset, as a refused connect looks, instead of

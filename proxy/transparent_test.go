@@ -361,7 +361,8 @@ func TestServeTransparentClose(t *testing.T) {
 }
 
 // With a SOCKS5 proxy of the user's, the transparent path asks it, by the
-// same name, and decides nothing itself; so does its stub.
+// same name, and decides nothing itself; its stub, which cannot know what
+// that proxy allows, refuses every name.
 func TestForwardTransparent(t *testing.T) {
 	port, _ := upstream(t)
 	user := New(policy(t, []string{"allowed.test", fmt.Sprintf("127.0.0.1:%d", port)}, nil, nil))
@@ -382,12 +383,10 @@ func TestForwardTransparent(t *testing.T) {
 	if d := got.denied(); !slices.Equal(d, want) {
 		t.Errorf("the user's proxy's denials:\n got %q\nwant %q", d, want)
 	}
-	fake, _ := sb.resolve(t, "udp", "allowed.test")
-	if out, err := send(t, sb.dial(t, netip.AddrPortFrom(fake, port)), []byte("ping")); out != "echo:ping" {
-		t.Errorf("by the stub's address for allowed.test: %q %v", out, err)
-	}
-	if _, rcode := sb.resolve(t, "udp", "other.test"); rcode != dns.RcodeNameError {
-		t.Errorf("the stub answered %s for other.test", dns.RcodeToString[rcode])
+	for _, name := range []string{"allowed.test", "other.test"} {
+		if _, rcode := sb.resolve(t, "udp", name); rcode != dns.RcodeNameError {
+			t.Errorf("the stub answered %s for %s", dns.RcodeToString[rcode], name)
+		}
 	}
 }
 
