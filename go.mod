@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/google/nftables v0.3.0
 	github.com/landlock-lsm/go-landlock v0.11.2
+	github.com/mdlayher/netlink v1.7.3-0.20250113171957-fbb4dce95f42
 	github.com/miekg/dns v1.1.73
 	github.com/vishvananda/netlink v1.3.1
 	golang.org/x/net v0.63.0
@@ -13,7 +14,6 @@ require (
 
 require (
 	github.com/google/go-cmp v0.6.0 // indirect
-	github.com/mdlayher/netlink v1.7.3-0.20250113171957-fbb4dce95f42 // indirect
 	github.com/mdlayher/socket v0.5.0 // indirect
 	github.com/vishvananda/netns v0.0.5 // indirect
 	golang.org/x/sync v0.22.0 // indirect

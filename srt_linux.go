@@ -175,7 +175,7 @@ func (s *Sandbox) prepare(ctx context.Context, o Run, argv []string) (*run, erro
 		r.client.Allow = extra
 	}
 	env = withGitSafeDirectories(env, gitSafeDirectories(settings))
-	network := func(dir string) (nsexec.NetSide, error) { return s.network(r, settings, dir, env) }
+	network := func(string) (nsexec.NetSide, error) { return s.network(r, settings, env) }
 	l, err := nsexec.Prepare(settings, nsexec.Options{Argv: argv, Env: env, Cwd: cwd, Home: home, Debug: s.debug,
 		Terminal: o.Terminal, Network: network, Intercept: !s.fallback, Fallback: s.fallback, Context: ctx, NullFDs: o.NullFDs,
 		OnEvent: func(e nsexec.Event) {
@@ -234,10 +234,11 @@ func (s *Sandbox) prepare(ctx context.Context, o Run, argv []string) (*run, erro
 	return r, nil
 }
 
-// network starts the run's proxy listeners: Unix sockets in its private
-// directory for the namespace sandbox, loopback TCP asking a per-run
-// credential for the fallback.
-func (s *Sandbox) network(r *run, settings *config.Settings, dir string, env []string) (nsexec.NetSide, error) {
+// network says how the run reaches the proxies: for the namespace
+// sandbox, how srt serves the sockets its init hands over (the proxy
+// ports and the transparent path); for the fallback, listeners on
+// loopback TCP asking a per-run credential.
+func (s *Sandbox) network(r *run, settings *config.Settings, env []string) (nsexec.NetSide, error) {
 	var side nsexec.NetSide
 	inherited, _ := lookupEnv(env, "JAVA_TOOL_OPTIONS")
 	javaOpts := javaToolOptions(settings.JavaAgentJarPath, inherited)
@@ -281,21 +282,19 @@ func (s *Sandbox) network(r *run, settings *config.Settings, dir string, env []s
 		side.Env = proxy.EnvWithCredential(ports[0], ports[1], cred, javaOpts)
 		return side, nil
 	}
-	// The sandbox's loopback ports are served here, from the sockets the
-	// init hands over; the SOCKS proxy also listens on a Unix socket in
-	// the run's private dir, for the transparent path.
+	// The sandbox's loopback ports and its transparent path are served
+	// here, from the sockets the init hands over. The transparent path
+	// is decided as the SOCKS proxy's requests are: by the session's
+	// policy for this run's client, or by the user's own SOCKS proxy.
 	side.Proxies = []nsexec.ProxyPort{{Port: proxyHTTPPort, Serve: serveHTTP}, {Port: proxySOCKSPort, Serve: serveSOCKS}}
-	path, dirFD, err := nsexec.ShortPath(dir, "socks.sock")
-	if err != nil {
-		return side, err
+	side.Transparent = func(tcp []net.Listener, dnsUDP []net.PacketConn, dnsTCP []net.Listener) {
+		t := proxy.Transparent{TCP: tcp, DNSUDP: dnsUDP, DNSTCP: dnsTCP}
+		if n.SOCKSProxyPort != nil {
+			proxy.ForwardTransparent(t, "tcp", fmt.Sprintf("127.0.0.1:%d", *n.SOCKSProxyPort))
+			return
+		}
+		s.proxies.ServeTransparent(r.client, t)
 	}
-	ln, err := listen("unix", path, serveSOCKS)
-	dirFD.Close()
-	if err != nil {
-		return side, err
-	}
-	ln.(*net.UnixListener).SetUnlinkOnClose(false) // the runtime dir goes whole
-	side.SOCKSSocket = "socks.sock"
 	side.Env = proxy.Env(proxyHTTPPort, proxySOCKSPort, javaOpts)
 	if self, err := os.Executable(); err == nil {
 		// git's ssh goes through the policy by way of srt itself.

@@ -310,6 +310,41 @@ for n in ("ok.example", "bad.example"):
 	}
 }
 
+// A program that ignores the proxy variables and connects to an address
+// is refused by the transparent path, and the refusal is the command's
+// violation: named by the host its request asks for where it asks for
+// one (and decided by it), by the address otherwise.
+func TestTransparentViolation(t *testing.T) { testenv.BothUsers(t, nil, transparentViolation) }
+
+func transparentViolation(t *testing.T) {
+	testenv.RequireUserNamespaces(t)
+	needCurl(t)
+	sb, err := srt.New(context.Background(), settings(t, `{"network":{"allowedDomains":["ok.example"],"deniedDomains":["bad.example"],"deniedDomainReasons":{"bad.example":"bad is bad"}},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	out, err := sb.CommandRun(context.Background(), srt.Run{ID: "transparent"}, "sh", "-c",
+		`curl -s --noproxy '*' -o /dev/null -w '%{http_code} ' -H 'Host: bad.example' http://198.51.100.9:8080/
+curl -s --noproxy '*' -o /dev/null -w '%{http_code}' http://198.51.100.9:8081/`).Output()
+	if err == nil || string(out) != "000 000" {
+		t.Fatalf("connecting inside: %q %v", out, err)
+	}
+	var got []string
+	for _, v := range sb.Violations("transparent") {
+		if !v.Probe() {
+			got = append(got, fmt.Sprintf("%s %s %s | %s | %s", v.Kind, v.Operation, v.Target, v.Rule, v.Reason))
+		}
+	}
+	want := []string{
+		`network connect bad.example:8080 | deniedDomains "bad.example" | bad is bad`,
+		`network connect 198.51.100.9:8081 |  | host is not on the allow list`,
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("violations:\n got %q\nwant %q", got, want)
+	}
+}
+
 // A session that runs command after command keeps nothing of the runs
 // that ended: no descriptor (the proxy ports' listening sockets it is
 // handed would keep each run's network namespace alive), no runtime dir.

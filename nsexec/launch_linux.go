@@ -43,15 +43,14 @@ type Launch struct {
 	closeChild      sync.Once
 	connectPolicy   *ConnectPolicy // the fallback's connect supervisor
 	// proxies serve the listening sockets the init hands over, by port;
+	// transparent serves the transparent path's (NetSide.Transparent);
 	// nsPolicy answers the command's connects once the init hands over
-	// its filter's listener; the transparent path goes to the SOCKS
-	// proxy at socksPath (by way of socksDir, kept open).
-	proxies   map[int]func(net.Listener)
-	nsPolicy  *ConnectPolicy
-	socksPath string
-	socksDir  *os.File
-	onEvent   func(Event)
-	done      chan struct{}
+	// its filter's listener.
+	proxies     map[int]func(net.Listener)
+	transparent func(tcp []net.Listener, dnsUDP []net.PacketConn, dnsTCP []net.Listener)
+	nsPolicy    *ConnectPolicy
+	onEvent     func(Event)
+	done        chan struct{}
 	// pidfd is the started process (the init, or the fallback's command),
 	// known from the credentials of its hello; -1 before.
 	pidMu sync.Mutex
@@ -105,9 +104,11 @@ func command(ctx context.Context, role string) *exec.Cmd {
 // (Ports); and the environment that points its clients there.
 type NetSide struct {
 	Proxies []ProxyPort
-	// SOCKSSocket is the file name, in the runtime dir, of a Unix socket
-	// served by the SOCKS proxy: the transparent path's way out.
-	SOCKSSocket string
+	// Transparent, if set, serves the transparent path's sockets the
+	// init hands over (with Options.Intercept): the listeners the
+	// nftables redirect sends all other TCP to (IPv4, IPv6), and the DNS
+	// stub's. It returns at once; the sockets close with the run.
+	Transparent func(tcp []net.Listener, dnsUDP []net.PacketConn, dnsTCP []net.Listener)
 	Ports       []uint16
 	Env         []string
 }
@@ -180,11 +181,9 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 		ports = append(ports, p.Port)
 		l.proxies[p.Port] = p.Serve
 	}
-	intercept := o.Intercept && side.SOCKSSocket != ""
+	intercept := o.Intercept && side.Transparent != nil
 	if intercept {
-		if l.socksPath, l.socksDir, err = ShortPath(dir, side.SOCKSSocket); err != nil {
-			return nil, err
-		}
+		l.transparent = side.Transparent
 	}
 	l.nsPolicy = &ConnectPolicy{Proc: "/proc", Unix: filter.Unix, UnixPaths: unixPaths, OnDeny: o.OnEvent}
 	data, err := json.Marshal(&Spec{Plan: l.Plan, Argv: argv, Env: env, Cwd: cwd, RuntimeDir: dir, Debug: o.Debug, Terminal: o.Terminal,
@@ -341,7 +340,7 @@ func closeAll(fds []int) {
 // srt has nothing to serve with is closed.
 func (l *Launch) serveSockets(kinds []linkSocket, fds []int) []io.Closer {
 	var out []io.Closer
-	transparent := map[net.Listener]bool{}
+	var transparent []net.Listener
 	var dnsUDP []net.PacketConn
 	var dnsTCP []net.Listener
 	for i, fd := range fds {
@@ -351,7 +350,7 @@ func (l *Launch) serveSockets(kinds []linkSocket, fds []int) []io.Closer {
 		if k.Kind == socketProxy {
 			serve = l.proxies[k.Port]
 		}
-		intercepting := l.socksPath != "" && (k.Kind == socketTransparent || k.Kind == socketDNSTCP || k.Kind == socketDNSUDP)
+		intercepting := l.transparent != nil && (k.Kind == socketTransparent || k.Kind == socketDNSTCP || k.Kind == socketDNSUDP)
 		if serve == nil && !intercepting {
 			f.Close()
 			continue
@@ -375,13 +374,13 @@ func (l *Launch) serveSockets(kinds []linkSocket, fds []int) []io.Closer {
 		case socketProxy:
 			go serve(ln)
 		case socketTransparent:
-			transparent[ln] = k.IPv6
+			transparent = append(transparent, ln)
 		case socketDNSTCP:
 			dnsTCP = append(dnsTCP, ln)
 		}
 	}
 	if len(transparent)+len(dnsUDP)+len(dnsTCP) > 0 {
-		serveInterception(l.socksPath, transparent, dnsUDP, dnsTCP)
+		l.transparent(transparent, dnsUDP, dnsTCP)
 	}
 	return out
 }
@@ -480,10 +479,6 @@ func (l *Launch) Close() error {
 	if l.specR != nil {
 		l.specR.Close()
 		l.specR = nil
-	}
-	if l.socksDir != nil {
-		l.socksDir.Close()
-		l.socksDir = nil
 	}
 	var err error
 	if l.RuntimeDir != "" {

@@ -14,24 +14,9 @@ import (
 // (a name, or an address), without authentication. On success c is the
 // tunnel.
 func SOCKSConnect(c net.Conn, host string, port uint16) error {
-	return socksRequestOn(c, 1, host, port)
-}
-
-// SOCKSAsk asks srt's SOCKS proxy on c whether the current policy could
-// allow host on some port. It dials and resolves nothing; c is spent.
-func SOCKSAsk(c net.Conn, host string) (bool, error) {
-	err := socksRequestOn(c, cmdAsk, host, 0)
-	var re *RefusedError
-	if errors.As(err, &re) && re.Code == socksNotAllowed {
-		return false, nil
-	}
-	return err == nil, err
-}
-
-func socksRequestOn(c net.Conn, cmd byte, host string, port uint16) error {
 	c.SetDeadline(time.Now().Add(DialTimeout + HandshakeTimeout))
 	defer c.SetDeadline(time.Time{})
-	req := []byte{5, 1, 0, 5, cmd, 0}
+	req := []byte{5, 1, 0, 5, 1, 0}
 	if a, err := netip.ParseAddr(host); err == nil {
 		if a.Is4() {
 			req = append(append(req, 1), a.AsSlice()...)

@@ -2,10 +2,11 @@ package proxy
 
 import (
 	"fmt"
-	"net"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/miekg/dns"
 
 	"github.com/srt-go/srt/netfilter"
 )
@@ -30,8 +31,10 @@ func TestClientAllowancesAndAttribution(t *testing.T) {
 	}
 	a := &Client{ID: "a", Allow: extra}
 	b := &Client{ID: "b"}
-	ha, sa := startFor(t, s, a)
-	hb, sb := startFor(t, s, b)
+	ha, _ := startFor(t, s, a)
+	hb, _ := startFor(t, s, b)
+	sa := newSandbox(t, func(tr Transparent, dst dstFunc) { s.serveTransparent(a, tr, dst) })
+	sb := newSandbox(t, func(tr Transparent, dst dstFunc) { s.serveTransparent(b, tr, dst) })
 
 	get := "GET http://" + target + "/x HTTP/1.1\r\nHost: " + target + "\r\n\r\n"
 	if out := rawHTTP(t, ha, get); !strings.Contains(out, "hello /x") {
@@ -43,20 +46,12 @@ func TestClientAllowancesAndAttribution(t *testing.T) {
 	if out := rawHTTP(t, ha, "CONNECT denied.test:443 HTTP/1.1\r\n\r\n"); !strings.Contains(out, "403 host is on the deny list") {
 		t.Errorf("a client allowance overrode a deny entry: %q", out)
 	}
-	ask := func(addr, host string) bool {
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		ok, err := SOCKSAsk(c, host)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ok
+	ask := func(sb *sandbox, host string) bool {
+		_, rcode := sb.resolve(t, "udp", host)
+		return rcode == dns.RcodeSuccess
 	}
 	if !ask(sa, "extra.test") || ask(sb, "extra.test") || ask(sa, "denied.test") {
-		t.Errorf("DNS asks: a extra.test %v, b extra.test %v, a denied.test %v", ask(sa, "extra.test"), ask(sb, "extra.test"), ask(sa, "denied.test"))
+		t.Errorf("DNS stubs: a extra.test %v, b extra.test %v, a denied.test %v", ask(sa, "extra.test"), ask(sb, "extra.test"), ask(sa, "denied.test"))
 	}
 
 	mu.Lock()
@@ -93,19 +88,13 @@ func TestStrictPolicyIgnoresClientAllowances(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, so := startFor(t, s, &Client{ID: "a", Allow: extra})
+	a := &Client{ID: "a", Allow: extra}
+	h, _ := startFor(t, s, a)
+	sb := newSandbox(t, func(tr Transparent, dst dstFunc) { s.serveTransparent(a, tr, dst) })
 	get := "GET http://" + target + "/x HTTP/1.1\r\nHost: " + target + "\r\n\r\n"
 	ask := func() bool {
-		c, err := net.Dial("tcp", so)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		ok, err := SOCKSAsk(c, "extra.test")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ok
+		_, rcode := sb.resolve(t, "udp", "extra.test")
+		return rcode == dns.RcodeSuccess
 	}
 	if out := rawHTTP(t, h, get); !strings.Contains(out, "hello /x") || !ask() {
 		t.Fatalf("without strict, the client's allowance should count: %q", out)

@@ -3,6 +3,7 @@ package proxy
 import (
 	"bufio"
 	"bytes"
+	"crypto/tls"
 	"io"
 	"net/http"
 	"testing"
@@ -25,7 +26,7 @@ func FuzzReadSOCKS(f *testing.F) {
 			if err != nil {
 				continue
 			}
-			if _, err := netfilter.ParseHost(req.host); err != nil || (req.port == 0 && !req.ask) {
+			if _, err := netfilter.ParseHost(req.host); err != nil || req.port == 0 {
 				t.Fatalf("accepted %+v: %v", req, err)
 			}
 			if c != nil && !bytes.Contains(data, []byte{3, 's', 'r', 't', 2, 'p', 'w'}) {
@@ -66,4 +67,66 @@ func FuzzHTTPRequestTarget(f *testing.F) {
 			t.Fatalf("accepted %+v", tg)
 		}
 	})
+}
+
+// checkNameIn asserts what nameIn promises of any bytes: it reads none
+// past them (its answer does not depend on what lies after them in
+// memory), returns a name only if the canonicaliser accepts it and the
+// stream is complete, and a complete answer stays the same whatever
+// follows. It returns the answer.
+func checkNameIn(t *testing.T, data []byte) string {
+	name, complete, err := nameIn(data[:len(data):len(data)])
+	for _, fill := range []byte{0x00, 0xff, recordHandshake} {
+		buf := append(bytes.Clone(data), bytes.Repeat([]byte{fill}, 256)...)
+		n, c, e := nameIn(buf[:len(data)])
+		if n != name || c != complete || (e == nil) != (err == nil) {
+			t.Fatalf("the answer depends on the bytes after the input (fill %#x): %q %v %v, then %q %v %v", fill, name, complete, err, n, c, e)
+		}
+	}
+	if name != "" {
+		if _, perr := netfilter.ParseHost(name); perr != nil || err != nil || !complete {
+			t.Fatalf("name %q (complete %v, err %v) that the canonicaliser refuses: %v", name, complete, err, perr)
+		}
+	}
+	if !complete && (name != "" || err != nil) {
+		t.Fatalf("an answer from an incomplete stream: %q %v", name, err)
+	}
+	if complete {
+		more := append(bytes.Clone(data), "\r\n\r\nGET / HTTP/1.1\r\nHost: other.test\r\n\r\n"...)
+		if n, c, e := nameIn(more); n != name || !c || (e == nil) != (err == nil) {
+			t.Fatalf("complete answer %q %v changed with more bytes: %q %v %v", name, err, n, c, e)
+		}
+	}
+	return name
+}
+
+// FuzzSNI: the ClientHello parser of the transparent path, on anything a
+// command sends first. A name it finds is bytes of the input.
+func FuzzSNI(f *testing.F) {
+	for _, cfg := range []*tls.Config{
+		{ServerName: "allowed.test"},
+		{ServerName: "allowed.test", MaxVersion: tls.VersionTLS12},
+		{InsecureSkipVerify: true},
+	} {
+		f.Add(clientHello(f, cfg))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		name := checkNameIn(t, data)
+		if len(data) > 0 && data[0] == recordHandshake && !bytes.Contains(data, []byte(name)) {
+			t.Fatalf("SNI %q is not in the ClientHello", name)
+		}
+	})
+}
+
+// FuzzHostHeader: the HTTP Host peek of the transparent path, on
+// anything a command sends first.
+func FuzzHostHeader(f *testing.F) {
+	for _, s := range []string{
+		"GET / HTTP/1.1\r\nHost: allowed.test\r\n\r\n",
+		"GET http://url.test/ HTTP/1.1\r\nHost: header.test\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: [::1]:8080\r\n\r\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) { checkNameIn(t, data) })
 }

@@ -11,11 +11,10 @@ import (
 // the reference's cap on tunnels (256), so that no tool that works under
 // the reference is refused here, and far above what busy clients keep
 // open (npm 15 sockets an origin; Chrome 32 to a proxy, 256 in all). One
-// open connection costs srt at most four descriptors at rest (on the
-// transparent path: the command's socket, a Unix socket pair into the
-// proxy, the upstream), so a command at its cap holds about 2,000: with
-// a descriptor limit of 20,000, ten commands at their caps still leave
-// the session room.
+// open connection costs srt two descriptors at rest (the command's
+// socket and the upstream, on every path, the transparent one included),
+// so a command at its cap holds about 1,000: with a descriptor limit of
+// 20,000, ten commands at their caps still leave the session room.
 const MaxConnsPerClient = 512
 
 // admission is what becomes of an accepted connection.

@@ -34,7 +34,7 @@ const (
 
 // Decision is reported for every connection the proxies decide on.
 type Decision struct {
-	Protocol string // "http", "connect", "socks5"
+	Protocol string // "http", "connect", "socks5", "transparent", "dns"
 	Host     string // as the client spelled it
 	Port     uint16
 	netfilter.Decision
@@ -95,7 +95,7 @@ type Server struct {
 	mu      sync.Mutex
 	conns   map[net.Conn]struct{}
 	clients map[*Client]*clientConns
-	lns     map[net.Listener]struct{}
+	lns     map[io.Closer]struct{} // listeners and the DNS stub's sockets
 	wg      sync.WaitGroup
 	closed  bool
 }
@@ -126,7 +126,7 @@ func New(p *netfilter.Policy) *Server {
 	s := &Server{
 		conns:             map[net.Conn]struct{}{},
 		clients:           map[*Client]*clientConns{},
-		lns:               map[net.Listener]struct{}{},
+		lns:               map[io.Closer]struct{}{},
 		IdleTimeout:       IdleTimeout,
 		MaxConnsPerClient: MaxConnsPerClient,
 	}
@@ -157,6 +157,12 @@ func (s *Server) serve(l net.Listener, client *Client, handle handler) error {
 		return net.ErrClosed
 	}
 	defer s.untrack(l)
+	return s.accept(l, client, handle)
+}
+
+// accept serves l, which the caller tracks, until it or the server is
+// closed.
+func (s *Server) accept(l net.Listener, client *Client, handle handler) error {
 	for {
 		c, err := Accept(l)
 		if err != nil {
@@ -184,7 +190,7 @@ func (s *Server) serve(l net.Listener, client *Client, handle handler) error {
 	}
 }
 
-func (s *Server) track(l net.Listener) bool {
+func (s *Server) track(l io.Closer) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -194,7 +200,7 @@ func (s *Server) track(l net.Listener) bool {
 	return true
 }
 
-func (s *Server) untrack(l net.Listener) {
+func (s *Server) untrack(l io.Closer) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.lns, l)
@@ -206,8 +212,8 @@ func (s *Server) isClosed() bool {
 	return s.closed
 }
 
-// Close stops the listeners and every connection, and waits for their
-// goroutines. It is safe to call twice.
+// Close stops the listeners (the DNS stub's sockets too) and every
+// connection, and waits for their goroutines. It is safe to call twice.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	s.closed = true
@@ -320,8 +326,8 @@ func (s *Server) dialAllowed(ctx context.Context, c *Client, p *netfilter.Policy
 // halfCloser is a connection whose write side can be shut alone.
 type halfCloser interface{ CloseWrite() error }
 
-// Join joins two connections until both sides are done: the sandbox's
-// transparent path uses it to hand a connection to the host's proxy.
+// Join joins two connections until both sides are done, as a
+// forwarder with no policy of its own does (Forward, ForwardTransparent).
 func Join(a, b net.Conn) { relay(a, b, 0) }
 
 // Forward accepts connections on ln until it fails and joins each to a

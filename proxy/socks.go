@@ -28,10 +28,6 @@ const (
 
 // socksRequest is a parsed SOCKS5 CONNECT.
 type socksRequest struct {
-	// ask is the private "may this name be allowed?" command (0xF0, the
-	// number Tor uses for its RESOLVE extension): the sandbox's DNS stub
-	// asks it, so its answers follow the live policy.
-	ask  bool
 	host string // a name, or an address in canonical text
 	port uint16
 }
@@ -86,7 +82,7 @@ func readSOCKS(r *bufio.Reader, w io.Writer, cred *Credential) (socksRequest, er
 	if req[0] != 5 {
 		return socksRequest{}, &errSOCKS{socksGeneralFailure, "bad request version"}
 	}
-	if req[1] != 1 && req[1] != cmdAsk {
+	if req[1] != 1 {
 		return socksRequest{}, &errSOCKS{socksCommandUnsupported, fmt.Sprintf("command %d is not supported (only CONNECT)", req[1])}
 	}
 	var host string
@@ -127,26 +123,19 @@ func readSOCKS(r *bufio.Reader, w io.Writer, cred *Credential) (socksRequest, er
 		return socksRequest{}, err
 	}
 	p := binary.BigEndian.Uint16(port[:])
-	if p == 0 && req[1] != cmdAsk {
+	if p == 0 {
 		return socksRequest{}, &errSOCKS{socksNotAllowed, "port 0"}
-	}
-	if req[1] == cmdAsk {
-		return socksRequest{ask: true, host: host, port: p}, nil
 	}
 	return socksRequest{host: host, port: p}, nil
 }
-
-// cmdAsk is the private SOCKS command of SOCKSAsk.
-const cmdAsk = 0xf0
 
 func socksReply(w io.Writer, code byte) error {
 	_, err := w.Write([]byte{5, code, 0, 1, 0, 0, 0, 0, 0, 0})
 	return err
 }
 
-// handleSOCKS serves one SOCKS5 connection. When the client is full, a
-// CONNECT is answered "general failure"; the DNS stub's questions are
-// still answered, as they hold nothing open.
+// handleSOCKS serves one SOCKS5 connection. When the client is full, the
+// CONNECT is answered "general failure".
 func (s *Server) handleSOCKS(c net.Conn, client *Client, full bool) {
 	c.SetDeadline(time.Now().Add(HandshakeTimeout))
 	br := bufio.NewReader(c)
@@ -160,15 +149,6 @@ func (s *Server) handleSOCKS(c net.Conn, client *Client, full bool) {
 		if errors.As(err, &se) {
 			socksReply(c, se.code)
 		}
-		return
-	}
-	if req.ask {
-		// Nothing is dialled or resolved: only the policy is consulted.
-		code := byte(socksNotAllowed)
-		if s.mayAllow(client, req.host) {
-			code = socksSucceeded
-		}
-		socksReply(c, code)
 		return
 	}
 	if full {

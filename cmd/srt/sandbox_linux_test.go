@@ -743,22 +743,35 @@ func TestSandboxTransparent(t *testing.T) {
 			}
 		}()
 		uport := udp.LocalAddr().(*net.UDPAddr).Port
+		// Over IPv6 too, where the kernel has it: the redirect's IPv6
+		// rule, listener and original destination.
+		v6, hello6, paths := "", "", "/transparent"
+		if _, err := os.Stat("/proc/net/if_inet6"); err == nil {
+			v6 = fmt.Sprintf(`curl -s --noproxy '*' -g -H "Host: localhost:%[1]d" "http://[2001:db8::9]:%[1]d/transparent6"; echo`+"\n", port)
+			hello6, paths = "hello\n", "/transparent /transparent6"
+		}
 		script := fmt.Sprintf(`getent hosts allowed.test | cut -d' ' -f1 | cut -d. -f1-2
 getent hosts evil.test || echo NX
 getent hosts unlisted.test || echo NX2
 curl -s --noproxy '*' -H "Host: localhost:%[1]d" http://198.51.100.9:%[1]d/transparent; echo
-curl -s --noproxy '*' -o /dev/null -w "%%{http_code}" -H "Host: evil.test:%[1]d" http://198.51.100.9:%[1]d/denied; echo
+%[3]scurl -s --noproxy '*' -o /dev/null -w "%%{http_code}" -H "Host: evil.test:%[1]d" http://198.51.100.9:%[1]d/denied; echo
 curl -s --noproxy '*' -o /dev/null -w "%%{http_code}" http://198.51.100.9:%[1]d/ip-only; echo
-bash -c 'echo x > /dev/udp/127.0.0.1/%[2]d; echo x > /dev/udp/198.51.100.9/%[2]d' 2>/dev/null; echo done`, port, uport)
+bash -c 'echo x > /dev/udp/127.0.0.1/%[2]d; echo x > /dev/udp/198.51.100.9/%[2]d' 2>/dev/null; echo done`, port, uport, v6)
 		r := b.runJSON(`{"network":{"allowedDomains":["localhost","allowed.test"],"deniedDomains":["evil.test"]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`, script)
 		out, errOut, _ := r.stdout, r.stderr, r.code
-		want := "198.18\nNX\nNX2\nhello\n000\n000\ndone\n"
+		want := "198.18\nNX\nNX2\nhello\n" + hello6 + "000\n000\ndone\n"
 		if out != want {
 			t.Errorf("output:\n%s\nwant:\n%s\nstderr: %s", out, want, errOut)
 		}
-		got := requests()
-		if len(got) != 1 || !strings.Contains(got[0], "/transparent") {
-			t.Errorf("the host server saw %q, want only /transparent", got)
+		var seen []string
+		for _, line := range requests() {
+			if f := strings.Fields(line); len(f) > 1 {
+				line = f[1]
+			}
+			seen = append(seen, line)
+		}
+		if strings.Join(seen, " ") != paths {
+			t.Errorf("the host server saw %q, want only %s", requests(), paths)
 		}
 		select {
 		case <-gotUDP:
@@ -846,9 +859,8 @@ curl -sk --noproxy "" -x "$HTTPS_PROXY" -o /dev/null -w "%%{http_code}" https://
 	})
 }
 
-// srt opens no TCP port on the host: the proxies accept on sockets of the
-// sandbox's network namespace (and, for the transparent path, on a Unix
-// socket in a private directory).
+// srt opens no TCP port on the host: the proxies, the transparent path
+// included, accept on sockets of the sandbox's network namespace.
 func TestSandboxOpensNoHostPort(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
 		b := newBox(t)
