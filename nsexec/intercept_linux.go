@@ -59,7 +59,7 @@ func openInterception() ([]handedSocket, error) {
 	out = append(out, handedSocket{linkSocket{Kind: socketTransparent}, ln4.(*net.TCPListener)})
 	port := uint16(ln4.Addr().(*net.TCPAddr).Port)
 	if ln6, err := Listen("tcp", net.JoinHostPort("::1", strconv.Itoa(int(port)))); err == nil {
-		out = append(out, handedSocket{linkSocket{Kind: socketTransparent, IPv6: true}, ln6.(*net.TCPListener)})
+		out = append(out, handedSocket{linkSocket{Kind: socketTransparent}, ln6.(*net.TCPListener)})
 	}
 	if err := routeEverythingLocal(); err != nil {
 		return fail(fmt.Errorf("routing: %w", err))

@@ -66,7 +66,6 @@ type linkMessage struct {
 type linkSocket struct {
 	Kind string `json:"kind"`           // one of the socket kinds below
 	Port int    `json:"port,omitempty"` // socketProxy: the loopback port
-	IPv6 bool   `json:"ipv6,omitempty"` // socketTransparent: an IPv6 listener
 }
 
 // Kinds of handed-over sockets.
