@@ -106,7 +106,34 @@ type Sandbox struct {
 	// later.
 	plans map[string]*planInfo
 
-	platform
+	be backend
+}
+
+// backend is what each system provides a Sandbox: srt_linux.go's, or
+// srt_other.go's, which refuses everything.
+type backend interface {
+	// supported says whether a sandbox can run on this system at all.
+	supported() error
+	// start starts the session (its proxies) for settings.
+	start(settings *config.Settings) error
+	// setPolicy puts the network policy of an Update in force.
+	setPolicy(*netfilter.Policy)
+	// stop stops the session's proxies.
+	stop()
+	// enforcement is the level a command with settings gets.
+	enforcement(settings *config.Settings) Enforcement
+	// command and wrap prepare one run.
+	command(ctx context.Context, r Run, argv []string) (*exec.Cmd, error)
+	wrap(r Run, argv []string) ([]string, error)
+	// settle waits briefly for the last events of key's finished runs.
+	settle(key string)
+	// hostWritable says whether this user could write path on the host:
+	// a denial there came from the sandbox.
+	hostWritable(path string) bool
+	// doctor reports what the host offers the sandbox.
+	doctor() *Report
+	// explainStart explains a failure to start a run's process.
+	explainStart(err error) error
 }
 
 // ErrClosed is returned for commands of a closed Sandbox.
@@ -122,12 +149,13 @@ func New(ctx context.Context, settings *config.Settings, opts ...Option) (*Sandb
 		return nil, err
 	}
 	s := &Sandbox{debugf: func(string, ...any) {}, runs: map[*run]struct{}{}, plans: map[string]*planInfo{}}
+	s.be = newBackend(s)
 	for _, o := range opts {
 		o(s)
 	}
 	s.settings = settings
 	s.store = newStore(settings.IgnoreViolations, s.onViolation)
-	if err := s.start(settings); err != nil {
+	if err := s.be.start(settings); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -144,7 +172,7 @@ func (s *Sandbox) Command(ctx context.Context, name string, args ...string) *exe
 // CommandRun is Command with the command's own options.
 func (s *Sandbox) CommandRun(ctx context.Context, r Run, name string, args ...string) *exec.Cmd {
 	argv := append([]string{name}, args...)
-	cmd, err := s.command(ctx, r, argv)
+	cmd, err := s.be.command(ctx, r, argv)
 	if err != nil {
 		// Start reports Err and runs nothing.
 		cmd = &exec.Cmd{Path: name, Args: argv, Err: err}
@@ -161,7 +189,7 @@ func (s *Sandbox) CommandRun(ctx context.Context, r Run, name string, args ...st
 // sandbox (enableWeakerNestedSandbox on a host without namespaces)
 // cannot be wrapped.
 func (s *Sandbox) Wrap(r Run, name string, args ...string) (argv, env []string, err error) {
-	argv, err = s.wrap(r, append([]string{name}, args...))
+	argv, err = s.be.wrap(r, append([]string{name}, args...))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -189,7 +217,7 @@ func (s *Sandbox) Update(settings *config.Settings) error {
 	s.store.mu.Lock()
 	s.store.ignore = settings.IgnoreViolations
 	s.store.mu.Unlock()
-	s.setPolicy(p)
+	s.be.setPolicy(p)
 	return nil
 }
 
@@ -203,7 +231,7 @@ func CheckSettings(settings *config.Settings) error {
 	if settings == nil {
 		return errors.New("srt: no settings")
 	}
-	if err := supported(); err != nil {
+	if err := newBackend(nil).supported(); err != nil {
 		// Nothing runs here whatever the keys say.
 		return err
 	}
@@ -238,7 +266,7 @@ func (s *Sandbox) Settings() *config.Settings {
 // Violations returns the violations kept for the attribution key id
 // (Run.ID, or Run.Text when the command had no id), oldest first.
 func (s *Sandbox) Violations(id string) []Violation {
-	s.settle(id)
+	s.be.settle(id)
 	return s.store.of(id)
 }
 
@@ -266,7 +294,7 @@ func (s *Sandbox) InferFromStderr(id, stderr string) []Violation {
 	if info == nil {
 		return nil
 	}
-	vs := inferFilesystem(stderr, info.cwd, info.rules, hostWritable)
+	vs := inferFilesystem(stderr, info.cwd, info.rules, s.be.hostWritable)
 	known := map[string]bool{}
 	for _, v := range s.Violations(id) {
 		if v.Kind == KindFilesystem {
@@ -286,7 +314,7 @@ func (s *Sandbox) InferFromStderr(id, stderr string) []Violation {
 }
 
 // Enforcement is the level every command of this session gets.
-func (s *Sandbox) Enforcement() nsexec.Enforcement { return s.enforcement() }
+func (s *Sandbox) Enforcement() Enforcement { return s.be.enforcement(s.Settings()) }
 
 // Close stops every running command of the session and the proxies, and
 // removes what the session made. It is safe to call twice.
@@ -307,7 +335,7 @@ func (s *Sandbox) Close() error {
 		r.stop()
 	}
 	s.wg.Wait()
-	s.stopPlatform()
+	s.be.stop()
 	return nil
 }
 

@@ -2,8 +2,8 @@ package srt
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"github.com/srt-go/srt/seccomp"
 	"net"
 	"net/netip"
 	"os"
@@ -15,9 +15,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/srt-go/srt/seccomp"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/srt-go/srt/config"
+	"github.com/srt-go/srt/landlock"
 	"github.com/srt-go/srt/netfilter"
 	"github.com/srt-go/srt/nsexec"
 	"github.com/srt-go/srt/proxy"
@@ -30,14 +33,17 @@ const (
 	proxySOCKSPort = 1080
 )
 
-// platform is the Linux half of a Sandbox: the session's proxy server and
-// whether its commands run in the fallback sandbox.
-type platform struct {
+// linuxBackend is the Linux half of a Sandbox: the session's proxy server
+// and whether its commands run in the fallback sandbox.
+type linuxBackend struct {
+	*Sandbox
 	proxies  *proxy.Server
 	fallback bool
 }
 
-func (s *Sandbox) start(settings *config.Settings) error {
+func newBackend(s *Sandbox) backend { return &linuxBackend{Sandbox: s} }
+
+func (s *linuxBackend) start(settings *config.Settings) error {
 	// The weaker fallback runs only when the settings ask for it and the
 	// host refuses namespaces.
 	if settings.EnableWeakerNestedSandbox {
@@ -68,17 +74,52 @@ func (s *Sandbox) start(settings *config.Settings) error {
 }
 
 // supported: Linux has a sandbox backend.
-func supported() error { return nil }
+func (s *linuxBackend) supported() error { return nil }
 
-func (s *Sandbox) setPolicy(p *netfilter.Policy) {
+func (s *linuxBackend) setPolicy(p *netfilter.Policy) {
 	p.HostAddrs = hostAddrs
 	s.proxies.SetPolicy(p)
 }
 
-func (s *Sandbox) stopPlatform() { s.proxies.Close() }
+func (s *linuxBackend) stop() {
+	if s.proxies != nil {
+		s.proxies.Close()
+	}
+}
 
-func (s *Sandbox) enforcement() nsexec.Enforcement {
-	return nsexec.EnforcementFor(s.Settings(), s.fallback)
+func (s *linuxBackend) enforcement(settings *config.Settings) Enforcement {
+	noLandlock := ""
+	if settings.AllowNestedUserNamespaces && !s.fallback {
+		noLandlock = nsexec.NestedNoLandlock
+	}
+	return linuxEnforcement(s.fallback, noLandlock, landlock.ABI())
+}
+
+func (s *linuxBackend) explainStart(err error) error {
+	if explained := nsexec.Explain(err); explained != err {
+		return &UnsupportedError{Missing: "user namespaces", Err: explained}
+	}
+	return err
+}
+
+func (s *linuxBackend) doctor() *Report {
+	f := nsexec.Probe()
+	r := &Report{}
+	for _, x := range f.Features {
+		r.Features = append(r.Features, Feature{Name: x.Name, OK: x.OK, Detail: x.Detail})
+	}
+	switch {
+	case f.Namespaces == nil:
+		r.Enforcement = linuxEnforcement(false, "", f.LandlockABI)
+	default:
+		r.Enforcement = Enforcement{Level: None}
+		r.Why = f.Namespaces.Error()
+		if f.LandlockABI > 0 {
+			e := linuxEnforcement(true, "", f.LandlockABI)
+			r.Fallback = &e
+		}
+	}
+	return r
 }
 
 // run is one command of the session.
@@ -103,7 +144,7 @@ func (r *run) stop() {
 	r.launch.Close()
 }
 
-func (s *Sandbox) runOf(c *proxy.Client) (*run, bool) {
+func (s *linuxBackend) runOf(c *proxy.Client) (*run, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for r := range s.runs {
@@ -115,7 +156,7 @@ func (s *Sandbox) runOf(c *proxy.Client) (*run, bool) {
 }
 
 // command prepares one run.
-func (s *Sandbox) command(ctx context.Context, o Run, argv []string) (*exec.Cmd, error) {
+func (s *linuxBackend) command(ctx context.Context, o Run, argv []string) (*exec.Cmd, error) {
 	r, err := s.prepare(ctx, o, argv)
 	if err != nil {
 		return nil, err
@@ -124,7 +165,7 @@ func (s *Sandbox) command(ctx context.Context, o Run, argv []string) (*exec.Cmd,
 }
 
 // wrap prepares one run to be started by the caller.
-func (s *Sandbox) wrap(o Run, argv []string) ([]string, error) {
+func (s *linuxBackend) wrap(o Run, argv []string) ([]string, error) {
 	r, err := s.prepare(context.Background(), o, argv)
 	if err != nil {
 		return nil, err
@@ -138,7 +179,7 @@ func (s *Sandbox) wrap(o Run, argv []string) ([]string, error) {
 }
 
 // prepare makes one run of the session.
-func (s *Sandbox) prepare(ctx context.Context, o Run, argv []string) (*run, error) {
+func (s *linuxBackend) prepare(ctx context.Context, o Run, argv []string) (*run, error) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -146,6 +187,10 @@ func (s *Sandbox) prepare(ctx context.Context, o Run, argv []string) (*run, erro
 	}
 	settings := s.settings
 	s.mu.Unlock()
+	if s.fallback && landlock.ABI() == 0 {
+		return nil, &UnsupportedError{Missing: "user namespaces or Landlock",
+			Err: errors.New("refusing to run: neither user namespaces nor Landlock are available here, so no sandbox can be built")}
+	}
 	if o.Text == "" {
 		o.Text = strings.Join(argv, " ")
 	}
@@ -199,7 +244,7 @@ func (s *Sandbox) prepare(ctx context.Context, o Run, argv []string) (*run, erro
 	l.Cmd.Stdin, l.Cmd.Stdout, l.Cmd.Stderr = nil, nil, nil
 	if s.debug {
 		s.debugf("Mount plan:\n%s", l.Plan)
-		s.debugf("Enforcement: %s", l.Enforcement)
+		s.debugf("Enforcement: %s", linuxEnforcement(l.RunPlan.Fallback, l.RunPlan.NoLandlock, landlock.ABI()))
 		s.debugf("Seccomp filter for %s", seccomp.Describe(l.Seccomp))
 		if l.Landlock != nil {
 			s.debugf("Landlock layer: read %v; read files %v; list only %v; write %v", l.Landlock.Read, l.Landlock.ReadFile, l.Landlock.ListOnly, l.Landlock.Write)
@@ -238,7 +283,7 @@ func (s *Sandbox) prepare(ctx context.Context, o Run, argv []string) (*run, erro
 // sandbox, how srt serves the sockets its init hands over (the proxy
 // ports and the transparent path); for the fallback, listeners on
 // loopback TCP asking a per-run credential.
-func (s *Sandbox) network(r *run, settings *config.Settings, env []string) (nsexec.NetSide, error) {
+func (s *linuxBackend) network(r *run, settings *config.Settings, env []string) (nsexec.NetSide, error) {
 	var side nsexec.NetSide
 	inherited, _ := lookupEnv(env, "JAVA_TOOL_OPTIONS")
 	javaOpts := javaToolOptions(settings.JavaAgentJarPath, inherited)
@@ -355,12 +400,6 @@ var hostAddrs = func() func() []netip.Addr {
 	}
 }()
 
-// planInfo is what a plan does to paths, for reading denials.
-type planInfo struct {
-	text, cwd string
-	rules     []fsRule
-}
-
 // planRules is what p does to paths, for reading denials: its mounts,
 // and the allowWrite entries (of allowWrite, the settings p was built
 // from) that it skipped, which explain a write refused where they point.
@@ -431,7 +470,7 @@ func resolveExisting(p string) string {
 
 // hostWritable reports whether this user could write path on the host:
 // a denial there came from the sandbox.
-func hostWritable(path string) bool {
+func (s *linuxBackend) hostWritable(path string) bool {
 	for p := path; p != "/" && p != "."; p = parentDir(p) {
 		if _, err := os.Lstat(p); err == nil {
 			return unix.Access(p, unix.W_OK) == nil
@@ -462,7 +501,7 @@ func fromEvent(e nsexec.Event) Violation {
 
 // settle waits briefly for the last events of key's runs that have
 // exited, so that Violations after the caller's Wait is complete.
-func (s *Sandbox) settle(key string) {
+func (s *linuxBackend) settle(key string) {
 	s.mu.Lock()
 	var rs []*run
 	for r := range s.runs {

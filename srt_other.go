@@ -10,34 +10,37 @@ import (
 
 	"github.com/srt-go/srt/config"
 	"github.com/srt-go/srt/netfilter"
-	"github.com/srt-go/srt/nsexec"
 )
 
-// errUnsupported: on this system the library cannot build a sandbox yet
-// (macOS and Windows backends are not written), so it refuses.
-var errUnsupported = errors.New("srt: no sandbox backend for " + runtime.GOOS + " yet; refusing to run commands unconfined")
+// unsupportedBackend is every system without a sandbox backend yet (macOS
+// and Windows): it refuses to run anything, so nothing runs unconfined.
+type unsupportedBackend struct{}
 
-type platform struct{}
+func newBackend(*Sandbox) backend { return unsupportedBackend{} }
 
+// noBackend is why nothing runs here.
+func noBackend() error {
+	return &UnsupportedError{Missing: "a sandbox backend for " + runtime.GOOS,
+		Err: errors.New("no sandbox backend for " + runtime.GOOS + " yet; refusing to run commands unconfined")}
+}
+
+func (unsupportedBackend) supported() error                         { return noBackend() }
+func (unsupportedBackend) start(*config.Settings) error             { return noBackend() }
+func (unsupportedBackend) setPolicy(*netfilter.Policy)              {}
+func (unsupportedBackend) stop()                                    {}
+func (unsupportedBackend) enforcement(*config.Settings) Enforcement { return Enforcement{Level: None} }
+func (unsupportedBackend) hostWritable(string) bool                 { return false }
+func (unsupportedBackend) settle(string)                            {}
+func (unsupportedBackend) command(context.Context, Run, []string) (*exec.Cmd, error) {
+	return nil, noBackend()
+}
+func (unsupportedBackend) wrap(Run, []string) ([]string, error) { return nil, noBackend() }
+func (unsupportedBackend) explainStart(err error) error         { return err }
+func (unsupportedBackend) doctor() *Report {
+	return &Report{Enforcement: Enforcement{Level: None}, Why: noBackend().Error()}
+}
+
+// run is a command of the session; none is ever made here.
 type run struct{ key, text string }
 
 func (r *run) stop() {}
-
-type planInfo struct {
-	text, cwd string
-	rules     []fsRule
-}
-
-func supported() error                             { return errUnsupported }
-func (s *Sandbox) start(*config.Settings) error    { return errUnsupported }
-func (s *Sandbox) setPolicy(*netfilter.Policy)     {}
-func (s *Sandbox) stopPlatform()                   {}
-func (s *Sandbox) enforcement() nsexec.Enforcement { return nsexec.Enforcement{Level: "none"} }
-func hostWritable(string) bool                     { return false }
-func (s *Sandbox) command(context.Context, Run, []string) (*exec.Cmd, error) {
-	return nil, errUnsupported
-}
-
-func (s *Sandbox) settle(string) {}
-
-func (s *Sandbox) wrap(Run, []string) ([]string, error) { return nil, errUnsupported }

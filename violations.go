@@ -214,6 +214,12 @@ func (v Violation) MarshalLine() []byte {
 
 // fsRule is what a plan does at a path: the mount that decides it, or an
 // allowWrite entry that made no mount.
+// planInfo is what a plan does to paths, for reading denials.
+type planInfo struct {
+	text, cwd string
+	rules     []fsRule
+}
+
 type fsRule struct {
 	path     string
 	readOnly bool // a read-only rebind (denyWrite, a protected name)

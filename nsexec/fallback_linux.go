@@ -35,45 +35,12 @@ const (
 	roleFallbackExec = "__srt_fallback_exec"
 )
 
-// fallbackLacks are what holds in the namespace sandbox and not in the
-// fallback, each shown by a test (cmd/srt TestFallbackLacks).
-var fallbackLacks = []string{
-	"other processes of this user are visible in /proc, with their command lines (not their environment or memory; Landlock blocks signalling and tracing them)",
-	"denyWrite entries and protected names inside writable trees can be written, renamed and removed (Landlock cannot carve them out of a grant; their mode, owner, times and attributes stay protected)",
-	"the names in a denyRead directory can be listed (not read)",
-	"programs that ignore the proxy variables cannot connect (no transparent path, no DNS)",
-	"clients that cannot send the proxies' per-run credential, such as Java's, cannot connect",
-	"no new pseudo-terminal can be made (script, expect, ssh -t fail inside), and allowPty is refused",
-}
-
-// fallbackEnforcement describes the fallback under Landlock ABI abi.
-func fallbackEnforcement(abi int) Enforcement {
-	lacks := slices.Clone(fallbackLacks)
-	if abi < 3 {
-		lacks = append(lacks, fmt.Sprintf("Landlock ABI %d has no truncate right: truncate(2) can empty a file outside allowWrite", abi))
-	}
-	if abi < 4 {
-		lacks = append(lacks, fmt.Sprintf("Landlock ABI %d has no TCP rules (the seccomp supervisor still decides every connect and listen)", abi))
-	}
-	if abi < 6 {
-		lacks = append(lacks, fmt.Sprintf("Landlock ABI %d cannot scope signals: the command can signal this user's other processes, srt's reaper included (what the command leaves running may then outlive it)", abi))
-	}
-	return Enforcement{Level: "partial", Layers: []string{
-		fmt.Sprintf("Landlock ABI %d", abi),
-		"seccomp (TCP only; every connect, listen and metadata change checked by srt; no System V IPC or message queues)",
-		"no capabilities, no_new_privs",
-		"srt reaps and kills the command's whole tree",
-		"network only through the policy proxies on loopback, with a per-run credential"},
-		Lacks: lacks}
-}
-
 // prepareFallback fills in l to start the fallback child.
 func (l *Launch) prepareFallback(s *config.Settings, o Options, side NetSide, argv, env []string, cwd string, filter seccomp.Options, unixPaths []string) error {
 	abi := landlock.ABI()
 	if abi == 0 {
 		return errors.New("refusing to run: neither user namespaces nor Landlock are available here, so no sandbox can be built")
 	}
-	l.Enforcement = fallbackEnforcement(abi)
 	ports := side.Ports
 	pol := &ConnectPolicy{Proc: "/proc", Unix: filter.Unix, UnixPaths: unixPaths, HostNamespaces: true, OnDeny: o.OnEvent,
 		LocalBinding: s.Network.AllowLocalBinding, Writable: l.Plan.Writable}

@@ -26,16 +26,14 @@ import (
 // Launch is one prepared run: the init's process, not yet started, and the
 // host state it needs (the runtime dir, the spec pipe).
 type Launch struct {
-	Cmd      *exec.Cmd
-	RunPlan  *RunPlan
-	Plan     *Plan
-	Seccomp  seccomp.Options // the command's filter (DescribeFilter prints it)
-	Landlock *landlock.Rules // nil: no Landlock layer (allowNestedUserNamespaces)
-	// Enforcement is the level of this run.
-	Enforcement Enforcement
-	RuntimeDir  string
-	specR       *os.File
-	lock        *os.File
+	Cmd        *exec.Cmd
+	RunPlan    *RunPlan
+	Plan       *Plan
+	Seccomp    seccomp.Options // the command's filter (DescribeFilter prints it)
+	Landlock   *landlock.Rules // nil: no Landlock layer (allowNestedUserNamespaces)
+	RuntimeDir string
+	specR      *os.File
+	lock       *os.File
 	// The link to the started process (its fd 4): it says hello first,
 	// the fallback child then hands over its seccomp listener, and the
 	// link's end tells that the run is over.
@@ -174,7 +172,6 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 		ok = true
 		return l, nil
 	}
-	l.Enforcement = fullEnforcement(landlock.ABI(), rp.NoLandlock)
 	var ports []int
 	l.proxies = map[int]func(net.Listener){}
 	for _, p := range side.Proxies {
@@ -547,17 +544,4 @@ func receiveFdPolled(c *os.File) (int, error) {
 		return -1, err
 	}
 	return fd, rerr
-}
-
-// EnforcementFor is the level a run of settings s gets, in the fallback
-// sandbox or the namespace one.
-func EnforcementFor(s *config.Settings, fallback bool) Enforcement {
-	abi := landlock.ABI()
-	switch {
-	case fallback:
-		return fallbackEnforcement(abi)
-	case s.AllowNestedUserNamespaces:
-		return fullEnforcement(abi, nestedNoLandlock)
-	}
-	return fullEnforcement(abi, "")
 }

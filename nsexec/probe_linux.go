@@ -23,44 +23,30 @@ type Feature struct {
 	Detail string
 }
 
-// Report is what srt doctor prints.
-type Report struct {
+// Facts are what this host offers the sandbox, for srt doctor.
+type Facts struct {
 	Features []Feature
-	// Runnable says whether the namespace sandbox can run here.
-	Runnable bool
-	Why      string
-	// Enforcement is what a run with default settings gets here.
-	Enforcement Enforcement
-	// Fallback, when the namespace sandbox cannot run but Landlock can, is
-	// what a run with enableWeakerNestedSandbox gets.
-	Fallback *Enforcement
+	// Namespaces is nil when the namespace sandbox can run here, or why
+	// not, explained.
+	Namespaces error
+	// LandlockABI is the kernel's Landlock ABI; 0: none.
+	LandlockABI int
 }
 
 // Probe checks what this host offers the sandbox. It starts one process in
 // the sandbox's namespaces, the way a run would, and reads kernel settings.
-func Probe() *Report {
-	r := &Report{}
+func Probe() *Facts {
+	f := &Facts{LandlockABI: landlock.ABI()}
 	add := func(name string, ok bool, detail string) {
-		r.Features = append(r.Features, Feature{Name: name, OK: ok, Detail: detail})
+		f.Features = append(f.Features, Feature{Name: name, OK: ok, Detail: detail})
 	}
-	err := probeNamespaces()
-	if err == nil {
+	if err := probeNamespaces(); err == nil {
 		add("user namespaces", true, "user, mount, PID, network, IPC, UTS and cgroup namespaces can be created")
-		r.Runnable = true
 	} else {
-		add("user namespaces", false, Explain(err).Error())
-		r.Why = Explain(err).Error()
+		f.Namespaces = Explain(err)
+		add("user namespaces", false, f.Namespaces.Error())
 	}
 	abi, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
-	if r.Runnable {
-		r.Enforcement = fullEnforcement(landlock.ABI(), "")
-	} else {
-		r.Enforcement = Enforcement{Level: "none"}
-		if abi := landlock.ABI(); abi > 0 {
-			e := fallbackEnforcement(abi)
-			r.Fallback = &e
-		}
-	}
 	switch {
 	case errno == 0:
 		add("Landlock", true, fmt.Sprintf("ABI %d", abi))
@@ -82,7 +68,7 @@ func Probe() *Report {
 	add("container", !c, map[bool]string{true: "running inside a container", false: "not inside a container"}[c])
 	restrict := strings.TrimSpace(readFile("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"))
 	add("AppArmor userns restriction", restrict != "1", map[string]string{"1": "on: unprivileged user namespaces are refused", "0": "off", "": "not present"}[restrict])
-	return r
+	return f
 }
 
 func readFile(p string) string {

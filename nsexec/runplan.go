@@ -43,8 +43,8 @@ type PlanOptions struct {
 	Report bool
 }
 
-// nestedNoLandlock says why allowNestedUserNamespaces goes without Landlock.
-const nestedNoLandlock = "allowNestedUserNamespaces needs mounts, which a Landlock domain may not make"
+// NestedNoLandlock says why allowNestedUserNamespaces goes without Landlock.
+const NestedNoLandlock = "allowNestedUserNamespaces needs mounts, which a Landlock domain may not make"
 
 // PlanRun plans a run of settings s: it reads the disk (symlinks, globs,
 // protected names, the siblings Landlock must list) and changes nothing.
@@ -76,7 +76,7 @@ func PlanRun(s *config.Settings, o PlanOptions) (*RunPlan, error) {
 		rp.Seccomp.NestedNamespaces = false
 		in = FallbackLandlockInput(rp.Mounts)
 	case s.AllowNestedUserNamespaces:
-		rp.NoLandlock = nestedNoLandlock
+		rp.NoLandlock = NestedNoLandlock
 		return rp, nil
 	default:
 		in = LandlockInput(rp.Mounts)

@@ -1,6 +1,10 @@
 package main
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/srt-go/srt"
+)
 
 // doctor prints what this host supports and which enforcement a run would
 // get, and fails when no sandbox can run here.
@@ -9,7 +13,7 @@ func doctor(c *cli, args []string) int {
 		c.errorf("doctor takes no arguments (got %q)", args[0])
 		return 1
 	}
-	r := probeHost()
+	r := srt.Doctor()
 	w := c.stdout
 	fmt.Fprintln(w, "srt doctor: what this host offers the sandbox")
 	for _, f := range r.Features {
@@ -19,7 +23,7 @@ func doctor(c *cli, args []string) int {
 		}
 		fmt.Fprintf(w, "  %s %-28s %s\n", mark, f.Name, f.Detail)
 	}
-	if !r.Runnable {
+	if r.Enforcement.Level == srt.None {
 		fmt.Fprintf(w, "enforcement: none — srt refuses to run commands here: %s\n", r.Why)
 		if r.Fallback != nil {
 			fmt.Fprintf(w, "  with enableWeakerNestedSandbox: %s\n", r.Fallback)

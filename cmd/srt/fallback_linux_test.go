@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"github.com/srt-go/srt/landlock"
 	"net"
 	"os"
 	"os/exec"
@@ -13,6 +12,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/srt-go/srt/landlock"
 
 	"github.com/srt-go/srt/internal/testenv"
 	"golang.org/x/net/bpf"

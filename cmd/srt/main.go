@@ -16,7 +16,6 @@ import (
 
 	"github.com/srt-go/srt"
 	"github.com/srt-go/srt/config"
-	"github.com/srt-go/srt/nsexec"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -24,7 +23,7 @@ var version = "0.1.0-dev"
 
 func main() {
 	// The same binary is the sandbox's init: that role returns never.
-	nsexec.MaybeRun()
+	srt.MaybeRunInit()
 	closeOnExec()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
@@ -141,7 +140,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	})
 	l.Close()
 	if err != nil {
-		c.errorf("%v", explainStart(err))
+		c.errorf("%v", srt.ExplainStart(err))
 		return 1
 	}
 	if control != nil && control.failed() {

@@ -10,7 +10,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/srt-go/srt"
-	"github.com/srt-go/srt/nsexec"
 )
 
 // launch is a prepared run, with the pty relay when srt is on a terminal.
@@ -78,9 +77,6 @@ func (l *launch) Close() error {
 	}
 	return nil
 }
-
-// explainStart says why the sandbox could not start, with the fix.
-func explainStart(err error) error { return nsexec.Explain(err) }
 
 // outputScan copies the command's output from a pipe to where srt's went.
 type outputScan struct {

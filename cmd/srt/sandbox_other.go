@@ -21,6 +21,4 @@ func sandboxCommand(c *cli, sb *srt.Sandbox, r srt.Run, argv []string, scan func
 	return nil, cmd.Err
 }
 
-func explainStart(err error) error { return err }
-
 func closeOnExec() {}

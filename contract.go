@@ -1,0 +1,153 @@
+package srt
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// What the library promises, and says when it cannot keep it: the level a
+// run gets with the guarantees that do not hold, and the errors that mean
+// no sandbox can be built.
+
+// Level is how much of the sandbox a run gets.
+type Level string
+
+const (
+	// Full is the namespace sandbox: every promise of the threat model
+	// holds (Enforcement.Layers says which kernel layers make it up).
+	Full Level = "full"
+	// Partial is the fallback for hosts that refuse user namespaces,
+	// run only when the settings ask for it (enableWeakerNestedSandbox):
+	// Enforcement.Lacks lists what does not hold.
+	Partial Level = "partial"
+	// None: no sandbox can be built here, and nothing runs.
+	None Level = "none"
+)
+
+// Enforcement is what a run gets: its level, the layers that make it up,
+// and the guarantees of the full sandbox that do not hold.
+type Enforcement struct {
+	Level  Level    `json:"level"`
+	Layers []string `json:"layers"`
+	Lacks  []string `json:"lacks,omitempty"`
+}
+
+func (e Enforcement) String() string {
+	s := string(e.Level)
+	if len(e.Layers) > 0 {
+		s += " (" + strings.Join(e.Layers, "; ") + ")"
+	}
+	if len(e.Lacks) > 0 {
+		s += "; does not hold: " + strings.Join(e.Lacks, "; ")
+	}
+	return s
+}
+
+// ErrUnsupported is what every error that says no sandbox can be built
+// here matches (errors.Is).
+var ErrUnsupported = errors.New("no sandbox can be built here")
+
+// UnsupportedError says what this host lacks for a sandbox and how to get
+// it. It matches ErrUnsupported.
+type UnsupportedError struct {
+	// Missing is what the host lacks: "user namespaces", "a sandbox
+	// backend for darwin".
+	Missing string
+	// Err says why and what to do, in the host's words.
+	Err error
+}
+
+func (e *UnsupportedError) Error() string {
+	if e.Err != nil {
+		return e.Err.Error()
+	}
+	return "no " + e.Missing
+}
+
+// Unwrap returns the host's own error.
+func (e *UnsupportedError) Unwrap() error { return e.Err }
+
+// Is makes an UnsupportedError match ErrUnsupported.
+func (e *UnsupportedError) Is(target error) bool { return target == ErrUnsupported }
+
+// Feature is one line of what the host offers the sandbox.
+type Feature struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+}
+
+// Report is what the host offers and what a run gets here (srt doctor).
+type Report struct {
+	Features []Feature `json:"features"`
+	// Enforcement is what a run with default settings gets here.
+	Enforcement Enforcement `json:"enforcement"`
+	// Why says why no sandbox runs here, when Enforcement.Level is None.
+	Why string `json:"why,omitempty"`
+	// Fallback, when the namespace sandbox cannot run but the fallback
+	// can, is what a run with enableWeakerNestedSandbox gets.
+	Fallback *Enforcement `json:"fallback,omitempty"`
+}
+
+// Doctor checks what this host offers the sandbox. On Linux it starts one
+// process in the sandbox's namespaces, the way a run would.
+func Doctor() *Report { return newBackend(nil).doctor() }
+
+// ExplainStart explains an error of starting a command's Cmd: when the
+// host refused the sandbox's namespaces, an *UnsupportedError saying
+// which setting refused them and how to change it; otherwise err.
+func ExplainStart(err error) error { return newBackend(nil).explainStart(err) }
+
+// fallbackLacks are what holds in the namespace sandbox and not in the
+// fallback, each shown by a test (cmd/srt TestFallbackLacks).
+var fallbackLacks = []string{
+	"other processes of this user are visible in /proc, with their command lines (not their environment or memory; Landlock blocks signalling and tracing them)",
+	"denyWrite entries and protected names inside writable trees can be written, renamed and removed (Landlock cannot carve them out of a grant; their mode, owner, times and attributes stay protected)",
+	"the names in a denyRead directory can be listed (not read)",
+	"programs that ignore the proxy variables cannot connect (no transparent path, no DNS)",
+	"clients that cannot send the proxies' per-run credential, such as Java's, cannot connect",
+	"no new pseudo-terminal can be made (script, expect, ssh -t fail inside), and allowPty is refused",
+}
+
+// linuxEnforcement is the one place a Linux run's level is decided: the
+// namespace sandbox (with the Landlock layer unless noLandlock says why
+// not) or the fallback, under Landlock ABI abi (0: none).
+func linuxEnforcement(fallback bool, noLandlock string, abi int) Enforcement {
+	if fallback {
+		lacks := slices.Clone(fallbackLacks)
+		if abi < 3 {
+			lacks = append(lacks, fmt.Sprintf("Landlock ABI %d has no truncate right: truncate(2) can empty a file outside allowWrite", abi))
+		}
+		if abi < 4 {
+			lacks = append(lacks, fmt.Sprintf("Landlock ABI %d has no TCP rules (the seccomp supervisor still decides every connect and listen)", abi))
+		}
+		if abi < 6 {
+			lacks = append(lacks, fmt.Sprintf("Landlock ABI %d cannot scope signals: the command can signal this user's other processes, srt's reaper included (what the command leaves running may then outlive it)", abi))
+		}
+		return Enforcement{Level: Partial, Layers: []string{
+			fmt.Sprintf("Landlock ABI %d", abi),
+			"seccomp (TCP only; every connect, listen and metadata change checked by srt; no System V IPC or message queues)",
+			"no capabilities, no_new_privs",
+			"srt reaps and kills the command's whole tree",
+			"network only through the policy proxies on loopback, with a per-run credential"},
+			Lacks: lacks}
+	}
+	e := Enforcement{Level: Full, Layers: []string{
+		"user, mount, PID, network, IPC, UTS and cgroup namespaces",
+		"mount plan",
+		"seccomp",
+	}}
+	switch {
+	case noLandlock != "":
+		e.Layers = append(e.Layers, "no Landlock: "+noLandlock)
+	case abi == 0:
+		e.Layers = append(e.Layers, "no Landlock: not in this kernel")
+	default:
+		e.Layers = append(e.Layers, "Landlock ABI "+strconv.Itoa(abi))
+	}
+	e.Layers = append(e.Layers, "network only through the policy proxies")
+	return e
+}
