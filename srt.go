@@ -134,6 +134,8 @@ type backend interface {
 	doctor() *Report
 	// explainStart explains a failure to start a run's process.
 	explainStart(err error) error
+	// landlockABI is the kernel's Landlock ABI; 0: none.
+	landlockABI() int
 }
 
 // ErrClosed is returned for commands of a closed Sandbox.

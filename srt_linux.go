@@ -2,6 +2,7 @@ package srt
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -94,6 +95,8 @@ func (s *linuxBackend) enforcement(settings *config.Settings) Enforcement {
 	}
 	return linuxEnforcement(s.fallback, noLandlock, landlock.ABI())
 }
+
+func (s *linuxBackend) landlockABI() int { return landlock.ABI() }
 
 func (s *linuxBackend) explainStart(err error) error {
 	if explained := nsexec.Explain(err); explained != err {
@@ -243,11 +246,16 @@ func (s *linuxBackend) prepare(ctx context.Context, o Run, argv []string) (*run,
 	// Like exec.Command: no stdio unless the caller sets it.
 	l.Cmd.Stdin, l.Cmd.Stdout, l.Cmd.Stderr = nil, nil, nil
 	if s.debug {
+		p := linuxRunPlan(l.RunPlan, landlock.ABI())
 		s.debugf("Mount plan:\n%s", l.Plan)
-		s.debugf("Enforcement: %s", linuxEnforcement(l.RunPlan.Fallback, l.RunPlan.NoLandlock, landlock.ABI()))
+		s.debugf("Enforcement: %s", p.Enforcement)
 		s.debugf("Seccomp filter for %s", seccomp.Describe(l.Seccomp))
 		if l.Landlock != nil {
 			s.debugf("Landlock layer: read %v; read files %v; list only %v; write %v", l.Landlock.Read, l.Landlock.ReadFile, l.Landlock.ListOnly, l.Landlock.Write)
+		}
+		// The plan as srt plan --json prints it: one line, for tools.
+		if data, err := json.Marshal(p); err == nil {
+			s.debugf("Plan: %s", data)
 		}
 	}
 	s.mu.Lock()

@@ -36,6 +36,7 @@ func (unsupportedBackend) command(context.Context, Run, []string) (*exec.Cmd, er
 }
 func (unsupportedBackend) wrap(Run, []string) ([]string, error) { return nil, noBackend() }
 func (unsupportedBackend) explainStart(err error) error         { return err }
+func (unsupportedBackend) landlockABI() int                     { return 0 }
 func (unsupportedBackend) doctor() *Report {
 	return &Report{Enforcement: Enforcement{Level: None}, Why: noBackend().Error()}
 }

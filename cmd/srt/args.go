@@ -34,7 +34,7 @@ func usagef(format string, args ...any) error {
 
 // subcommands are recognised only as the very first argument, so that
 // "srt -- schema" still runs a program called schema.
-var subcommands = map[string]bool{"schema": true, "doctor": true, "ssh-proxy": true}
+var subcommands = map[string]bool{"schema": true, "doctor": true, "ssh-proxy": true, "plan": true}
 
 // parseArgs reads srt's own options. They end at the first word that is
 // not one of them, or at "--": everything after belongs to the command,
@@ -200,6 +200,7 @@ const usage = `usage: srt [options] [--] command [args...]
        srt [options] -c 'shell string' [arg0 [args...]]
        srt schema
        srt doctor
+       srt plan [--os linux|darwin|windows] [--json] [--fallback] [-s FILE]
 
 Runs a command so that it and everything it starts can read, write and
 connect only where the settings allow, enforced by the kernel.
@@ -221,6 +222,12 @@ Options (they end at the first word that is not one, or at "--"):
 Subcommands:
   schema                print the JSON Schema of the settings file
   doctor                show what this host supports; exit 1 if no sandbox can run
+  plan                  print what a run with the settings would enforce (the
+                        mounts and the rule behind each, the seccomp filter,
+                        the Landlock layer, the level), on any host, without
+                        running anything; --os picks the system, --fallback
+                        the weaker Linux fallback; exit 1 for a system with
+                        no backend
   ssh-proxy HOST PORT   inside the sandbox: ssh's ProxyCommand through the policy
 
 Exit status: the command's own; 128+N when it died of signal N; 1 when srt

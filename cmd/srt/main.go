@@ -66,6 +66,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	case o.subcommand == "doctor":
 		return doctor(c, o.subcmdArgs)
+	case o.subcommand == "plan":
+		return plan(c, o.subcmdArgs)
 	case o.subcommand == "ssh-proxy":
 		return sshProxy(c, o.subcmdArgs)
 	case o.help:

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/srt-go/srt/internal/testenv"
+)
+
+// srt plan --os linux --json prints what a run does: the same mounts,
+// seccomp filter, Landlock layer and level that --debug logs the run
+// building, for settings with rules of every kind; a system with no
+// backend gets one line and exit 1.
+func TestPlanMatchesRun(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t, "~/.ssh/id_rsa", "secrets/k", "src/a.go")
+		b.write(".bashrc", "x")
+		b.write(".git/hooks/pre-commit", "x")
+		doc := `{"network":{"allowedDomains":["example.com"],"deniedDomains":[],"allowUnixSockets":["/tmp/none.sock"]},` +
+			`"filesystem":{"denyRead":["~/.ssh"],"allowWrite":[".","~/out"],"denyWrite":["secrets"]}}`
+		cfg := filepath.Join(filepath.Dir(b.W), "plan.json")
+		b.write("../plan.json", doc)
+		plan := b.exec(nil, []string{"NOSETTINGS"}, "plan", "--os", "linux", "--json", "-s", cfg)
+		if plan.code != 0 {
+			t.Fatalf("srt plan: %+v", plan)
+		}
+		run := b.exec(nil, []string{"NOSETTINGS"}, "-d", "-s", cfg, "true")
+		var logged string
+		for _, line := range strings.Split(run.stderr, "\n") {
+			if rest, ok := strings.CutPrefix(line, "[SandboxDebug] Plan: "); ok {
+				logged = rest
+			}
+		}
+		if logged == "" || run.code != 0 {
+			t.Fatalf("the run logged no plan: %+v", run)
+		}
+		// The run dir's name is the run's own; the plan writes run-PLAN.
+		runDir := regexp.MustCompile(`run-[A-Za-z0-9]+`)
+		decode := func(s string) any {
+			var v any
+			if err := json.Unmarshal([]byte(runDir.ReplaceAllString(s, "run-PLAN")), &v); err != nil {
+				t.Fatalf("%v: %s", err, s)
+			}
+			return v
+		}
+		if got, want := decode(plan.stdout), decode(logged); !reflect.DeepEqual(got, want) {
+			t.Errorf("srt plan:\n%s\nthe run:\n%s", plan.stdout, logged)
+		}
+		for _, want := range []string{`"bind-rw"`, `"mask-dir"`, `"bind-ro"`, `"seccompProgram"`, `"landlock"`, `"level": "full"`} {
+			if !strings.Contains(plan.stdout, want) {
+				t.Errorf("the plan lacks %s:\n%s", want, plan.stdout)
+			}
+		}
+		for _, goos := range []string{"darwin", "windows"} {
+			r := b.exec(nil, []string{"NOSETTINGS"}, "plan", "--os", goos, "-s", cfg)
+			if r.code != 1 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || !strings.Contains(r.stderr, "no sandbox backend for "+goos) {
+				t.Errorf("plan --os %s: %+v", goos, r)
+			}
+		}
+	})
+}

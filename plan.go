@@ -1,0 +1,114 @@
+package srt
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/srt-go/srt/config"
+	"github.com/srt-go/srt/landlock"
+	"github.com/srt-go/srt/nsexec"
+	"github.com/srt-go/srt/policy"
+	"github.com/srt-go/srt/seccomp"
+)
+
+// PlanOptions say for which system, and where, a run is planned.
+type PlanOptions struct {
+	// OS is "linux", "darwin" or "windows"; "" is this system.
+	OS string
+	// Dir is the working directory, Home the user's home; "" is this
+	// process's.
+	Dir, Home string
+	// Fallback plans the weaker fallback sandbox (Linux, where user
+	// namespaces are refused and enableWeakerNestedSandbox is set).
+	Fallback bool
+}
+
+// RunPlan is what a run of some settings would enforce on a system,
+// computed without running anything: the first phase of every run, which
+// srt plan prints and --debug logs.
+type RunPlan struct {
+	OS          string      `json:"os"`
+	Enforcement Enforcement `json:"enforcement"`
+	Linux       *LinuxPlan  `json:"linux,omitempty"`
+}
+
+// LinuxPlan is what the Linux backend builds: the mounts with the rule
+// behind each, the seccomp filter, and the Landlock layer.
+type LinuxPlan struct {
+	Mounts  []nsexec.Mount `json:"mounts"`
+	Skipped []policy.Skip  `json:"skipped,omitempty"`
+	// Seccomp is the filter's options; SeccompProgram its instructions
+	// for Arch, one a line.
+	Seccomp        seccomp.Options `json:"seccomp"`
+	Arch           string          `json:"arch"`
+	SeccompProgram []string        `json:"seccompProgram"`
+	// Landlock is the Landlock layer; nil with NoLandlock saying why.
+	Landlock   *landlock.Rules `json:"landlock,omitempty"`
+	NoLandlock string          `json:"noLandlock,omitempty"`
+}
+
+// Plan computes what a run of settings would enforce on o.OS, on any
+// host, without running anything. The run's own TMPDIR is written
+// $TMPDIR/srt-<uid>/run-PLAN/tmp. A system with no backend is an
+// *UnsupportedError.
+func Plan(settings *config.Settings, o PlanOptions) (*RunPlan, error) {
+	goos := o.OS
+	if goos == "" {
+		goos = runtime.GOOS
+	}
+	if goos != "linux" {
+		return nil, &UnsupportedError{Missing: "a sandbox backend for " + goos, Err: fmt.Errorf("no sandbox backend for %s yet: nothing to plan", goos)}
+	}
+	cwd, home := o.Dir, o.Home
+	if cwd == "" {
+		var err error
+		if cwd, err = os.Getwd(); err != nil {
+			return nil, err
+		}
+	}
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	runDirs := filepath.Join(os.TempDir(), fmt.Sprintf("srt-%d", os.Getuid()))
+	rp, err := nsexec.PlanRun(settings, nsexec.PlanOptions{Home: home, Cwd: cwd, RunDirs: runDirs,
+		TempDir: filepath.Join(runDirs, "run-PLAN", "tmp"), Fallback: o.Fallback, Report: true})
+	if err != nil {
+		return nil, err
+	}
+	return linuxRunPlan(rp, newBackend(nil).landlockABI()), nil
+}
+
+// linuxRunPlan is the facade's view of nsexec's plan, under Landlock ABI
+// abi.
+func linuxRunPlan(rp *nsexec.RunPlan, abi int) *RunPlan {
+	arch, _ := seccomp.ArchOf(runtime.GOARCH)
+	lp := &LinuxPlan{Mounts: rp.Mounts.Mounts, Skipped: rp.Mounts.Skipped, Seccomp: rp.Seccomp, Arch: arch.Name,
+		Landlock: rp.Landlock, NoLandlock: rp.NoLandlock}
+	if lp.Mounts == nil {
+		lp.Mounts = []nsexec.Mount{}
+	}
+	if arch.Nr != nil {
+		lp.SeccompProgram = strings.Split(strings.TrimSuffix(seccomp.Disassemble(arch, seccomp.Filter(arch, rp.Seccomp)), "\n"), "\n")
+	}
+	return &RunPlan{OS: "linux", Enforcement: linuxEnforcement(rp.Fallback, rp.NoLandlock, abi), Linux: lp}
+}
+
+// String renders the plan for people.
+func (p *RunPlan) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "System: %s\nEnforcement: %s\n", p.OS, p.Enforcement)
+	if l := p.Linux; l != nil {
+		b.WriteString("Mounts:\n")
+		b.WriteString((&nsexec.Plan{Mounts: l.Mounts, Skipped: l.Skipped}).String())
+		if l.Landlock != nil {
+			fmt.Fprintf(&b, "Landlock layer: read %v; read files %v; list only %v; write %v\n", l.Landlock.Read, l.Landlock.ReadFile, l.Landlock.ListOnly, l.Landlock.Write)
+		} else {
+			fmt.Fprintf(&b, "No Landlock layer: %s\n", l.NoLandlock)
+		}
+		fmt.Fprintf(&b, "Seccomp filter for %s, %+v:\n%s\n", l.Arch, l.Seccomp, strings.Join(l.SeccompProgram, "\n"))
+	}
+	return b.String()
+}
