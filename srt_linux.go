@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/srt-go/srt/policy"
 	"github.com/srt-go/srt/seccomp"
 
 	"golang.org/x/sys/unix"
@@ -265,7 +266,7 @@ func (s *linuxBackend) prepare(ctx context.Context, o Run, argv []string) (*run,
 		return nil, ErrClosed
 	}
 	s.runs[r] = struct{}{}
-	s.plans[r.key] = planRules(l.Plan, settings.Filesystem.AllowWrite, r.text, cwd, home)
+	s.plans[r.key] = planRules(l.RunPlan.Policy, settings.Filesystem.AllowWrite, r.text, cwd, home)
 	if len(s.plans) > ViolationBuffer {
 		for k := range s.plans {
 			if k != r.key {
@@ -411,20 +412,39 @@ var hostAddrs = func() func() []netip.Addr {
 // planRules is what p does to paths, for reading denials: its mounts,
 // and the allowWrite entries (of allowWrite, the settings p was built
 // from) that it skipped, which explain a write refused where they point.
-func planRules(p *nsexec.Plan, allowWrite []config.PathEntry, text, cwd, home string) *planInfo {
+func planRules(pol *policy.Policy, allowWrite []config.PathEntry, text, cwd, home string) *planInfo {
 	info := &planInfo{text: text, cwd: cwd}
-	for _, m := range p.Mounts {
-		r := fsRule{path: m.Path, why: m.Why}
-		switch m.Kind {
-		case nsexec.BindReadOnly:
-			r.readOnly = true
-		case nsexec.MaskDir, nsexec.MaskFile:
-			r.hidden = true
+	if pol.Disabled {
+		info.rules = []fsRule{{path: "/", why: "filesystem.disabled"}} // everything writable
+		return info
+	}
+	// The view changes only at the paths rules name: there, what the
+	// policy says, and the rule that says it.
+	paths := map[string]bool{}
+	for _, r := range pol.Reads {
+		paths[r.Path] = true
+	}
+	for _, r := range pol.Writes {
+		paths[r.Path] = true
+	}
+	for p := range paths {
+		v := pol.View(p)
+		reads, writes := pol.Decider(p)
+		r := fsRule{path: p}
+		switch {
+		case !v.Readable:
+			r.hidden, r.why = true, firstWhy(reads, false)
+		case v.Writable:
+			r.why = firstWhy(writes, true)
+		case firstWhy(writes, true) != "":
+			r.readOnly, r.why = true, firstWhy(writes, false)
+		default:
+			continue // read-only as the whole host is: no rule of its own
 		}
 		info.rules = append(info.rules, r)
 	}
 	done := map[int]bool{}
-	for _, s := range p.Skipped {
+	for _, s := range pol.Skipped {
 		// The plan names an entry "filesystem.allowWrite.<index> <path>".
 		rest, ok := strings.CutPrefix(s.Rule, "filesystem.allowWrite.")
 		if !ok {
@@ -463,6 +483,17 @@ func planRules(p *nsexec.Plan, allowWrite []config.PathEntry, text, cwd, home st
 		}
 	}
 	return info
+}
+
+// firstWhy is the Why of the first rule of rs that allows (allow) or
+// denies: the deepest, as Policy.Decider lists them.
+func firstWhy(rs []policy.Rule, allow bool) string {
+	for _, r := range rs {
+		if r.Allow == allow {
+			return r.Why
+		}
+	}
+	return ""
 }
 
 // resolveExisting resolves the symlinks of the longest part of p that
