@@ -10,6 +10,8 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/srt-go/srt/policy"
+
 	"github.com/srt-go/srt/config"
 )
 
@@ -238,7 +240,7 @@ func (r *fsRule) covers(path string) bool {
 	if r.glob != nil {
 		return r.glob.MatchOrBeneath(path)
 	}
-	return path == r.path || strings.HasPrefix(path, strings.TrimSuffix(r.path, "/")+"/")
+	return policy.Under(path, r.path)
 }
 
 // Error texts of a denied file access. denialMessages are C's strerror

@@ -56,24 +56,11 @@ func (l *Launch) prepareFallback(s *config.Settings, o Options, side NetSide, ar
 	}
 	l.connectPolicy = pol
 
-	data, err := json.Marshal(&Spec{Plan: l.Plan, Argv: argv, Env: env, Cwd: cwd, RuntimeDir: l.RuntimeDir, Debug: o.Debug, Terminal: o.Terminal,
+	cmd, err := l.child(o.Context, roleFallback, &Spec{Plan: l.Plan, Argv: argv, Env: env, Cwd: cwd, RuntimeDir: l.RuntimeDir, Debug: o.Debug, Terminal: o.Terminal,
 		Seccomp: filter, UnixSocketPaths: unixPaths, Landlock: l.Landlock, Ports: ports, NullFDs: o.NullFDs, LocalBinding: s.Network.AllowLocalBinding})
 	if err != nil {
 		return err
 	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		return err
-	}
-	l.specR = r
-	go func() {
-		w.Write(data)
-		w.Close()
-	}()
-	cmd := command(o.Context, roleFallback)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.ExtraFiles = []*os.File{r, l.linkChild}
-	cmd.Env = []string{}
 	// The reaper kills the command's tree when srt's end of the link
 	// closes: a cancelled context closes it (a SIGKILLed reaper could not
 	// kill the tree), as does srt's death; the parent-death signal is

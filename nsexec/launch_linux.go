@@ -183,9 +183,26 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 		l.transparent = side.Transparent
 	}
 	l.nsPolicy = &ConnectPolicy{Proc: "/proc", Unix: filter.Unix, UnixPaths: unixPaths, OnDeny: o.OnEvent}
-	data, err := json.Marshal(&Spec{Plan: l.Plan, Argv: argv, Env: env, Cwd: cwd, RuntimeDir: dir, Debug: o.Debug, Terminal: o.Terminal,
+	cmd, err := l.child(o.Context, roleInit, &Spec{Plan: l.Plan, Argv: argv, Env: env, Cwd: cwd, RuntimeDir: dir, Debug: o.Debug, Terminal: o.Terminal,
 		ProxyPorts: ports, Intercept: intercept,
 		Seccomp: filter, UnixSocketPaths: unixPaths, Landlock: l.Landlock, WeakerProc: s.EnableWeakerNestedSandbox, NullFDs: o.NullFDs})
+	if err != nil {
+		return nil, err
+	}
+	l.Cmd = cmd
+	go l.watch()
+	ok = true
+	return l, nil
+}
+
+// child is the process that starts a run — the init (roleInit) or the
+// fallback's reaper (roleFallback) — with the run's spec on a pipe at fd 3
+// (never argv: plans with thousands of rules must not meet E2BIG or
+// argument caps) and its end of the link at fd 4. Nothing else is passed;
+// whatever this process holds without close-on-exec the child marks so
+// before the command runs.
+func (l *Launch) child(ctx context.Context, role string, spec *Spec) (*exec.Cmd, error) {
+	data, err := json.Marshal(spec)
 	if err != nil {
 		return nil, err
 	}
@@ -194,19 +211,25 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 		return nil, err
 	}
 	l.specR = r
-	// The write completes once the init reads, or fails with EPIPE if
-	// it dies first; the init refuses to start on a short spec.
+	// The write completes once the child reads, or fails with EPIPE if it
+	// dies first; the child refuses to start on a short spec.
 	go func() {
 		w.Write(data)
 		w.Close()
 	}()
-	// Only the spec (fd 3) and the link (fd 4) are passed; whatever else
-	// this process holds without close-on-exec the init marks so before
-	// the command runs.
-	cmd := command(o.Context, roleInit)
+	cmd := command(ctx, role)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.ExtraFiles = []*os.File{r, l.linkChild}
 	cmd.Env = []string{}
+	if role == roleInit {
+		startsInit(cmd)
+	}
+	return cmd, nil
+}
+
+// startsInit makes cmd start the sandbox's init: in its new namespaces,
+// with the capabilities it needs there, in a session of its own.
+func startsInit(cmd *exec.Cmd) {
 	cmd.SysProcAttr = sandboxNamespaces()
 	// The init needs its namespace capabilities after exec, though it runs
 	// as the caller's uid: ambient capabilities carry them. They are valid
@@ -216,10 +239,6 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 	// A session of its own: the command has no controlling terminal it
 	// could push keystrokes into (TIOCSTI).
 	cmd.SysProcAttr.Setsid = true
-	l.Cmd = cmd
-	go l.watch()
-	ok = true
-	return l, nil
 }
 
 // newLink makes the socket pair of the link.

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/srt-go/srt/policy"
+
 	"github.com/srt-go/srt/seccomp"
 
 	"golang.org/x/sys/unix"
@@ -472,7 +474,7 @@ func (pol *ConnectPolicy) openSocketFile(pid int, name string) (int, unix.Errno)
 // underAny reports whether path is one of roots or lies under one.
 func underAny(path string, roots []string) bool {
 	for _, r := range roots {
-		if path == r || strings.HasPrefix(path, strings.TrimSuffix(r, "/")+"/") {
+		if policy.Under(path, r) {
 			return true
 		}
 	}

@@ -172,7 +172,7 @@ func planLandlock(p *Plan) landlock.Input {
 			in.Writable = append(in.Writable, m.Path)
 		case BindReadOnly:
 			for _, h := range in.Hidden {
-				if strings.HasPrefix(m.Path, strings.TrimSuffix(h, "/")+"/") {
+				if m.Path != h && policy.Under(m.Path, h) {
 					in.Reopened = append(in.Reopened, m.Path)
 					break
 				}

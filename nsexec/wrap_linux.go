@@ -1,11 +1,11 @@
 package nsexec
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 
@@ -123,13 +123,13 @@ func runWrap() error {
 	if err != nil || len(fds) != 2 {
 		return errors.New("the session sent no run")
 	}
-	cmd := exec.Command("/proc/self/exe", roleInit)
+	// The init, started as Launch.child starts it, from the files the
+	// session made for it.
+	cmd := command(context.Background(), roleInit)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.ExtraFiles = []*os.File{os.NewFile(uintptr(fds[0]), "spec"), os.NewFile(uintptr(fds[1]), "link")}
 	cmd.Env = []string{}
-	cmd.SysProcAttr = sandboxNamespaces()
-	cmd.SysProcAttr.AmbientCaps = allCaps()
-	cmd.SysProcAttr.Setsid = true
+	startsInit(cmd)
 	sigs := signals()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting the sandbox: %w", err)
