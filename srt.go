@@ -124,6 +124,9 @@ type backend interface {
 	enforcement(settings *config.Settings) Enforcement
 	// command and wrap prepare one run.
 	command(ctx context.Context, r Run, argv []string) (*exec.Cmd, error)
+	// startCommand starts a Cmd of command, returning once the command
+	// runs or the sandbox could not be built.
+	startCommand(cmd *exec.Cmd) error
 	wrap(r Run, argv []string) ([]string, error)
 	// settle waits briefly for the last events of key's finished runs.
 	settle(key string)
@@ -170,6 +173,21 @@ func New(ctx context.Context, settings *config.Settings, opts ...Option) (*Sandb
 func (s *Sandbox) Command(ctx context.Context, name string, args ...string) *exec.Cmd {
 	return s.CommandRun(ctx, Run{}, name, args...)
 }
+
+// Start starts cmd, a Cmd of this sandbox, and returns once the command
+// runs in a sandbox that was built. Where the sandbox could not be built
+// it returns a *SetupError (the step that failed, its path, the errno and
+// what may fix it), or an *UnsupportedError when the host refused the
+// sandbox altogether, and nothing of the command ran: there is nothing
+// to Wait for then. Use it rather than cmd.Start, which cannot return
+// such errors: with cmd.Start a setup failure is printed on the
+// command's stderr and Wait returns exit status 1.
+func (s *Sandbox) Start(cmd *exec.Cmd) error {
+	return s.be.explainStart(s.be.startCommand(cmd))
+}
+
+// SetupError is a sandbox that could not be built, from Start.
+type SetupError = nsexec.SetupError
 
 // CommandRun is Command with the command's own options.
 func (s *Sandbox) CommandRun(ctx context.Context, r Run, name string, args ...string) *exec.Cmd {

@@ -100,6 +100,10 @@ func (s *linuxBackend) enforcement(settings *config.Settings) Enforcement {
 func (s *linuxBackend) landlockABI() int { return landlock.ABI() }
 
 func (s *linuxBackend) explainStart(err error) error {
+	var se *SetupError
+	if errors.As(err, &se) {
+		return err // the namespaces were made; a later step failed
+	}
 	if explained := nsexec.Explain(err); explained != err {
 		return &UnsupportedError{Missing: "user namespaces", Err: explained}
 	}
@@ -166,6 +170,25 @@ func (s *linuxBackend) command(ctx context.Context, o Run, argv []string) (*exec
 		return nil, err
 	}
 	return r.launch.Cmd, nil
+}
+
+// startCommand starts one of the session's Cmds, learning from its
+// link how the sandbox's setup went; any other Cmd (one whose Err says
+// why it was never prepared) just starts.
+func (s *linuxBackend) startCommand(cmd *exec.Cmd) error {
+	var l *nsexec.Launch
+	s.mu.Lock()
+	for r := range s.runs {
+		if r.launch.Cmd == cmd {
+			l = r.launch
+			break
+		}
+	}
+	s.mu.Unlock()
+	if l == nil {
+		return cmd.Start()
+	}
+	return l.Start()
 }
 
 // wrap prepares one run to be started by the caller.

@@ -2,6 +2,7 @@ package srt_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -388,4 +390,68 @@ func sessionLeavesNoDescriptors(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Errorf("descriptors: %d before ten runs, %d after", before, after)
+}
+
+// A sandbox that cannot be built comes back from Start as a typed error,
+// with the step, the path, the errno and a fix, and nothing of the
+// command runs; the command's stderr gets nothing. A Cmd started with
+// its own Start still gets the failure, as text on its stderr and exit
+// status 1. The working directory is the failing step here: missing on
+// the host, or hidden inside by denyRead (its directory is empty there).
+func TestStartSetupError(t *testing.T) { testenv.BothUsers(t, nil, startSetupError) }
+
+func startSetupError(t *testing.T) {
+	testenv.RequireUserNamespaces(t)
+	dir := t.TempDir()
+	hidden := filepath.Join(dir, "hidden")
+	inside := filepath.Join(hidden, "project")
+	if err := os.MkdirAll(inside, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(dir, "ran")
+	sb, err := srt.New(context.Background(), settings(t, fmt.Sprintf(`{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"denyRead":[%q],"allowWrite":[%q],"denyWrite":[]}}`, hidden, dir)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	for _, wd := range []string{filepath.Join(dir, "missing"), inside} {
+		var stderr strings.Builder
+		cmd := sb.CommandRun(context.Background(), srt.Run{Dir: wd}, "touch", marker)
+		cmd.Stderr = &stderr
+		err := sb.Start(cmd)
+		var se *srt.SetupError
+		if !errors.As(err, &se) {
+			t.Fatalf("in %s: Start = %v, want a *SetupError", wd, err)
+		}
+		if se.Path != wd || !errors.Is(err, syscall.ENOENT) || se.Fix == "" || !strings.Contains(se.Step, "working directory") {
+			t.Errorf("in %s: %#v", wd, se)
+		}
+		if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 1 {
+			t.Errorf("in %s: the failed process was not waited for: %v", wd, cmd.ProcessState)
+		}
+		if stderr.Len() != 0 {
+			t.Errorf("in %s: the failure was also printed: %q", wd, stderr.String())
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatalf("in %s: the command ran", wd)
+		}
+	}
+	var stderr strings.Builder
+	cmd := sb.CommandRun(context.Background(), srt.Run{Dir: inside}, "touch", marker)
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 1 || !strings.Contains(stderr.String(), "entering the working directory") || !strings.Contains(stderr.String(), "denyRead") {
+		t.Errorf("cmd.Run: %v, stderr %q", err, stderr.String())
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the command ran")
+	}
+	// A sandbox that is built: Start returns nil, and Wait the status.
+	cmd = sb.CommandRun(context.Background(), srt.Run{Dir: dir}, "sh", "-c", "exit 7")
+	if err := sb.Start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); cmd.ProcessState.ExitCode() != 7 {
+		t.Errorf("Wait = %v", err)
+	}
 }

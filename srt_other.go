@@ -35,6 +35,7 @@ func (unsupportedBackend) command(context.Context, Run, []string) (*exec.Cmd, er
 	return nil, noBackend()
 }
 func (unsupportedBackend) wrap(Run, []string) ([]string, error) { return nil, noBackend() }
+func (unsupportedBackend) startCommand(cmd *exec.Cmd) error     { return cmd.Start() }
 func (unsupportedBackend) explainStart(err error) error         { return err }
 func (unsupportedBackend) landlockABI() int                     { return 0 }
 func (unsupportedBackend) doctor() *Report {

@@ -87,20 +87,20 @@ func runFallback() error {
 	parent := os.Getppid()
 	link, err := sayHello()
 	if err != nil {
-		return err
+		return setupError(StepSpec, err)
 	}
 	specFile := os.NewFile(3, "spec")
 	data, err := io.ReadAll(specFile)
 	specFile.Close()
 	if err != nil {
-		return fmt.Errorf("reading the spec: %w", err)
+		return setupError(StepSpec, fmt.Errorf("reading the spec: %w", err))
 	}
 	var spec Spec
 	if err := json.Unmarshal(data, &spec); err != nil {
-		return fmt.Errorf("bad spec: %w", err)
+		return setupError(StepSpec, fmt.Errorf("bad spec: %w", err))
 	}
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("becoming the subreaper of the command's tree: %w", err)
+		return setupError(StepPrivileges, fmt.Errorf("becoming the subreaper of the command's tree: %w", err))
 	}
 	signals := notifyRelayed()
 	r, w, err := os.Pipe()
@@ -112,7 +112,9 @@ func runFallback() error {
 		w.Close()
 	}()
 	child := &exec.Cmd{Path: "/proc/self/exe", Args: []string{os.Args[0], roleFallbackExec},
-		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, ExtraFiles: []*os.File{r, link}, Env: []string{},
+		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, ExtraFiles: []*os.File{r, link},
+		// Only what srt gave this process (envSetupOnLink, if set).
+		Env: os.Environ(),
 		// A session of its own: no controlling terminal but the pty
 		// made for it, if any.
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true, Setctty: spec.Terminal, Ctty: 0, Pdeathsig: syscall.SIGKILL}}
@@ -156,14 +158,14 @@ func runFallbackExec() error {
 	link := os.NewFile(4, "link")
 	spec, err := readSpec()
 	if err != nil {
-		return err
+		return setupError(StepSpec, err)
 	}
 	path, err := findCommand(spec)
 	if err != nil {
-		return err
+		return setupError(StepWorkingDir, err)
 	}
 	if spec.Landlock == nil {
-		return errors.New("no Landlock rules in the spec")
+		return setupError(StepSpec, errors.New("no Landlock rules in the spec"))
 	}
 	// The command's own terminal (the pty srt made for it) stays
 	// writable, also reopened by name (/dev/stderr).
@@ -174,35 +176,38 @@ func runFallbackExec() error {
 	}
 	abi, err := landlock.Apply(*spec.Landlock, landlock.Options{Scope: true, TCP: !spec.LocalBinding, ConnectTCP: spec.Ports})
 	if err != nil {
-		return err
+		return setupError(StepLandlock, err)
 	}
 	if abi == 0 {
-		return errors.New("refusing to run: Landlock is not available")
+		return setupError(StepLandlock, errors.New("refusing to run: Landlock is not available"))
 	}
 	if err := dropPrivileges(); err != nil {
-		return err
+		return setupError(StepPrivileges, err)
 	}
-	listener, err := seccomp.Install(spec.Seccomp)
-	if err != nil {
-		return err
-	}
+	// The slots on /dev/null before the filter: its listener must not
+	// land in one, and nothing after the filter may fail before srt
+	// serves it.
 	for _, fd := range spec.NullFDs {
 		null, err := unix.Open(os.DevNull, unix.O_RDONLY, 0)
 		if err != nil {
-			return err
+			return setupError(StepStart, err)
 		}
 		if null != fd {
 			if err := unix.Dup3(null, fd, 0); err != nil {
-				return err
+				return setupError(StepStart, err)
 			}
 			unix.Close(null)
 		}
 	}
-	err = sendFd(link, listener)
+	listener, err := seccomp.Install(spec.Seccomp)
+	if err != nil {
+		return setupError(StepSeccomp, err)
+	}
+	err = sendLink(link, &linkMessage{Seccomp: true, Started: true}, []int{listener})
 	link.Close()
 	unix.Close(listener)
 	if err != nil {
-		return fmt.Errorf("handing the seccomp listener to srt: %w", err)
+		return setupError(StepSeccomp, fmt.Errorf("handing the seccomp listener to srt: %w", err))
 	}
 	err = syscall.Exec(path, spec.Argv, spec.Env)
 	fmt.Fprintf(os.Stderr, "srt: %s: %v\n", spec.Argv[0], err)

@@ -34,13 +34,14 @@ func MaybeRun() {
 		err = runFallbackExec()
 	case roleWrap:
 		err = runWrap()
+		fmt.Fprintf(os.Stderr, "srt: sandbox: %v\n", err)
+		os.Exit(1)
 	case roleProbe:
 		os.Exit(0)
 	default:
 		return
 	}
-	fmt.Fprintf(os.Stderr, "srt: sandbox: %v\n", err)
-	os.Exit(1)
+	failed(StepStart, err)
 }
 
 // readSpec reads the spec from fd 3, which only the supervisor (or the
@@ -84,7 +85,7 @@ func runInit() error {
 	// is over, and srt closing it (Sandbox.Close) ends the run.
 	link, err := sayHello()
 	if err != nil {
-		return err
+		return setupError(StepSpec, err)
 	}
 	go func() {
 		var b [1]byte
@@ -96,27 +97,27 @@ func runInit() error {
 	}()
 	spec, err := readSpec()
 	if err != nil {
-		return err
+		return setupError(StepSpec, err)
 	}
 	if err := buildRoot(spec); err != nil {
-		return err
+		return setupError(StepRoot, err)
 	}
 	if err := loopbackUp(); err != nil {
-		return fmt.Errorf("bringing up loopback: %w", err)
+		return setupError(StepLoopback, err)
 	}
 	if err := handOverSockets(spec, link); err != nil {
-		return err
+		return setupError(StepSockets, err)
 	}
 	path, err := findCommand(spec)
 	if err != nil {
-		return err
+		return setupError(StepWorkingDir, err)
 	}
 	cmd := &exec.Cmd{Path: path, Args: spec.Argv, Env: spec.Env, Dir: spec.Cwd,
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
 	if len(spec.NullFDs) > 0 {
 		null, err := os.Open(os.DevNull)
 		if err != nil {
-			return err
+			return setupError(StepRoot, err)
 		}
 		for _, fd := range spec.NullFDs {
 			for len(cmd.ExtraFiles) < fd-2 {
@@ -135,20 +136,20 @@ func runInit() error {
 	// this process and so on the command.
 	if spec.Landlock != nil {
 		if _, err := landlock.Apply(*spec.Landlock, landlock.Options{Scope: true}); err != nil {
-			return err
+			return setupError(StepLandlock, err)
 		}
 	}
 	if err := dropPrivileges(); err != nil {
-		return err
+		return setupError(StepPrivileges, err)
 	}
 	// The command shares this PID namespace: it may neither trace this
 	// process nor read its memory or descriptors through /proc.
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
-		return fmt.Errorf("making the init undumpable: %w", err)
+		return setupError(StepPrivileges, fmt.Errorf("making the init undumpable: %w", err))
 	}
 	listener, err := seccomp.Install(spec.Seccomp)
 	if err != nil {
-		return err
+		return setupError(StepSeccomp, err)
 	}
 	if listener >= 0 {
 		// srt, outside every namespace of the sandbox and unfiltered,
@@ -156,11 +157,12 @@ func runInit() error {
 		err := sendLink(link, &linkMessage{Seccomp: true}, []int{listener})
 		unix.Close(listener)
 		if err != nil {
-			return fmt.Errorf("handing the seccomp listener to srt: %w", err)
+			return setupError(StepSeccomp, fmt.Errorf("handing the seccomp listener to srt: %w", err))
 		}
 	}
 	sigs := signals()
 	if err := cmd.Start(); err != nil {
+		// The command's own failure, as a shell reports it.
 		code := 126
 		if errors.Is(err, os.ErrNotExist) {
 			code = 127
@@ -168,6 +170,7 @@ func runInit() error {
 		fmt.Fprintf(os.Stderr, "srt: %s: %v\n", spec.Argv[0], unwrapExec(err))
 		os.Exit(code)
 	}
+	sendLink(link, &linkMessage{Started: true}, nil)
 	pid := cmd.Process.Pid
 	// Every child is reaped here, orphans included; the command's end is
 	// the init's, with its status.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -34,9 +33,8 @@ type Launch struct {
 	RuntimeDir string
 	specR      *os.File
 	lock       *os.File
-	// The link to the started process (its fd 4): it says hello first,
-	// the fallback child then hands over its seccomp listener, and the
-	// link's end tells that the run is over.
+	// The link to the started process (its fd 4): link_linux.go draws
+	// what travels on it.
 	link, linkChild *os.File
 	closeChild      sync.Once
 	connectPolicy   *ConnectPolicy // the fallback's connect supervisor
@@ -49,6 +47,11 @@ type Launch struct {
 	nsPolicy    *ConnectPolicy
 	onEvent     func(Event)
 	done        chan struct{}
+	// ready is closed when the command runs or the setup failed (with
+	// failure): see Start.
+	ready     chan struct{}
+	readyOnce sync.Once
+	failure   *SetupError
 	// pidfd is the started process (the init, or the fallback's command),
 	// known from the credentials of its hello; -1 before.
 	pidMu sync.Mutex
@@ -119,8 +122,9 @@ type ProxyPort struct {
 }
 
 // Prepare computes the plan and builds the command that starts the
-// sandbox's init. The caller starts and waits for Cmd (forwarding
-// signals), then calls Close.
+// sandbox's init. The caller starts it with Start (or Cmd.Start, which
+// leaves setup failures printed on the command's stderr), waits for Cmd
+// (forwarding signals), then calls Close.
 func Prepare(s *config.Settings, o Options) (*Launch, error) {
 	argv, env, cwd, home := o.Argv, o.Env, o.Cwd, o.Home
 	if len(argv) == 0 {
@@ -130,7 +134,7 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Launch{RuntimeDir: dir, lock: lock, done: make(chan struct{}), pidfd: -1}
+	l := &Launch{RuntimeDir: dir, lock: lock, done: make(chan struct{}), ready: make(chan struct{}), pidfd: -1}
 	ok := false
 	defer func() {
 		if !ok {
@@ -241,185 +245,6 @@ func startsInit(cmd *exec.Cmd) {
 	cmd.SysProcAttr.Setsid = true
 }
 
-// newLink makes the socket pair of the link.
-func (l *Launch) newLink() error {
-	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	// Our end goes to the poller, so that Close interrupts a read.
-	if err := unix.SetNonblock(pair[0], true); err != nil {
-		unix.Close(pair[0])
-		unix.Close(pair[1])
-		return err
-	}
-	l.link, l.linkChild = os.NewFile(uintptr(pair[0]), "link"), os.NewFile(uintptr(pair[1]), "link")
-	return nil
-}
-
-// watch follows the link: once the started process says hello, our copy
-// of its end is closed, so that the link ends with the process; in the
-// fallback the listener that comes next is served until nothing is left
-// under the filter. Done is closed then, or when Close stops a run that
-// never started.
-func (l *Launch) watch() {
-	defer close(l.done)
-	rc, err := l.link.SyscallConn()
-	if err != nil {
-		return
-	}
-	rc.Control(func(fd uintptr) { unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_PASSCRED, 1) })
-	var hello [1]byte
-	oob := make([]byte, unix.CmsgSpace(unix.SizeofUcred))
-	var n, oobn int
-	var rerr error
-	if err := rc.Read(func(fd uintptr) bool {
-		n, oobn, _, _, rerr = unix.Recvmsg(int(fd), hello[:], oob, 0)
-		return rerr != unix.EAGAIN
-	}); err != nil || rerr != nil || n != 1 {
-		return
-	}
-	l.closeChild.Do(func() { l.linkChild.Close() })
-	l.notePid(oob[:oobn])
-	if l.connectPolicy != nil {
-		listener, err := receiveFdPolled(l.link)
-		if err == nil {
-			ServeConnects(listener, l.connectPolicy)
-		}
-		return
-	}
-	// The network's sockets come first, then the filter's listener. The
-	// sockets live in the sandbox's network namespace, which they keep
-	// alive: they are closed when the link ends. Each kind of message is
-	// taken once: the init sends each once, before the command starts.
-	var served []io.Closer
-	defer func() {
-		for _, c := range served {
-			c.Close()
-		}
-	}()
-	var gotSockets, gotListener bool
-	buf := make([]byte, 16<<10)
-	msgOOB := make([]byte, unix.CmsgSpace(unix.SizeofUcred)+unix.CmsgSpace(32*4))
-	for {
-		var n, oobn int
-		var rerr error
-		if err := rc.Read(func(fd uintptr) bool {
-			n, oobn, _, _, rerr = unix.Recvmsg(int(fd), buf, msgOOB, unix.MSG_CMSG_CLOEXEC)
-			return rerr != unix.EAGAIN
-		}); err != nil || rerr != nil || n == 0 {
-			return
-		}
-		// Every message carries the sender's credentials (SO_PASSCRED);
-		// its descriptors are what it is about.
-		fds := rights(msgOOB[:oobn])
-		var msg linkMessage
-		if json.Unmarshal(buf[:n], &msg) != nil {
-			closeAll(fds)
-			continue
-		}
-		switch {
-		case msg.Seccomp && len(fds) == 1 && !gotListener:
-			gotListener = true
-			go ServeConnects(fds[0], l.nsPolicy)
-		case len(msg.Sockets) > 0 && len(msg.Sockets) == len(fds) && !gotSockets:
-			gotSockets = true
-			served = append(served, l.serveSockets(msg.Sockets, fds)...)
-		default:
-			closeAll(fds)
-		}
-	}
-}
-
-// rights returns the descriptors passed in a message's control data.
-func rights(oob []byte) []int {
-	var fds []int
-	if msgs, err := unix.ParseSocketControlMessage(oob); err == nil {
-		for _, m := range msgs {
-			if got, err := unix.ParseUnixRights(&m); err == nil {
-				fds = append(fds, got...)
-			}
-		}
-	}
-	return fds
-}
-
-func closeAll(fds []int) {
-	for _, fd := range fds {
-		unix.Close(fd)
-	}
-}
-
-// serveSockets serves the sockets the init handed over: each proxy port
-// with its proxy, the transparent listeners and the DNS stub with the
-// transparent path. It returns them, to be closed with the run. A socket
-// srt has nothing to serve with is closed.
-func (l *Launch) serveSockets(kinds []linkSocket, fds []int) []io.Closer {
-	var out []io.Closer
-	var transparent []net.Listener
-	var dnsUDP []net.PacketConn
-	var dnsTCP []net.Listener
-	for i, fd := range fds {
-		k := kinds[i]
-		f := os.NewFile(uintptr(fd), "sandbox-socket")
-		var serve func(net.Listener)
-		if k.Kind == socketProxy {
-			serve = l.proxies[k.Port]
-		}
-		intercepting := l.transparent != nil && (k.Kind == socketTransparent || k.Kind == socketDNSTCP || k.Kind == socketDNSUDP)
-		if serve == nil && !intercepting {
-			f.Close()
-			continue
-		}
-		if k.Kind == socketDNSUDP {
-			pc, err := net.FilePacketConn(f) // a duplicate: f is closed below
-			f.Close()
-			if err == nil {
-				out = append(out, pc)
-				dnsUDP = append(dnsUDP, pc)
-			}
-			continue
-		}
-		ln, err := net.FileListener(f)
-		f.Close()
-		if err != nil {
-			continue
-		}
-		out = append(out, ln)
-		switch k.Kind {
-		case socketProxy:
-			go serve(ln)
-		case socketTransparent:
-			transparent = append(transparent, ln)
-		case socketDNSTCP:
-			dnsTCP = append(dnsTCP, ln)
-		}
-	}
-	if len(transparent)+len(dnsUDP)+len(dnsTCP) > 0 {
-		l.transparent(transparent, dnsUDP, dnsTCP)
-	}
-	return out
-}
-
-// notePid opens a pidfd for the sender of the hello, whose credentials
-// the kernel attached (its pid as this process sees it).
-func (l *Launch) notePid(oob []byte) {
-	msgs, err := unix.ParseSocketControlMessage(oob)
-	if err != nil {
-		return
-	}
-	for _, m := range msgs {
-		if cred, err := unix.ParseUnixCredentials(&m); err == nil && cred.Pid > 0 {
-			if fd, err := unix.PidfdOpen(int(cred.Pid), 0); err == nil {
-				l.pidMu.Lock()
-				l.pidfd = fd
-				l.pidMu.Unlock()
-			}
-			return
-		}
-	}
-}
-
 // Settle waits, at most timeout, for what the run still has to tell once
 // its process has exited: after the caller's Wait, the last events of
 // the run are then in. A run still going returns at once.
@@ -446,19 +271,6 @@ func (l *Launch) Settle(timeout time.Duration) {
 // process of the namespace sandbox with it), or, in the fallback, the
 // last process under its filter has.
 func (l *Launch) Done() <-chan struct{} { return l.done }
-
-// sayHello tells the supervisor on the link (fd 4) that this process has
-// started, and keeps the link out of its children.
-func sayHello() (*os.File, error) {
-	link := os.NewFile(4, "link")
-	if _, err := unix.FcntlInt(4, unix.F_SETFD, unix.FD_CLOEXEC); err != nil {
-		return nil, fmt.Errorf("no link to srt on fd 4: %w", err)
-	}
-	if _, err := link.Write([]byte{1}); err != nil {
-		return nil, fmt.Errorf("saying hello to srt: %w", err)
-	}
-	return link, nil
-}
 
 // sandboxNamespaces is how the init (and the doctor's probe) is cloned:
 // new user, mount, PID, network, IPC, UTS and cgroup namespaces, with the
@@ -546,21 +358,4 @@ func setEnv(env []string, key, value string) []string {
 		}
 	}
 	return append(out, key+"="+value)
-}
-
-// receiveFdPolled takes one descriptor from c, a descriptor of the poller.
-func receiveFdPolled(c *os.File) (int, error) {
-	rc, err := c.SyscallConn()
-	if err != nil {
-		return -1, err
-	}
-	fd, rerr := -1, error(nil)
-	err = rc.Read(func(raw uintptr) bool {
-		fd, rerr = receiveFdOn(int(raw))
-		return rerr != unix.EAGAIN
-	})
-	if err != nil {
-		return -1, err
-	}
-	return fd, rerr
 }

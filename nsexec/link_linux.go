@@ -3,11 +3,93 @@ package nsexec
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"os"
 
 	"golang.org/x/sys/unix"
 )
+
+// The link is a SOCK_SEQPACKET socket pair between srt (outside every
+// namespace of the sandbox, unfiltered) and the process it starts, which
+// finds its end at fd 4. Each message is one JSON linkMessage, with
+// descriptors as SCM_RIGHTS; the kernel attaches the sender's credentials
+// (SO_PASSCRED on srt's end).
+//
+//	srt: Launch.watch                       the init: runInit
+//	     |                                        |
+//	     |<---------- hello (1 byte) -------------|  sayHello; its pid from the
+//	     |   srt closes its copy of the init's    |  credentials (a pidfd)
+//	     |   end: the link now ends with the init |
+//	     |<--- {sockets:[kind,port...]} + fds ----|  handOverSockets: the proxy
+//	     |     srt serves them (proxies,          |  ports' listeners, the
+//	     |     transparent path, DNS stub)        |  transparent path's, the DNS stub's
+//	     |<--- {seccomp:true} + listener ---------|  seccomp.Install, when the
+//	     |     srt answers the command's connects |  filter notifies
+//	     |<--- {started:true} --------------------|  the command runs
+//	     |                 ...                    |
+//	     |<--- end of the link -------------------|  the init exited: the run is over
+//	     |                                        |
+//	     |---- srt closes its end --------------->|  the init exits 137, and the
+//	                                                 kernel kills the namespace
+//
+// A setup failure ends the exchange instead: {failure:{step, path, errno,
+// detail, fix}}, then the end of the link. Each kind of message is taken
+// once: the init sends each once, before the command starts.
+//
+// The fallback (no namespaces) speaks the same link: its reaper
+// (runFallback) says hello and holds the link until the run ends; its
+// child (runFallbackExec) sends {seccomp:true, started:true} with the
+// filter's listener — or a failure — and becomes the command. srt serves
+// that listener until no process is left under the filter.
+
+// linkMessage is one message to srt on the link.
+type linkMessage struct {
+	// Sockets say what the descriptors are, in their order.
+	Sockets []linkSocket `json:"sockets,omitempty"`
+	// Seccomp: the descriptor is the seccomp filter's listener.
+	Seccomp bool `json:"seccomp,omitempty"`
+	// Started: the command runs, or is about to (the last message).
+	Started bool `json:"started,omitempty"`
+	// Failure: the sandbox could not be built; the sender exits 1.
+	Failure *SetupError `json:"failure,omitempty"`
+}
+
+// linkSocket says what one handed-over socket is.
+type linkSocket struct {
+	Kind string `json:"kind"`           // one of the socket kinds below
+	Port int    `json:"port,omitempty"` // socketProxy: the loopback port
+}
+
+// Kinds of handed-over sockets.
+const (
+	socketProxy       = "proxy"       // a proxy's listener on the sandbox's loopback
+	socketTransparent = "transparent" // the listener the nftables redirect sends all other TCP to
+	socketDNSUDP      = "dns-udp"     // the DNS stub, UDP
+	socketDNSTCP      = "dns-tcp"     // the DNS stub, TCP
+)
+
+// envSetupOnLink, in the started process's environment, says that srt
+// takes a setup failure from the link (Launch.Start returns it): the
+// process does not print it. Without it (a Cmd started by its caller, a
+// wrapped run) the failure is printed on the command's stderr.
+const envSetupOnLink = "SRT_SETUP_FAILURE=link"
+
+// The sender's side.
+
+// sayHello tells srt on the link (fd 4) that this process has started,
+// and keeps the link out of its children.
+func sayHello() (*os.File, error) {
+	link := os.NewFile(4, "link")
+	if _, err := unix.FcntlInt(4, unix.F_SETFD, unix.FD_CLOEXEC); err != nil {
+		return nil, fmt.Errorf("no link to srt on fd 4: %w", err)
+	}
+	if _, err := link.Write([]byte{1}); err != nil {
+		return nil, fmt.Errorf("saying hello to srt: %w", err)
+	}
+	return link, nil
+}
 
 // sendLink sends one message to srt over the link, with descriptors.
 func sendLink(link *os.File, msg *linkMessage, fds []int) error {
@@ -15,39 +97,253 @@ func sendLink(link *os.File, msg *linkMessage, fds []int) error {
 	if err != nil {
 		return err
 	}
-	return unix.Sendmsg(int(link.Fd()), data, unix.UnixRights(fds...), nil, 0)
+	var oob []byte
+	if len(fds) > 0 {
+		oob = unix.UnixRights(fds...)
+	}
+	return unix.Sendmsg(int(link.Fd()), data, oob, nil, 0)
 }
 
-// sendFd passes fd over the Unix socket c.
-func sendFd(c *os.File, fd int) error {
-	return unix.Sendmsg(int(c.Fd()), []byte{0}, unix.UnixRights(fd), nil, 0)
+// failed ends a started process whose setup failed step with err: srt
+// learns of it over the link when it asked to (envSetupOnLink), otherwise
+// it is printed. The exit status is 1 either way.
+func failed(step string, err error) {
+	se := setupError(step, err)
+	for _, kv := range os.Environ() {
+		if kv == envSetupOnLink && sendLink(os.NewFile(4, "link"), &linkMessage{Failure: se}, nil) == nil {
+			os.Exit(1)
+		}
+	}
+	fmt.Fprintf(os.Stderr, "srt: cannot start the sandbox: %v\n", se)
+	os.Exit(1)
 }
 
-// receiveFdOn takes one descriptor from the Unix socket sock.
-func receiveFdOn(sock int) (int, error) {
-	buf := make([]byte, 1)
-	// Room for the credentials too, which a socket with SO_PASSCRED gets.
-	oob := make([]byte, unix.CmsgSpace(4)+unix.CmsgSpace(unix.SizeofUcred))
-	n, oobn, _, _, err := unix.Recvmsg(sock, buf, oob, unix.MSG_CMSG_CLOEXEC)
+// srt's side.
+
+// newLink makes the socket pair of the link.
+func (l *Launch) newLink() error {
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return -1, err
+		return err
 	}
-	if n == 0 && oobn == 0 {
-		return -1, io.EOF
+	// Our end goes to the poller, so that Close interrupts a read.
+	if err := unix.SetNonblock(pair[0], true); err != nil {
+		unix.Close(pair[0])
+		unix.Close(pair[1])
+		return err
 	}
-	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	l.link, l.linkChild = os.NewFile(uintptr(pair[0]), "link"), os.NewFile(uintptr(pair[1]), "link")
+	return nil
+}
+
+// Start starts Cmd and returns once the command runs, or with the
+// *SetupError of a sandbox that could not be built (the process has then
+// been waited for, and nothing of the command ran). Unlike Cmd.Start it
+// needs no hello to learn that the process is gone.
+func (l *Launch) Start() error {
+	if l.Cmd == nil {
+		return errors.New("this run was wrapped: its trampoline starts it")
+	}
+	l.Cmd.Env = append(l.Cmd.Env, envSetupOnLink)
+	err := l.Cmd.Start()
+	// Our copy of the child's end goes now: the link ends with the
+	// process even if it dies before its hello.
+	l.closeChild.Do(func() { l.linkChild.Close() })
 	if err != nil {
-		return -1, errors.New("no descriptor received")
+		return err
 	}
-	for i := range msgs {
-		if fds, err := unix.ParseUnixRights(&msgs[i]); err == nil {
-			for _, fd := range fds[1:] {
-				unix.Close(fd)
+	select {
+	case <-l.ready:
+	case <-l.done:
+	}
+	if f := l.Failure(); f != nil {
+		l.Cmd.Wait()
+		return f
+	}
+	return nil
+}
+
+// Failure is the setup failure the started process reported, if any.
+func (l *Launch) Failure() *SetupError {
+	select {
+	case <-l.ready:
+		return l.failure
+	default:
+		return nil
+	}
+}
+
+// setReady records that the run started, or failed with f: the first
+// word counts.
+func (l *Launch) setReady(f *SetupError) {
+	l.readyOnce.Do(func() {
+		l.failure = f
+		close(l.ready)
+	})
+}
+
+// watch follows the link (the diagram above). Done is closed when the
+// link ends, or when Close stops a run that never started.
+func (l *Launch) watch() {
+	defer close(l.done)
+	rc, err := l.link.SyscallConn()
+	if err != nil {
+		return
+	}
+	rc.Control(func(fd uintptr) { unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_PASSCRED, 1) })
+	buf := make([]byte, 16<<10)
+	oob := make([]byte, unix.CmsgSpace(unix.SizeofUcred)+unix.CmsgSpace(32*4))
+	recv := func() (data, control []byte, ok bool) {
+		var n, oobn int
+		var rerr error
+		if err := rc.Read(func(fd uintptr) bool {
+			n, oobn, _, _, rerr = unix.Recvmsg(int(fd), buf, oob, unix.MSG_CMSG_CLOEXEC)
+			return rerr != unix.EAGAIN
+		}); err != nil || rerr != nil || n == 0 {
+			return nil, nil, false
+		}
+		return buf[:n], oob[:oobn], true
+	}
+	hello, control, ok := recv()
+	closeAll(rights(control))
+	if !ok || len(hello) != 1 {
+		return
+	}
+	l.closeChild.Do(func() { l.linkChild.Close() })
+	l.notePid(control)
+	// The network's sockets live in the sandbox's network namespace,
+	// which they keep alive: they are closed when the link ends.
+	var served []io.Closer
+	defer func() {
+		for _, c := range served {
+			c.Close()
+		}
+	}()
+	var gotSockets, gotListener bool
+	for {
+		data, control, ok := recv()
+		if !ok {
+			return
+		}
+		// Every message carries the sender's credentials; its
+		// descriptors are what it is about.
+		fds := rights(control)
+		var msg linkMessage
+		if json.Unmarshal(data, &msg) != nil {
+			closeAll(fds)
+			continue
+		}
+		switch {
+		case msg.Failure != nil:
+			closeAll(fds)
+			l.setReady(msg.Failure)
+		case msg.Seccomp && len(fds) == 1 && !gotListener:
+			gotListener = true
+			if l.connectPolicy != nil {
+				// The fallback: its child becomes the command now, and
+				// the run lasts while anything is under its filter.
+				l.setReady(nil)
+				ServeConnects(fds[0], l.connectPolicy)
+				return
 			}
-			if len(fds) > 0 {
-				return fds[0], nil
+			go ServeConnects(fds[0], l.nsPolicy)
+		case len(msg.Sockets) > 0 && len(msg.Sockets) == len(fds) && !gotSockets:
+			gotSockets = true
+			served = append(served, l.serveSockets(msg.Sockets, fds)...)
+		default:
+			closeAll(fds)
+		}
+		if msg.Started {
+			l.setReady(nil)
+		}
+	}
+}
+
+// notePid opens a pidfd for the sender of the hello, whose credentials
+// the kernel attached (its pid as this process sees it).
+func (l *Launch) notePid(oob []byte) {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return
+	}
+	for _, m := range msgs {
+		if cred, err := unix.ParseUnixCredentials(&m); err == nil && cred.Pid > 0 {
+			if fd, err := unix.PidfdOpen(int(cred.Pid), 0); err == nil {
+				l.pidMu.Lock()
+				l.pidfd = fd
+				l.pidMu.Unlock()
+			}
+			return
+		}
+	}
+}
+
+// rights returns the descriptors passed in a message's control data.
+func rights(oob []byte) []int {
+	var fds []int
+	if msgs, err := unix.ParseSocketControlMessage(oob); err == nil {
+		for _, m := range msgs {
+			if got, err := unix.ParseUnixRights(&m); err == nil {
+				fds = append(fds, got...)
 			}
 		}
 	}
-	return -1, errors.New("no descriptor received")
+	return fds
+}
+
+func closeAll(fds []int) {
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
+}
+
+// serveSockets serves the sockets the init handed over: each proxy port
+// with its proxy, the transparent listeners and the DNS stub with the
+// transparent path. It returns them, to be closed with the run. A socket
+// srt has nothing to serve with is closed.
+func (l *Launch) serveSockets(kinds []linkSocket, fds []int) []io.Closer {
+	var out []io.Closer
+	var transparent []net.Listener
+	var dnsUDP []net.PacketConn
+	var dnsTCP []net.Listener
+	for i, fd := range fds {
+		k := kinds[i]
+		f := os.NewFile(uintptr(fd), "sandbox-socket")
+		var serve func(net.Listener)
+		if k.Kind == socketProxy {
+			serve = l.proxies[k.Port]
+		}
+		intercepting := l.transparent != nil && (k.Kind == socketTransparent || k.Kind == socketDNSTCP || k.Kind == socketDNSUDP)
+		if serve == nil && !intercepting {
+			f.Close()
+			continue
+		}
+		if k.Kind == socketDNSUDP {
+			pc, err := net.FilePacketConn(f) // a duplicate: f is closed below
+			f.Close()
+			if err == nil {
+				out = append(out, pc)
+				dnsUDP = append(dnsUDP, pc)
+			}
+			continue
+		}
+		ln, err := net.FileListener(f)
+		f.Close()
+		if err != nil {
+			continue
+		}
+		out = append(out, ln)
+		switch k.Kind {
+		case socketProxy:
+			go serve(ln)
+		case socketTransparent:
+			transparent = append(transparent, ln)
+		case socketDNSTCP:
+			dnsTCP = append(dnsTCP, ln)
+		}
+	}
+	if len(transparent)+len(dnsUDP)+len(dnsTCP) > 0 {
+		l.transparent(transparent, dnsUDP, dnsTCP)
+	}
+	return out
 }

@@ -194,7 +194,9 @@ func buildRoot(spec *Spec) error {
 	}
 	for i, m := range spec.Plan.Mounts {
 		if err := applyMount(root, stage, i, m); err != nil {
-			return fmt.Errorf("%s %s (%s): %w", m.Kind, m.Path, m.Why, err)
+			se := setupError(StepRoot, fmt.Errorf("%s %s (%s): %w", m.Kind, m.Path, m.Why, err))
+			se.Path = m.Path
+			return se
 		}
 	}
 	// Every recursive bind of an ancestor of the runtime dir (the host
@@ -225,7 +227,7 @@ func buildRoot(spec *Spec) error {
 		// settings accept a weaker sandbox, the host's /proc is bound
 		// instead, as the reference does: its processes become visible.
 		if !errors.Is(err, unix.EPERM) || !spec.WeakerProc {
-			return fmt.Errorf("%w (a container with masked /proc paths refuses a fresh /proc; enableWeakerNestedSandbox binds the host's instead)", pathErr("mounting proc", "/proc", err))
+			return setupError(StepProc, pathErr("mounting proc", "/proc", err))
 		}
 		if err := unix.Mount("/proc", filepath.Join(root, "proc"), "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 			return pathErr("binding the host's proc", "/proc", err)

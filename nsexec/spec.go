@@ -53,25 +53,3 @@ type Spec struct {
 const (
 	roleInit = "__srt_nsexec_init"
 )
-
-// linkMessage is a message of the init to srt on the link, with
-// descriptors (SCM_RIGHTS): the network's sockets, in the order of
-// Sockets, or the seccomp filter's listener.
-type linkMessage struct {
-	Sockets []linkSocket `json:"sockets,omitempty"`
-	Seccomp bool         `json:"seccomp,omitempty"`
-}
-
-// linkSocket says what one handed-over socket is.
-type linkSocket struct {
-	Kind string `json:"kind"`           // one of the socket kinds below
-	Port int    `json:"port,omitempty"` // socketProxy: the loopback port
-}
-
-// Kinds of handed-over sockets.
-const (
-	socketProxy       = "proxy"       // a proxy's listener on the sandbox's loopback
-	socketTransparent = "transparent" // the listener the nftables redirect sends all other TCP to
-	socketDNSUDP      = "dns-udp"     // the DNS stub, UDP
-	socketDNSTCP      = "dns-tcp"     // the DNS stub, TCP
-)

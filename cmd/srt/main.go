@@ -134,7 +134,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		c.errorf("%v; refusing to run %q unconfined", err, o.commandText())
 		return 1
 	}
-	status, err := supervise(l.Cmd, func() {
+	status, err := supervise(l.Cmd, func() error { return sb.Start(l.Cmd) }, func() {
 		l.started()
 		if control != nil {
 			control.started(l.Cmd.Process)
@@ -142,7 +142,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	})
 	l.Close()
 	if err != nil {
-		c.errorf("%v", srt.ExplainStart(err))
+		// A host that refuses the sandbox says so in its own words.
+		var ue *srt.UnsupportedError
+		if errors.As(err, &ue) {
+			err = ue
+		}
+		c.errorf("%v", err)
 		return 1
 	}
 	if control != nil && control.failed() {

@@ -16,7 +16,7 @@ func superviseHelper() {
 	cmd := exec.Command(os.Args[1], os.Args[2:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	status, err := supervise(cmd, nil)
+	status, err := supervise(cmd, nil, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "supervise:", err)
 		os.Exit(1)

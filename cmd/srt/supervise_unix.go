@@ -27,8 +27,9 @@ var forwarded = []os.Signal{
 // SIGINT and SIGTERM are forwarded like the rest, and srt then exits with
 // the command's status (143 for a SIGTERM'd command): a killed job must not
 // look successful, unlike the reference, which exits 0.
-// afterStart, if set, runs once the command has started.
-func supervise(cmd *exec.Cmd, afterStart func()) (int, error) {
+// start starts cmd (nil: cmd.Start); afterStart, if set, runs once the
+// command has started.
+func supervise(cmd *exec.Cmd, start func() error, afterStart func()) (int, error) {
 	sigs := make(chan os.Signal, 16)
 	// Listening starts before the child exists, so that a signal arriving
 	// while it starts is queued and delivered, not lost or fatal to srt
@@ -41,11 +42,8 @@ func supervise(cmd *exec.Cmd, afterStart func()) (int, error) {
 	// is not retired by the runtime while the command runs.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if err := cmd.Start(); err != nil {
-		return 0, &startError{err}
-	}
-	if afterStart != nil {
-		afterStart()
+	if err := startCmd(cmd, start, afterStart); err != nil {
+		return 0, err
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -71,12 +69,6 @@ func forward(p *os.Process, sig syscall.Signal) {
 		_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
 	}
 }
-
-// startError is a command that could not be started at all.
-type startError struct{ err error }
-
-func (e *startError) Error() string { return "cannot start the sandbox: " + e.err.Error() }
-func (e *startError) Unwrap() error { return e.err }
 
 func exitStatus(cmd *exec.Cmd, err error) (int, error) {
 	var ee *exec.ExitError
