@@ -2,11 +2,13 @@ package srt_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/srt-go/srt"
 	"github.com/srt-go/srt/config"
@@ -41,6 +43,24 @@ func ExampleSandbox_Command() {
 	// Output:
 	// hello from 1 sandbox
 	// <nil>
+}
+
+// Start returns once the command runs, or with what kept the sandbox
+// from being built: here the working directory, which is not there.
+func ExampleSandbox_Start() {
+	sb, err := srt.New(context.Background(), config.Default())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer sb.Close()
+	cmd := sb.CommandRun(context.Background(), srt.Run{Dir: "/nonexistent/project"}, "true")
+	err = sb.Start(cmd)
+	var se *srt.SetupError
+	if errors.As(err, &se) {
+		fmt.Println(se.Step, se.Path, errors.Is(err, syscall.ENOENT))
+	}
+	// Output: entering the working directory /nonexistent/project true
 }
 
 // A command with an id, a text for people, and a domain allowed for it

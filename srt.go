@@ -67,9 +67,17 @@ type Run struct {
 	// Env is the command's environment; nil means os.Environ(). The
 	// proxy variables and TMPDIR are set on top of it.
 	Env []string
-	// Terminal says the Cmd's stdin is a pty made for the command: it
-	// becomes the command's controlling terminal.
+	// Terminal says the Cmd's stdin is a pty made for the command. In the
+	// namespace sandbox the command gets a pseudo-terminal of the
+	// sandbox's own (ttyname works inside), relayed to that one; in the
+	// fallback, that one. Either is its controlling terminal, with the
+	// command in the foreground: Ctrl-Z stops it.
 	Terminal bool
+	// OnStop, if set, is called when the command stops (Ctrl-Z on its
+	// terminal, or SIGTSTP sent to the Cmd's process); it must not block.
+	// SIGCONT sent to the Cmd's process lets the command go on. A caller
+	// that is itself a job of a shell stops itself here, as srt does.
+	OnStop func()
 	// NullFDs are descriptor numbers (3 and up) the command finds open on
 	// /dev/null.
 	NullFDs []int

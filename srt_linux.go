@@ -249,7 +249,7 @@ func (s *linuxBackend) prepare(ctx context.Context, o Run, argv []string) (*run,
 	env = withGitSafeDirectories(env, gitSafeDirectories(settings))
 	network := func(string) (nsexec.NetSide, error) { return s.network(r, settings, env) }
 	l, err := nsexec.Prepare(settings, nsexec.Options{Argv: argv, Env: env, Cwd: cwd, Home: home, Debug: s.debug,
-		Terminal: o.Terminal, Network: network, Intercept: !s.fallback, Fallback: s.fallback, Context: ctx, NullFDs: o.NullFDs,
+		Terminal: o.Terminal, OnStop: o.OnStop, Network: network, Intercept: !s.fallback, Fallback: s.fallback, Context: ctx, NullFDs: o.NullFDs,
 		OnEvent: func(e nsexec.Event) {
 			// Libraries probe for Unix sockets (nscd) on every lookup:
 			// a refused socket(AF_UNIX) is told once a run.

@@ -114,15 +114,26 @@ func runFallback() error {
 	child := &exec.Cmd{Path: "/proc/self/exe", Args: []string{os.Args[0], roleFallbackExec},
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, ExtraFiles: []*os.File{r, link},
 		// Only what srt gave this process (envSetupOnLink, if set).
-		Env: os.Environ(),
-		// A session of its own: no controlling terminal but the pty
-		// made for it, if any.
-		SysProcAttr: &syscall.SysProcAttr{Setsid: true, Setctty: spec.Terminal, Ctty: 0, Pdeathsig: syscall.SIGKILL}}
+		Env:         os.Environ(),
+		SysProcAttr: &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}}
+	if spec.Terminal {
+		// This process leads a session (srt made it so) whose terminal
+		// becomes the pty srt made for the command; the command is a
+		// group of that session in the foreground, where Ctrl-Z stops
+		// it (a session leader's own group would be orphaned, and the
+		// kernel drops a terminal's stop signals to those).
+		if err := unix.IoctlSetInt(0, unix.TIOCSCTTY, 0); err != nil {
+			return setupError(StepTerminal, os.NewSyscallError("TIOCSCTTY", err))
+		}
+		// (Foreground's Ctty is a descriptor of this process.)
+		child.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Foreground: true, Ctty: 0, Pdeathsig: syscall.SIGKILL}
+	}
 	if err := child.Start(); err != nil {
 		return fmt.Errorf("starting the command: %w", err)
 	}
 	r.Close()
-	k := &reaper{command: child.Process.Pid, status: -1}
+	k := &reaper{command: child.Process.Pid, status: -1,
+		stopped: func() { sendLink(link, &linkMessage{Stopped: true}, nil) }}
 	// srt gone (its end of the link closed, by Close or by its death):
 	// the tree goes too.
 	go func() {

@@ -126,11 +126,15 @@ func runInit() error {
 			cmd.ExtraFiles[fd-3] = null
 		}
 	}
+	// On a terminal, the command gets the sandbox's own (terminal_linux.go).
+	var tty *terminal
 	if spec.Terminal {
-		// A session of its own with the pty as controlling terminal:
-		// job control and Ctrl-C work, on a terminal that only the
-		// sandbox uses.
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+		if tty, err = openTerminal(); err != nil {
+			return setupError(StepTerminal, err)
+		}
+	}
+	if tty != nil {
+		tty.give(cmd)
 	}
 	// Landlock: the second layer over the mounts, on every thread of
 	// this process and so on the command.
@@ -170,14 +174,17 @@ func runInit() error {
 		fmt.Fprintf(os.Stderr, "srt: %s: %v\n", spec.Argv[0], unwrapExec(err))
 		os.Exit(code)
 	}
+	if tty != nil {
+		tty.started()
+	}
 	sendLink(link, &linkMessage{Started: true}, nil)
 	pid := cmd.Process.Pid
 	// Every child is reaped here, orphans included; the command's end is
-	// the init's, with its status.
+	// the init's, with its status. Its stops are told to srt.
 	go func() {
 		for {
 			var ws syscall.WaitStatus
-			got, err := syscall.Wait4(-1, &ws, 0, nil)
+			got, err := syscall.Wait4(-1, &ws, syscall.WUNTRACED, nil)
 			if err == syscall.EINTR {
 				continue
 			}
@@ -185,23 +192,50 @@ func runInit() error {
 				fmt.Fprintf(os.Stderr, "srt: sandbox: waiting for the command: %v\n", err)
 				os.Exit(1)
 			}
-			if got == pid {
+			switch {
+			case got != pid:
+			case ws.Stopped():
+				sendLink(link, &linkMessage{Stopped: true}, nil)
+			default:
+				if tty != nil {
+					// The rest goes now rather than with the init, so
+					// that the slave's last holder is gone and the
+					// command's last output relayed.
+					syscall.Kill(-1, syscall.SIGKILL)
+					reapAll()
+					tty.finish()
+				}
 				os.Exit(statusCode(ws))
 			}
 		}
 	}()
 	for sig := range sigs {
-		switch s := sig.(syscall.Signal); s {
-		case syscall.SIGPIPE:
-		case syscall.SIGTSTP:
+		switch s := sig.(syscall.Signal); {
+		case s == syscall.SIGPIPE:
+		case s == syscall.SIGTSTP:
 			syscall.Kill(-1, syscall.SIGSTOP) // every process of the namespace but this one
-		case syscall.SIGCONT:
+		case s == syscall.SIGCONT:
+			if tty != nil {
+				tty.raw()
+			}
 			syscall.Kill(-1, syscall.SIGCONT)
+		case s == syscall.SIGWINCH && tty != nil:
+			tty.resize() // the kernel tells the command's foreground group
 		default:
 			syscall.Kill(pid, s)
 		}
 	}
 	return errors.New("signal channel closed")
+}
+
+// reapAll reaps every child until none is left.
+func reapAll() {
+	for {
+		var ws syscall.WaitStatus
+		if _, err := syscall.Wait4(-1, &ws, 0, nil); err != nil && err != syscall.EINTR {
+			return
+		}
+	}
 }
 
 // findCommand enters the command's working directory and finds its

@@ -46,6 +46,7 @@ type Launch struct {
 	transparent func(tcp []net.Listener, dnsUDP []net.PacketConn, dnsTCP []net.Listener)
 	nsPolicy    *ConnectPolicy
 	onEvent     func(Event)
+	onStop      func()
 	done        chan struct{}
 	// ready is closed when the command runs or the setup failed (with
 	// failure): see Start.
@@ -84,6 +85,10 @@ type Options struct {
 	// NullFDs are descriptor numbers (3 and up) the command finds open on
 	// /dev/null, read-only: the slot of a descriptor srt keeps for itself.
 	NullFDs []int
+	// OnStop, if set, is told (on the link's goroutine; it must not
+	// block) that the command stopped: Ctrl-Z on its terminal, or a
+	// relayed SIGTSTP. SIGCONT to Cmd's process lets it go on.
+	OnStop func()
 	// OnEvent, if set, is told of the calls the seccomp supervisor
 	// refused: connects to Unix sockets outside allowUnixSockets (and, in
 	// the fallback, to anything but the proxies), and socket(AF_UNIX)
@@ -165,7 +170,7 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 			env = setEnv(env, k, v)
 		}
 	}
-	l.onEvent = o.OnEvent
+	l.onEvent, l.onStop = o.OnEvent, o.OnStop
 	if err := l.newLink(); err != nil {
 		return nil, err
 	}

@@ -28,6 +28,9 @@ import (
 //	     |<--- {seccomp:true} + listener ---------|  seccomp.Install, when the
 //	     |     srt answers the command's connects |  filter notifies
 //	     |<--- {started:true} --------------------|  the command runs
+//	     |<--- {stopped:true} --------------------|  whenever the command stops
+//	     |     (srt stops too; its SIGCONT goes   |  (job control)
+//	     |     on to the init)                    |
 //	     |                 ...                    |
 //	     |<--- end of the link -------------------|  the init exited: the run is over
 //	     |                                        |
@@ -39,10 +42,11 @@ import (
 // once: the init sends each once, before the command starts.
 //
 // The fallback (no namespaces) speaks the same link: its reaper
-// (runFallback) says hello and holds the link until the run ends; its
-// child (runFallbackExec) sends {seccomp:true, started:true} with the
-// filter's listener — or a failure — and becomes the command. srt serves
-// that listener until no process is left under the filter.
+// (runFallback) says hello, holds the link until the run ends and tells
+// when the command stops; its child (runFallbackExec) sends
+// {seccomp:true, started:true} with the filter's listener — or a failure
+// — and becomes the command. srt serves that listener until no process
+// is left under the filter: the run is over then, and the link's end.
 
 // linkMessage is one message to srt on the link.
 type linkMessage struct {
@@ -54,6 +58,9 @@ type linkMessage struct {
 	Started bool `json:"started,omitempty"`
 	// Failure: the sandbox could not be built; the sender exits 1.
 	Failure *SetupError `json:"failure,omitempty"`
+	// Stopped: the command was stopped (Ctrl-Z on its terminal, or the
+	// SIGTSTP srt relayed); SIGCONT from srt lets it go on.
+	Stopped bool `json:"stopped,omitempty"`
 }
 
 // linkSocket says what one handed-over socket is.
@@ -239,14 +246,18 @@ func (l *Launch) watch() {
 			l.setReady(msg.Failure)
 		case msg.Seccomp && len(fds) == 1 && !gotListener:
 			gotListener = true
-			if l.connectPolicy != nil {
-				// The fallback: its child becomes the command now, and
-				// the run lasts while anything is under its filter.
-				l.setReady(nil)
-				ServeConnects(fds[0], l.connectPolicy)
-				return
+			if l.connectPolicy == nil {
+				go ServeConnects(fds[0], l.nsPolicy)
+				break
 			}
-			go ServeConnects(fds[0], l.nsPolicy)
+			// The fallback: the run lasts while anything is under its
+			// filter.
+			served := make(chan struct{})
+			go func() {
+				ServeConnects(fds[0], l.connectPolicy)
+				close(served)
+			}()
+			defer func() { <-served }()
 		case len(msg.Sockets) > 0 && len(msg.Sockets) == len(fds) && !gotSockets:
 			gotSockets = true
 			served = append(served, l.serveSockets(msg.Sockets, fds)...)
@@ -255,6 +266,9 @@ func (l *Launch) watch() {
 		}
 		if msg.Started {
 			l.setReady(nil)
+		}
+		if msg.Stopped && l.onStop != nil {
+			l.onStop()
 		}
 	}
 }

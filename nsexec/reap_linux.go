@@ -97,17 +97,19 @@ func statusCode(ws syscall.WaitStatus) int {
 type reaper struct {
 	mu      sync.Mutex
 	command int
-	status  int  // the command's status, -1 while it runs
-	killing bool // the command has ended, or srt is gone
+	status  int    // the command's status, -1 while it runs
+	killing bool   // the command has ended, or srt is gone
+	stopped func() // told when the command stops (job control)
 }
 
 // run reaps until no child is left, killing every child once the command
-// has ended, and returns the command's status.
+// has ended, and returns the command's status. The command's stops are
+// told.
 func (k *reaper) run() int {
 	for {
 		// Wait without reaping, then reap under the lock.
 		var info unix.Siginfo
-		err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WSTOPPED|unix.WNOWAIT, nil)
 		if err == unix.EINTR {
 			continue
 		}
@@ -117,12 +119,18 @@ func (k *reaper) run() int {
 		k.mu.Lock()
 		for {
 			var ws syscall.WaitStatus
-			pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+			pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG|syscall.WUNTRACED, nil)
 			if err == syscall.EINTR {
 				continue
 			}
 			if err != nil || pid <= 0 {
 				break
+			}
+			if ws.Stopped() {
+				if pid == k.command && k.stopped != nil {
+					k.stopped()
+				}
+				continue
 			}
 			if pid == k.command {
 				k.status = statusCode(ws)

@@ -28,6 +28,7 @@ const (
 	StepLoopback   = "bringing up loopback"
 	StepSockets    = "handing the network's sockets to srt"
 	StepWorkingDir = "entering the working directory"
+	StepTerminal   = "making the sandbox's terminal"
 	StepLandlock   = "applying Landlock"
 	StepPrivileges = "dropping privileges"
 	StepSeccomp    = "installing the seccomp filter"

@@ -129,17 +129,27 @@ func run(args []string, stdout, stderr io.Writer) int {
 		control = readControl(c, sb, o.controlFD)
 	}
 	key := run.Text
+	stopped := make(chan struct{}, 1)
+	run.OnStop = func() {
+		select {
+		case stopped <- struct{}{}:
+		default:
+		}
+	}
 	l, err := sandboxCommand(c, sb, run, argv, func(line string) { sb.InferFromStderr(key, line) })
 	if err != nil {
 		c.errorf("%v; refusing to run %q unconfined", err, o.commandText())
 		return 1
 	}
-	status, err := supervise(l.Cmd, func() error { return sb.Start(l.Cmd) }, func() {
-		l.started()
-		if control != nil {
-			control.started(l.Cmd.Process)
-		}
-	})
+	j := job{start: func() error { return sb.Start(l.Cmd) }, stopped: stopped,
+		afterStart: func() {
+			l.started()
+			if control != nil {
+				control.started(l.Cmd.Process)
+			}
+		}}
+	l.terminal(&j)
+	status, err := supervise(l.Cmd, j)
 	l.Close()
 	if err != nil {
 		// A host that refuses the sandbox says so in its own words.

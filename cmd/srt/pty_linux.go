@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+	"golang.org/x/term"
 )
 
 // ptyRelay gives the sandbox a pseudo-terminal of its own when srt runs on
@@ -17,16 +18,13 @@ import (
 // command injects (TIOCSTI) land in its own pty.
 type ptyRelay struct {
 	master, slave *os.File
-	saved         *unix.Termios
+	saved         *term.State
 	out           chan struct{}
 	winch         chan os.Signal
 }
 
 // isTerminal reports whether fd is a terminal.
-func isTerminal(fd int) bool {
-	_, err := unix.IoctlGetTermios(fd, unix.TCGETS)
-	return err == nil
-}
+func isTerminal(fd int) bool { return term.IsTerminal(fd) }
 
 // openPTY returns a new pty pair: the master non-blocking for the poller,
 // the slave without becoming anyone's controlling terminal.
@@ -65,16 +63,9 @@ func startPTY(scan io.Writer) (*ptyRelay, error) {
 	if err := unix.IoctlSetTermios(int(slave.Fd()), unix.TCSETS, saved); err != nil {
 		return nil, err
 	}
-	p := &ptyRelay{master: master, slave: slave, saved: saved, out: make(chan struct{}), winch: make(chan os.Signal, 4)}
+	p := &ptyRelay{master: master, slave: slave, out: make(chan struct{}), winch: make(chan os.Signal, 4)}
 	p.resize()
-	raw := *saved
-	raw.Iflag &^= unix.IGNBRK | unix.BRKINT | unix.PARMRK | unix.ISTRIP | unix.INLCR | unix.IGNCR | unix.ICRNL | unix.IXON
-	raw.Oflag &^= unix.OPOST
-	raw.Lflag &^= unix.ECHO | unix.ECHONL | unix.ICANON | unix.ISIG | unix.IEXTEN
-	raw.Cflag &^= unix.CSIZE | unix.PARENB
-	raw.Cflag |= unix.CS8
-	raw.Cc[unix.VMIN], raw.Cc[unix.VTIME] = 1, 0
-	if err := unix.IoctlSetTermios(0, unix.TCSETS, &raw); err != nil {
+	if p.saved, err = term.MakeRaw(0); err != nil {
 		return nil, err
 	}
 	signal.Notify(p.winch, syscall.SIGWINCH)
@@ -117,5 +108,14 @@ func (p *ptyRelay) stop() {
 	}
 	signal.Stop(p.winch)
 	close(p.winch)
-	unix.IoctlSetTermios(0, unix.TCSETS, p.saved)
+	term.Restore(0, p.saved)
+}
+
+// suspend gives the caller its terminal back while srt stops.
+func (p *ptyRelay) suspend() { term.Restore(0, p.saved) }
+
+// resume takes it again once srt goes on, at its size of now.
+func (p *ptyRelay) resume() {
+	term.MakeRaw(0)
+	p.resize()
 }

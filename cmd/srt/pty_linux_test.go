@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -15,6 +16,149 @@ import (
 	"github.com/srt-go/srt/internal/testenv"
 )
 
+// terminalRun is srt running on a pty of the test's, as a terminal
+// emulator starts a shell: in a session of its own, the pty its
+// controlling terminal.
+type terminalRun struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	master *os.File
+	mu     sync.Mutex
+	out    bytes.Buffer
+	done   chan struct{}
+}
+
+// onTerminal starts cmd on a new pty of rows×cols.
+func onTerminal(t *testing.T, cmd *exec.Cmd, rows, cols uint16) *terminalRun {
+	t.Helper()
+	master, slave, err := openPTY()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { master.Close() })
+	if err := unix.IoctlSetWinsize(int(slave.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: rows, Col: cols}); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	slave.Close()
+	r := &terminalRun{t: t, cmd: cmd, master: master, done: make(chan struct{})}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-r.done
+	})
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := master.Read(buf)
+			r.mu.Lock()
+			r.out.Write(buf[:n])
+			r.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	go func() {
+		cmd.Wait()
+		close(r.done)
+	}()
+	return r
+}
+
+func (r *terminalRun) send(s string) { r.master.Write([]byte(s)) }
+
+func (r *terminalRun) output() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.out.String()
+}
+
+// wait waits up to 10 s for s in the terminal's output.
+func (r *terminalRun) wait(s string) {
+	r.t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(r.output(), s); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			r.t.Fatalf("no %q in the terminal output:\n%s", s, r.output())
+		}
+	}
+}
+
+// exit waits up to 10 s for srt's end and returns its status.
+func (r *terminalRun) exit() int {
+	r.t.Helper()
+	select {
+	case <-r.done:
+	case <-time.After(10 * time.Second):
+		r.t.Fatalf("srt did not exit:\n%s", r.output())
+	}
+	return r.cmd.ProcessState.ExitCode()
+}
+
+// stopped waits up to 10 s for srt itself to stop (job control), as
+// the shell that started it would see it.
+func (r *terminalRun) stopped() bool {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(r.cmd.Process.Pid, &ws, syscall.WUNTRACED|syscall.WNOHANG, nil)
+		if err != nil {
+			return false
+		}
+		if pid == r.cmd.Process.Pid && ws.Stopped() {
+			return true
+		}
+	}
+	return false
+}
+
+// descendantStates are the states (R, S, T...) of the processes named
+// comm under pid, read from the host's /proc.
+func descendantStates(pid int, comm string) []string {
+	type proc struct {
+		ppid  int
+		comm  string
+		state string
+	}
+	procs := map[int]proc{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		open, end := bytes.IndexByte(stat, '('), bytes.LastIndexByte(stat, ')')
+		if open < 0 || end < open {
+			continue
+		}
+		f := strings.Fields(string(stat[end+1:]))
+		if len(f) < 2 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		procs[p] = proc{ppid: ppid, comm: string(stat[open+1 : end]), state: f[0]}
+	}
+	var states []string
+	for _, info := range procs {
+		if info.comm != comm {
+			continue
+		}
+		for up := info.ppid; up > 1; up = procs[up].ppid {
+			if up == pid {
+				states = append(states, info.state)
+				break
+			}
+		}
+	}
+	return states
+}
+
 // An interactive shell on a terminal gets a terminal inside: its window
 // size, job control, and Ctrl-C that interrupts the foreground job.
 func TestSandboxInteractiveShell(t *testing.T) {
@@ -24,82 +168,87 @@ func TestSandboxInteractiveShell(t *testing.T) {
 		if err != nil {
 			t.Skip("requires bash")
 		}
-		master, slave, err := openPTY()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer master.Close()
-		if err := unix.IoctlSetWinsize(int(slave.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 40, Col: 100}); err != nil {
-			t.Fatal(err)
-		}
 		cmd := exec.Command(os.Getenv(srtEnv), bash, "--norc", "--noprofile", "-i")
 		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + b.H, "TERM=dumb", "PS1=$ "}
 		cmd.Dir = b.W
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		slave.Close()
-		var mu sync.Mutex
-		var out bytes.Buffer
-		go func() {
-			buf := make([]byte, 4096)
-			for {
-				n, err := master.Read(buf)
-				mu.Lock()
-				out.Write(buf[:n])
-				mu.Unlock()
-				if err != nil {
-					return
-				}
-			}
-		}()
-		wait := func(s string) {
-			t.Helper()
-			deadline := time.Now().Add(10 * time.Second)
-			for {
-				mu.Lock()
-				got := out.String()
-				mu.Unlock()
-				if strings.Contains(got, s) {
-					return
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("no %q in the terminal output:\n%s", s, got)
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
-		}
-		send := func(s string) { master.Write([]byte(s)) }
-		send("stty size; tty -s && echo HAS_$((1+1))TTY\n")
-		wait("40 100")
-		wait("HAS_2TTY")
-		send("sleep 30\n")
+		r := onTerminal(t, cmd, 40, 100)
+		r.send("stty size; tty -s && echo HAS_$((1+1))TTY\n")
+		r.wait("40 100")
+		r.wait("HAS_2TTY")
+		r.send("sleep 30\n")
 		time.Sleep(300 * time.Millisecond)
-		send("\x03")
-		send("echo AFTER_$((2+3))\n")
-		wait("AFTER_5")
-		send("sleep 100 &\n")
-		send("jobs; echo JOBS_$((3+4))\n")
-		wait("JOBS_7")
-		send("kill %1; exit 3\n")
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			t.Fatal("srt did not exit")
-		}
-		mu.Lock()
-		got := out.String()
-		mu.Unlock()
-		if code := cmd.ProcessState.ExitCode(); code != 3 {
+		r.send("\x03")
+		r.send("echo AFTER_$((2+3))\n")
+		r.wait("AFTER_5")
+		r.send("sleep 100 &\n")
+		r.send("jobs; echo JOBS_$((3+4))\n")
+		r.wait("JOBS_7")
+		r.send("kill %1; exit 3\n")
+		if code := r.exit(); code != 3 {
 			t.Errorf("exit %d, want 3", code)
 		}
-		if strings.Contains(got, "no job control") || !strings.Contains(got, "Running") {
+		if got := r.output(); strings.Contains(got, "no job control") || !strings.Contains(got, "Running") {
 			t.Errorf("no job control in the shell:\n%s", got)
+		}
+	})
+}
+
+// On a terminal the command's terminal has a name inside (tty(1) and
+// ttyname(3) work: the sandbox's own /dev/pts/0, or in the fallback the
+// pty srt made), and Ctrl-Z stops the command — checked from outside —
+// and srt with it, so the shell that started srt gets control back;
+// SIGCONT ("fg") lets both go on. In both sandboxes, for both users.
+func TestSandboxTerminalJobControl(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		for _, fallback := range []bool{false, true} {
+			name := "namespaces"
+			if fallback {
+				name = "fallback"
+			}
+			t.Run(name, func(t *testing.T) {
+				b := newBox(t)
+				script := `tty; echo STARTED_$((1+1)); exec sleep 30`
+				cmd := exec.Command(os.Getenv(srtEnv), "-c", script)
+				cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + b.H}
+				want := "/dev/pts/0\r\n"
+				if fallback {
+					exe, err := os.Executable()
+					if err != nil {
+						t.Fatal(err)
+					}
+					cmd = exec.Command(exe, os.Getenv(srtEnv), "--settings", b.fallbackConfig(""), "-c", script)
+					cmd.Env = append(cmd.Env, noUsernsEnv+"=")
+					want = "/dev/pts/"
+				}
+				cmd.Dir = b.W
+				r := onTerminal(t, cmd, 24, 80)
+				r.wait("STARTED_2")
+				if got := r.output(); !strings.HasPrefix(got, want) || strings.Contains(got, "not a tty") {
+					t.Errorf("tty inside printed %q, want %q first", got, want)
+				}
+				if states := descendantStates(cmd.Process.Pid, "sleep"); len(states) != 1 || states[0] == "T" {
+					t.Fatalf("the command is not running: %v", states)
+				}
+				r.send("\x1a")
+				if !r.stopped() {
+					t.Fatalf("srt did not stop on Ctrl-Z; command states %v", descendantStates(cmd.Process.Pid, "sleep"))
+				}
+				if states := descendantStates(cmd.Process.Pid, "sleep"); len(states) != 1 || states[0] != "T" {
+					t.Errorf("srt stopped but not the command: %v", states)
+				}
+				cmd.Process.Signal(syscall.SIGCONT)
+				deadline := time.Now().Add(10 * time.Second)
+				for states := descendantStates(cmd.Process.Pid, "sleep"); len(states) != 1 || states[0] == "T"; states = descendantStates(cmd.Process.Pid, "sleep") {
+					if time.Now().After(deadline) {
+						t.Fatalf("the command did not go on after SIGCONT: %v", states)
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+				cmd.Process.Signal(syscall.SIGTERM)
+				if code := r.exit(); code != 143 {
+					t.Errorf("exit %d after SIGTERM, want 143:\n%s", code, r.output())
+				}
+			})
 		}
 	})
 }

@@ -67,6 +67,13 @@ func (l *launch) started() {
 	}
 }
 
+// terminal gives the job the pty relay's part in its stops.
+func (l *launch) terminal(j *job) {
+	if l.pty != nil {
+		j.suspend, j.resume = l.pty.suspend, l.pty.resume
+	}
+}
+
 // Close waits for the command's last output and restores the terminal.
 func (l *launch) Close() error {
 	if l.pty != nil {

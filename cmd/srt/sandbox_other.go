@@ -11,8 +11,9 @@ import (
 
 type launch struct{ Cmd *exec.Cmd }
 
-func (*launch) Close() error { return nil }
-func (*launch) started()     {}
+func (*launch) Close() error  { return nil }
+func (*launch) started()      {}
+func (*launch) terminal(*job) {}
 
 // sandboxCommand: the library refuses on this platform (no backend yet),
 // so New has already failed before this is reached.

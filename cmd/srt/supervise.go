@@ -2,17 +2,28 @@ package main
 
 import "os/exec"
 
-// startCmd starts cmd with start (nil: cmd.Start), then runs afterStart,
-// if set.
-func startCmd(cmd *exec.Cmd, start func() error, afterStart func()) error {
+// job is what supervise needs beyond the Cmd.
+type job struct {
+	start      func() error // starts the Cmd; nil: Cmd.Start
+	afterStart func()       // if set, runs once the command has started
+	// stopped tells that the command stopped (job control): srt stops
+	// too, giving the terminal back meanwhile (suspend), and takes it
+	// again when it goes on (resume).
+	stopped         <-chan struct{}
+	suspend, resume func()
+}
+
+// startCmd starts cmd, then runs afterStart.
+func (j job) startCmd(cmd *exec.Cmd) error {
+	start := j.start
 	if start == nil {
 		start = cmd.Start
 	}
 	if err := start(); err != nil {
 		return &startError{err}
 	}
-	if afterStart != nil {
-		afterStart()
+	if j.afterStart != nil {
+		j.afterStart()
 	}
 	return nil
 }

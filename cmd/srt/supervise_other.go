@@ -4,10 +4,10 @@ package main
 
 import "os/exec"
 
-// supervise starts cmd (with start; nil: cmd.Start) and returns its exit
-// code. Platforms without POSIX signals have nothing to forward.
-func supervise(cmd *exec.Cmd, start func() error, afterStart func()) (int, error) {
-	if err := startCmd(cmd, start, afterStart); err != nil {
+// supervise starts cmd and returns its exit code. Platforms without POSIX
+// signals have nothing to forward, and no job control.
+func supervise(cmd *exec.Cmd, j job) (int, error) {
+	if err := j.startCmd(cmd); err != nil {
 		return 0, err
 	}
 	if err := cmd.Wait(); err != nil && cmd.ProcessState == nil {

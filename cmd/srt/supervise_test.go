@@ -188,7 +188,8 @@ func TestSuperviseExitStatus(t *testing.T) {
 	}
 }
 
-// SIGTSTP stops the command and srt; SIGCONT resumes both.
+// SIGTSTP stops the command, and its stop (which the sandbox reports)
+// stops srt; SIGCONT resumes both.
 func TestSuperviseJobControl(t *testing.T) {
 	// Like the sandbox's init, the command stops itself on SIGTSTP.
 	s := startSupervised(t, `trap 'exit 42' TERM; trap 'kill -STOP $$' TSTP; `+loop)

@@ -22,14 +22,14 @@ var forwarded = []os.Signal{
 }
 
 // supervise starts cmd, forwards signals to it until it exits, and returns
-// its exit status: its own code, or 128+N when signal N killed it.
+// its exit status: its own code, or 128+N when signal N killed it. When the
+// command stops, srt stops too, so the shell that started srt sees the job
+// stop; its SIGCONT on "fg" comes here and is forwarded in turn.
 //
 // SIGINT and SIGTERM are forwarded like the rest, and srt then exits with
 // the command's status (143 for a SIGTERM'd command): a killed job must not
 // look successful, unlike the reference, which exits 0.
-// start starts cmd (nil: cmd.Start); afterStart, if set, runs once the
-// command has started.
-func supervise(cmd *exec.Cmd, start func() error, afterStart func()) (int, error) {
+func supervise(cmd *exec.Cmd, j job) (int, error) {
 	sigs := make(chan os.Signal, 16)
 	// Listening starts before the child exists, so that a signal arriving
 	// while it starts is queued and delivered, not lost or fatal to srt
@@ -42,7 +42,7 @@ func supervise(cmd *exec.Cmd, start func() error, afterStart func()) (int, error
 	// is not retired by the runtime while the command runs.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if err := startCmd(cmd, start, afterStart); err != nil {
+	if err := j.startCmd(cmd); err != nil {
 		return 0, err
 	}
 	done := make(chan error, 1)
@@ -50,23 +50,21 @@ func supervise(cmd *exec.Cmd, start func() error, afterStart func()) (int, error
 	for {
 		select {
 		case sig := <-sigs:
-			forward(cmd.Process, sig.(syscall.Signal))
+			if sig == syscall.SIGCONT && j.resume != nil {
+				j.resume()
+			}
+			// An error means the command has just exited; Wait
+			// reports that.
+			_ = cmd.Process.Signal(sig)
+		case <-j.stopped:
+			if j.suspend != nil {
+				j.suspend()
+			}
+			// SIGSTOP: srt's SIGTSTP is caught, to be forwarded.
+			_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
 		case err := <-done:
 			return exitStatus(cmd, err)
 		}
-	}
-}
-
-// forward delivers sig to the command. After SIGTSTP, srt stops itself
-// too, so the shell that started srt sees the job stop; its SIGCONT on
-// "fg" comes back here and is forwarded in turn. (The sandbox's init
-// handles SIGTSTP by stopping everything in the sandbox: the kernel would
-// discard a plain SIGTSTP there, the session having no terminal.)
-func forward(p *os.Process, sig syscall.Signal) {
-	// An error means the command has just exited; Wait reports that.
-	_ = p.Signal(sig)
-	if sig == syscall.SIGTSTP {
-		_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
 	}
 }
 

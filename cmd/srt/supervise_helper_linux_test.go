@@ -1,4 +1,4 @@
-//go:build unix
+//go:build linux
 
 package main
 
@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // superviseHelper, under superviseEnv, turns the test binary into a stand-in for srt's supervisor:
@@ -16,7 +18,23 @@ func superviseHelper() {
 	cmd := exec.Command(os.Args[1], os.Args[2:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	status, err := supervise(cmd, nil, nil)
+	// The sandbox tells srt when the command stops; here the stand-in
+	// learns it from waitid.
+	stopped := make(chan struct{}, 1)
+	watch := func() {
+		for {
+			var info unix.Siginfo
+			err := unix.Waitid(unix.P_PID, cmd.Process.Pid, &info, unix.WSTOPPED, nil)
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil {
+				return
+			}
+			stopped <- struct{}{}
+		}
+	}
+	status, err := supervise(cmd, job{stopped: stopped, afterStart: func() { go watch() }})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "supervise:", err)
 		os.Exit(1)
