@@ -247,17 +247,23 @@ func (s *linuxBackend) prepare(ctx context.Context, o Run, argv []string) (*run,
 		r.client.Allow = extra
 	}
 	env = withGitSafeDirectories(env, gitSafeDirectories(settings))
-	network := func(string) (nsexec.NetSide, error) { return s.network(r, settings, env) }
-	l, err := nsexec.Prepare(settings, nsexec.Options{Argv: argv, Env: env, Cwd: cwd, Home: home, Debug: s.debug,
-		Terminal: o.Terminal, OnStop: o.OnStop, Network: network, Intercept: !s.fallback, Fallback: s.fallback, Context: ctx, NullFDs: o.NullFDs,
-		OnEvent: func(e nsexec.Event) {
-			// Libraries probe for Unix sockets (nscd) on every lookup:
-			// a refused socket(AF_UNIX) is told once a run.
-			if e.Call == "socket" && r.socketTold.Swap(true) {
-				return
-			}
-			s.record(r, fromEvent(e))
-		}})
+	// The run's proxies first; the plan and the start then in nsexec,
+	// which calls nothing back but the event sinks and the proxies'
+	// serving.
+	side, err := s.network(r, settings, env)
+	var l *nsexec.Launch
+	if err == nil {
+		l, err = nsexec.Prepare(settings, nsexec.Options{Argv: argv, Env: env, Cwd: cwd, Home: home, Debug: s.debug,
+			Terminal: o.Terminal, OnStop: o.OnStop, Net: &side, Intercept: !s.fallback, Fallback: s.fallback, Context: ctx, NullFDs: o.NullFDs,
+			OnEvent: func(e nsexec.Event) {
+				// Libraries probe for Unix sockets (nscd) on every lookup:
+				// a refused socket(AF_UNIX) is told once a run.
+				if e.Call == "socket" && r.socketTold.Swap(true) {
+					return
+				}
+				s.record(r, fromEvent(e))
+			}})
+	}
 	if err != nil {
 		r.mu.Lock()
 		for _, ln := range r.listeners {

@@ -68,16 +68,16 @@ type Options struct {
 	// Terminal says the command's stdin is a pty made for it: it becomes
 	// the command's controlling terminal.
 	Terminal bool
-	// Network, if set, starts the proxies (on Unix sockets in the run's
-	// private directory, or with Fallback on host loopback TCP) and says
-	// how the command reaches them. Without it the sandbox has no way out
-	// at all.
-	Network func(runtimeDir string) (NetSide, error)
+	// Net, if set, is how the command reaches the proxies the caller
+	// serves (the sandbox's loopback ports, whose sockets the init hands
+	// over, or with Fallback the host's). Without it the sandbox has no
+	// way out at all.
+	Net *NetSide
 	// Fallback runs the command under Landlock and seccomp only, for
 	// hosts that refuse namespaces (enableWeakerNestedSandbox); the
 	// enforcement is "partial".
 	Fallback bool
-	// Intercept, with Network, also catches connections of programs that
+	// Intercept, with Net, also catches connections of programs that
 	// ignore the proxy environment, and answers DNS inside.
 	Intercept bool
 	// Context, if set, kills the run when it is done (exec.CommandContext).
@@ -160,11 +160,8 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 	l.RunPlan, l.Plan, l.Seccomp, l.Landlock = rp, rp.Mounts, rp.Seccomp, rp.Landlock
 	filter, unixPaths := rp.Seccomp, rp.UnixSocketPaths
 	var side NetSide
-	if o.Network != nil {
-		side, err = o.Network(dir)
-		if err != nil {
-			return nil, err
-		}
+	if o.Net != nil {
+		side = *o.Net
 		for _, kv := range side.Env {
 			k, v, _ := strings.Cut(kv, "=")
 			env = setEnv(env, k, v)
