@@ -36,13 +36,13 @@ const (
 )
 
 // prepareFallback fills in l to start the fallback child.
-func (l *Launch) prepareFallback(s *config.Settings, o Options, side NetSide, argv, env []string, cwd string, filter seccomp.Options, unixPaths []string) error {
+func (l *Launch) prepareFallback(s *config.Settings, o Options, side NetSide, spec *Spec) error {
 	abi := landlock.ABI()
 	if abi == 0 {
 		return errors.New("refusing to run: neither user namespaces nor Landlock are available here, so no sandbox can be built")
 	}
 	ports := side.Ports
-	pol := &ConnectPolicy{Proc: "/proc", Unix: filter.Unix, UnixPaths: unixPaths, HostNamespaces: true, OnDeny: o.OnEvent,
+	pol := &ConnectPolicy{Proc: "/proc", Unix: spec.Seccomp.Unix, UnixPaths: spec.UnixSocketPaths, HostNamespaces: true, OnDeny: o.OnEvent,
 		LocalBinding: s.Network.AllowLocalBinding, Writable: l.Plan.Writable}
 	pol.Inet = func(ap netip.AddrPort) bool {
 		a := ap.Addr().Unmap()
@@ -56,8 +56,8 @@ func (l *Launch) prepareFallback(s *config.Settings, o Options, side NetSide, ar
 	}
 	l.connectPolicy = pol
 
-	cmd, err := l.child(o.Context, roleFallback, &Spec{Plan: l.Plan, Argv: argv, Env: env, Cwd: cwd, RuntimeDir: l.RuntimeDir, Debug: o.Debug, Terminal: o.Terminal,
-		Seccomp: filter, UnixSocketPaths: unixPaths, Landlock: l.Landlock, Ports: ports, NullFDs: o.NullFDs, LocalBinding: s.Network.AllowLocalBinding})
+	spec.Ports, spec.LocalBinding = ports, s.Network.AllowLocalBinding
+	cmd, err := l.child(o.Context, roleFallback, spec)
 	if err != nil {
 		return err
 	}

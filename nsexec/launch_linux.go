@@ -171,8 +171,11 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 	if err := l.newLink(); err != nil {
 		return nil, err
 	}
+	// The spec both kinds of run start from; each adds its own.
+	spec := &Spec{Plan: l.Plan, Argv: argv, Env: env, Cwd: cwd, RuntimeDir: dir, Debug: o.Debug, Terminal: o.Terminal,
+		Seccomp: filter, UnixSocketPaths: unixPaths, Landlock: l.Landlock, NullFDs: o.NullFDs}
 	if o.Fallback {
-		if err := l.prepareFallback(s, o, side, argv, env, cwd, filter, unixPaths); err != nil {
+		if err := l.prepareFallback(s, o, side, spec); err != nil {
 			return nil, err
 		}
 		ok = true
@@ -189,9 +192,8 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 		l.transparent = side.Transparent
 	}
 	l.nsPolicy = &ConnectPolicy{Proc: "/proc", Unix: filter.Unix, UnixPaths: unixPaths, OnDeny: o.OnEvent}
-	cmd, err := l.child(o.Context, roleInit, &Spec{Plan: l.Plan, Argv: argv, Env: env, Cwd: cwd, RuntimeDir: dir, Debug: o.Debug, Terminal: o.Terminal,
-		ProxyPorts: ports, Intercept: intercept,
-		Seccomp: filter, UnixSocketPaths: unixPaths, Landlock: l.Landlock, WeakerProc: s.EnableWeakerNestedSandbox, NullFDs: o.NullFDs})
+	spec.ProxyPorts, spec.Intercept, spec.WeakerProc = ports, intercept, s.EnableWeakerNestedSandbox
+	cmd, err := l.child(o.Context, roleInit, spec)
 	if err != nil {
 		return nil, err
 	}
