@@ -133,7 +133,7 @@ func runFallback() error {
 	}
 	r.Close()
 	k := &reaper{command: child.Process.Pid, status: -1,
-		stopped: func() { sendLink(link, &linkMessage{Stopped: true}, nil) }}
+		tell: func() { sendLink(link, &linkMessage{Stopped: true}, nil) }}
 	// srt gone (its end of the link closed, by Close or by its death):
 	// the tree goes too.
 	go func() {
@@ -166,8 +166,15 @@ func runFallbackExec() error {
 	// Capabilities and no_new_privs are per thread: the thread that drops
 	// them is the one that executes the command.
 	runtime.LockOSThread()
-	link := os.NewFile(4, "link")
 	spec, err := readSpec()
+	if err != nil {
+		return setupError(StepSpec, err)
+	}
+	above := 5
+	for _, fd := range spec.NullFDs {
+		above = max(above, fd+1)
+	}
+	link, err := moveLink(above)
 	if err != nil {
 		return setupError(StepSpec, err)
 	}

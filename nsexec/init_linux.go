@@ -179,8 +179,12 @@ func runInit() error {
 	}
 	sendLink(link, &linkMessage{Started: true}, nil)
 	pid := cmd.Process.Pid
-	// Every child is reaped here, orphans included; the command's end is
-	// the init's, with its status. Its stops are told to srt.
+	// Every child is reaped here, orphans included. The command's stops
+	// and its end come to this goroutine's thread: before Landlock ABI 8
+	// each thread has a domain of its own, and only this one, which
+	// started the command, may signal the sandbox's processes (the
+	// command's domain scopes signals).
+	ended := make(chan syscall.WaitStatus, 4)
 	go func() {
 		for {
 			var ws syscall.WaitStatus
@@ -189,51 +193,59 @@ func runInit() error {
 				continue
 			}
 			if err != nil {
-				fmt.Fprintf(os.Stderr, "srt: sandbox: waiting for the command: %v\n", err)
-				os.Exit(1)
+				// ECHILD once the command's end is told: the init is
+				// about to exit with its status.
+				return
 			}
-			switch {
-			case got != pid:
-			case ws.Stopped():
-				sendLink(link, &linkMessage{Stopped: true}, nil)
-			default:
-				if tty != nil {
-					// The rest goes now rather than with the init, so
-					// that the slave's last holder is gone and the
-					// command's last output relayed.
-					syscall.Kill(-1, syscall.SIGKILL)
-					reapAll()
-					tty.finish()
-				}
-				os.Exit(statusCode(ws))
+			if got == pid {
+				ended <- ws
 			}
 		}
 	}()
-	for sig := range sigs {
-		switch s := sig.(syscall.Signal); {
-		case s == syscall.SIGPIPE:
-		case s == syscall.SIGTSTP:
-			syscall.Kill(-1, syscall.SIGSTOP) // every process of the namespace but this one
-		case s == syscall.SIGCONT:
-			if tty != nil {
-				tty.raw()
-			}
-			syscall.Kill(-1, syscall.SIGCONT)
-		case s == syscall.SIGWINCH && tty != nil:
-			tty.resize() // the kernel tells the command's foreground group
-		default:
-			syscall.Kill(pid, s)
+	// A stopped job stops whole: nothing of the sandbox runs while srt
+	// is told (once) and stops too, or continues it. The sandbox stops
+	// when the command does (Ctrl-Z on its terminal, or any stop signal)
+	// and when srt relays SIGTSTP — then srt is told even if the command
+	// cannot stop yet (a vfork parent waits for its stopped child).
+	stopped := false
+	stopAll := func() {
+		syscall.Kill(-1, syscall.SIGSTOP) // every process of the namespace but this one
+		if !stopped {
+			stopped = true
+			sendLink(link, &linkMessage{Stopped: true}, nil)
 		}
 	}
-	return errors.New("signal channel closed")
-}
-
-// reapAll reaps every child until none is left.
-func reapAll() {
 	for {
-		var ws syscall.WaitStatus
-		if _, err := syscall.Wait4(-1, &ws, 0, nil); err != nil && err != syscall.EINTR {
-			return
+		select {
+		case ws := <-ended:
+			if ws.Stopped() {
+				stopAll()
+				continue
+			}
+			if tty != nil {
+				// The rest goes now rather than with the init, so that
+				// the slave's last holder is gone and the command's last
+				// output relayed.
+				syscall.Kill(-1, syscall.SIGKILL)
+				tty.finish()
+			}
+			os.Exit(statusCode(ws))
+		case sig := <-sigs:
+			switch s := sig.(syscall.Signal); {
+			case s == syscall.SIGPIPE:
+			case s == syscall.SIGTSTP:
+				stopAll()
+			case s == syscall.SIGCONT:
+				stopped = false
+				if tty != nil {
+					tty.raw()
+				}
+				syscall.Kill(-1, syscall.SIGCONT)
+			case s == syscall.SIGWINCH && tty != nil:
+				tty.resize() // the kernel tells the command's foreground group
+			default:
+				syscall.Kill(pid, s)
+			}
 		}
 	}
 }

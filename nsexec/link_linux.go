@@ -111,13 +111,30 @@ func sendLink(link *os.File, msg *linkMessage, fds []int) error {
 	return unix.Sendmsg(int(link.Fd()), data, oob, nil, 0)
 }
 
+// linkFD is where the started process holds the link: fd 4, until the
+// fallback's child moves it out of the way of the command's descriptors.
+var linkFD = 4
+
+// moveLink moves the link from fd 4 to the lowest free descriptor from
+// above on, out of the slots the command is given (--control-fd's
+// /dev/null).
+func moveLink(above int) (*os.File, error) {
+	fd, err := unix.FcntlInt(4, unix.F_DUPFD_CLOEXEC, above)
+	if err != nil {
+		return nil, fmt.Errorf("moving the link to srt: %w", err)
+	}
+	unix.Close(4)
+	linkFD = fd
+	return os.NewFile(uintptr(fd), "link"), nil
+}
+
 // failed ends a started process whose setup failed step with err: srt
 // learns of it over the link when it asked to (envSetupOnLink), otherwise
 // it is printed. The exit status is 1 either way.
 func failed(step string, err error) {
 	se := setupError(step, err)
 	for _, kv := range os.Environ() {
-		if kv == envSetupOnLink && sendLink(os.NewFile(4, "link"), &linkMessage{Failure: se}, nil) == nil {
+		if kv == envSetupOnLink && sendLink(os.NewFile(uintptr(linkFD), "link"), &linkMessage{Failure: se}, nil) == nil {
 			os.Exit(1)
 		}
 	}

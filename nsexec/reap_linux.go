@@ -97,9 +97,12 @@ func statusCode(ws syscall.WaitStatus) int {
 type reaper struct {
 	mu      sync.Mutex
 	command int
-	status  int    // the command's status, -1 while it runs
-	killing bool   // the command has ended, or srt is gone
-	stopped func() // told when the command stops (job control)
+	status  int  // the command's status, -1 while it runs
+	killing bool // the command has ended, or srt is gone
+	// tell tells srt that the command's group stopped, once for each
+	// stop: when the command stops, and when srt relays SIGTSTP.
+	tell    func()
+	stopped bool
 }
 
 // run reaps until no child is left, killing every child once the command
@@ -127,8 +130,8 @@ func (k *reaper) run() int {
 				break
 			}
 			if ws.Stopped() {
-				if pid == k.command && k.stopped != nil {
-					k.stopped()
+				if pid == k.command {
+					k.stopGroup()
 				}
 				continue
 			}
@@ -159,11 +162,22 @@ func (k *reaper) relay(s syscall.Signal) {
 	switch s {
 	case syscall.SIGPIPE:
 	case syscall.SIGTSTP:
-		syscall.Kill(-k.command, syscall.SIGSTOP) // its process group
+		k.stopGroup()
 	case syscall.SIGCONT:
+		k.stopped = false
 		syscall.Kill(-k.command, syscall.SIGCONT)
 	default:
 		syscall.Kill(k.command, s)
+	}
+}
+
+// stopGroup stops the command's process group, a job stopping whole,
+// and tells srt once (mu held).
+func (k *reaper) stopGroup() {
+	syscall.Kill(-k.command, syscall.SIGSTOP)
+	if !k.stopped && k.tell != nil {
+		k.stopped = true
+		k.tell()
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 	"golang.org/x/term"
@@ -119,8 +120,12 @@ func (t *terminal) resize() {
 func (t *terminal) raw() { term.MakeRaw(t.outer) }
 
 // finish waits for the command's last output, once every process that
-// held the slave is gone, and gives the outer terminal its modes back.
+// held the slave is gone — but half a second at most: a slave the
+// command left in flight in a Unix socket is freed only by the kernel's
+// garbage collector, whenever it runs — and gives the outer terminal its
+// modes back.
 func (t *terminal) finish() {
+	t.master.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
 	<-t.copied
 	term.Restore(t.outer, t.saved)
 }

@@ -250,3 +250,36 @@ func TestSandboxMaskedHostProc(t *testing.T) {
 		}
 	})
 }
+
+// In the fallback the link to srt is the child's fd 4 until it confines
+// itself: a --control-fd of 4 (or 3), whose slot the command finds on
+// /dev/null, must not take its place.
+func TestFallbackControlFDSlots(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		exe, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, fd := range []string{"3", "4"} {
+			r3, w3, _ := os.Pipe()
+			r4, w4, _ := os.Pipe()
+			cmd := exec.Command(exe, os.Getenv(srtEnv), "--settings", b.fallbackConfig(""), "--control-fd", fd,
+				"-c", `[ "$(readlink /proc/self/fd/`+fd+`)" = /dev/null ] && echo NULL_$((1+1))`)
+			cmd.Env = []string{noUsernsEnv + "=", "PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + b.H}
+			cmd.Dir = b.W
+			cmd.ExtraFiles = []*os.File{r3, r4}
+			out, errOut, code, err := testenv.Output(cmd)
+			r3.Close()
+			r4.Close()
+			w3.Close()
+			w4.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if code != 0 || !strings.Contains(out, "NULL_2") {
+				t.Errorf("--control-fd %s: exit %d, stdout %q, stderr %q", fd, code, out, errOut)
+			}
+		}
+	})
+}

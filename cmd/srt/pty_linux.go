@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -18,7 +19,9 @@ import (
 // command injects (TIOCSTI) land in its own pty.
 type ptyRelay struct {
 	master, slave *os.File
-	saved         *term.State
+	saved         *term.State // the caller's terminal modes
+	mu            sync.Mutex
+	raw           bool // srt holds the caller's terminal raw
 	out           chan struct{}
 	winch         chan os.Signal
 }
@@ -55,31 +58,103 @@ func startPTY(scan io.Writer) (*ptyRelay, error) {
 	if err != nil {
 		return nil, err
 	}
-	saved, err := unix.IoctlGetTermios(0, unix.TCGETS)
+	modes, err := unix.IoctlGetTermios(0, unix.TCGETS)
 	if err != nil {
 		return nil, err
 	}
 	// The command's terminal starts out as the caller's was.
-	if err := unix.IoctlSetTermios(int(slave.Fd()), unix.TCSETS, saved); err != nil {
+	if err := unix.IoctlSetTermios(int(slave.Fd()), unix.TCSETS, modes); err != nil {
 		return nil, err
 	}
 	p := &ptyRelay{master: master, slave: slave, out: make(chan struct{}), winch: make(chan os.Signal, 4)}
-	p.resize()
-	if p.saved, err = term.MakeRaw(0); err != nil {
+	if p.saved, err = term.GetState(0); err != nil {
 		return nil, err
 	}
+	p.resize()
+	// A read of the terminal from the background fails (EIO) rather than
+	// stopping srt: relayInput then waits to be in the foreground again.
+	signal.Ignore(syscall.SIGTTIN)
+	p.take()
 	signal.Notify(p.winch, syscall.SIGWINCH)
 	go func() {
 		for range p.winch {
 			p.resize()
 		}
 	}()
-	go io.Copy(master, os.Stdin) // ends with srt; stdin cannot be unblocked
+	go p.relayInput()
 	go func() {
 		io.Copy(io.MultiWriter(os.Stdout, scan), master) // EIO once every holder of the slave is gone
 		close(p.out)
 	}()
 	return p, nil
+}
+
+// foreground says whether srt's process group is the foreground job of
+// its terminal (stdin): whether the shell gave srt the terminal. ok is
+// false when stdin is no terminal of this session.
+func foreground() (fg, ok bool) {
+	pgrp, err := unix.IoctlGetInt(0, unix.TIOCGPGRP)
+	if err != nil {
+		return false, false
+	}
+	return pgrp == unix.Getpgrp(), true
+}
+
+// take makes the caller's terminal raw for the relay, at its size of now,
+// when srt is in the foreground: a job in the background leaves it to the
+// shell.
+func (p *ptyRelay) take() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if fg, _ := foreground(); p.raw || !fg {
+		return
+	}
+	if _, err := term.MakeRaw(0); err == nil {
+		p.raw = true
+	}
+	p.resize()
+}
+
+// suspend gives the caller its terminal back as it was: srt stops, or
+// ends.
+func (p *ptyRelay) suspend() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.raw {
+		term.Restore(0, p.saved)
+		p.raw = false
+	}
+}
+
+// relayInput copies what is typed to the command's terminal while srt is
+// the terminal's foreground job. In the background, what is typed is the
+// shell's: it waits, without reading, to be brought back (fg).
+func (p *ptyRelay) relayInput() {
+	buf := make([]byte, 4096)
+	for {
+		n, err := unix.Read(0, buf)
+		if n > 0 {
+			if _, err := p.master.Write(buf[:n]); err != nil {
+				return
+			}
+			continue
+		}
+		switch {
+		case err == unix.EINTR:
+		case err == unix.EIO:
+			fg, ok := foreground()
+			for ok && !fg {
+				time.Sleep(100 * time.Millisecond)
+				fg, ok = foreground()
+			}
+			if !ok {
+				return // the terminal is gone
+			}
+			p.take()
+		default:
+			return // the end of input
+		}
+	}
 }
 
 // resize copies the caller's window size to the command's terminal, which
@@ -108,14 +183,5 @@ func (p *ptyRelay) stop() {
 	}
 	signal.Stop(p.winch)
 	close(p.winch)
-	term.Restore(0, p.saved)
-}
-
-// suspend gives the caller its terminal back while srt stops.
-func (p *ptyRelay) suspend() { term.Restore(0, p.saved) }
-
-// resume takes it again once srt goes on, at its size of now.
-func (p *ptyRelay) resume() {
-	term.MakeRaw(0)
-	p.resize()
+	p.suspend()
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -200,55 +201,181 @@ func TestSandboxInteractiveShell(t *testing.T) {
 // SIGCONT ("fg") lets both go on. In both sandboxes, for both users.
 func TestSandboxTerminalJobControl(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
-		for _, fallback := range []bool{false, true} {
-			name := "namespaces"
+		inBothSandboxes(t, func(t *testing.T, fallback bool) {
+			b := newBox(t)
+			script := `tty; echo STARTED_$((1+1)); exec sleep 30`
+			cmd := exec.Command(os.Getenv(srtEnv), "-c", script)
+			cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + b.H}
+			want := "/dev/pts/0\r\n"
 			if fallback {
-				name = "fallback"
+				exe, err := os.Executable()
+				if err != nil {
+					t.Fatal(err)
+				}
+				cmd = exec.Command(exe, os.Getenv(srtEnv), "--settings", b.fallbackConfig(""), "-c", script)
+				cmd.Env = append(cmd.Env, noUsernsEnv+"=")
+				want = "/dev/pts/"
 			}
-			t.Run(name, func(t *testing.T) {
-				b := newBox(t)
-				script := `tty; echo STARTED_$((1+1)); exec sleep 30`
-				cmd := exec.Command(os.Getenv(srtEnv), "-c", script)
-				cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + b.H}
-				want := "/dev/pts/0\r\n"
-				if fallback {
-					exe, err := os.Executable()
-					if err != nil {
-						t.Fatal(err)
-					}
-					cmd = exec.Command(exe, os.Getenv(srtEnv), "--settings", b.fallbackConfig(""), "-c", script)
-					cmd.Env = append(cmd.Env, noUsernsEnv+"=")
-					want = "/dev/pts/"
+			cmd.Dir = b.W
+			r := onTerminal(t, cmd, 24, 80)
+			r.wait("STARTED_2")
+			if got := r.output(); !strings.HasPrefix(got, want) || strings.Contains(got, "not a tty") {
+				t.Errorf("tty inside printed %q, want %q first", got, want)
+			}
+			if states := descendantStates(cmd.Process.Pid, "sleep"); len(states) != 1 || states[0] == "T" {
+				t.Fatalf("the command is not running: %v", states)
+			}
+			r.send("\x1a")
+			if !r.stopped() {
+				t.Fatalf("srt did not stop on Ctrl-Z; command states %v", descendantStates(cmd.Process.Pid, "sleep"))
+			}
+			if states := descendantStates(cmd.Process.Pid, "sleep"); len(states) != 1 || states[0] != "T" {
+				t.Errorf("srt stopped but not the command: %v", states)
+			}
+			cmd.Process.Signal(syscall.SIGCONT)
+			deadline := time.Now().Add(10 * time.Second)
+			for states := descendantStates(cmd.Process.Pid, "sleep"); len(states) != 1 || states[0] == "T"; states = descendantStates(cmd.Process.Pid, "sleep") {
+				if time.Now().After(deadline) {
+					t.Fatalf("the command did not go on after SIGCONT: %v", states)
 				}
-				cmd.Dir = b.W
-				r := onTerminal(t, cmd, 24, 80)
-				r.wait("STARTED_2")
-				if got := r.output(); !strings.HasPrefix(got, want) || strings.Contains(got, "not a tty") {
-					t.Errorf("tty inside printed %q, want %q first", got, want)
+				time.Sleep(20 * time.Millisecond)
+			}
+			cmd.Process.Signal(syscall.SIGTERM)
+			if code := r.exit(); code != 143 {
+				t.Errorf("exit %d after SIGTERM, want 143:\n%s", code, r.output())
+			}
+		})
+	})
+}
+
+// inBothSandboxes runs f for the namespace sandbox and for the fallback.
+func inBothSandboxes(t *testing.T, f func(t *testing.T, fallback bool)) {
+	for _, fallback := range []bool{false, true} {
+		name := "namespaces"
+		if fallback {
+			name = "fallback"
+		}
+		t.Run(name, func(t *testing.T) { f(t, fallback) })
+	}
+}
+
+// srtLine is the shell words that run srt with args, in the namespace
+// sandbox or in the fallback (through the harness that refuses user
+// namespaces, with settings that allow the fallback).
+func (b *box) srtLine(fallback bool, args string) string {
+	b.t.Helper()
+	if !fallback {
+		return shellQuote([]string{os.Getenv(srtEnv)}) + " " + args
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return noUsernsEnv + "= " + shellQuote([]string{exe, os.Getenv(srtEnv), "--settings", b.fallbackConfig("")}) + " " + args
+}
+
+// srt as a job of an interactive shell on a terminal: Ctrl-Z stops it
+// and gives the shell the terminal; "bg" lets it run in the background
+// without taking what is typed for the shell; "fg" gives it the terminal
+// again, where Ctrl-C ends the command (130). A command that leaves a
+// process behind still ends srt, at once. The namespace sandbox and the
+// fallback, for both users.
+func TestSandboxShellJobs(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		bash, err := exec.LookPath("bash")
+		if err != nil {
+			t.Skip("requires bash")
+		}
+		inBothSandboxes(t, func(t *testing.T, fallback bool) {
+			b := newBox(t)
+			cmd := exec.Command(bash, "--norc", "--noprofile", "-i")
+			cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + b.H, "TERM=dumb", "PS1=$ "}
+			cmd.Dir = b.W
+			r := onTerminal(t, cmd, 24, 80)
+			r.send(b.srtLine(fallback, `-c 'echo STARTED_$((1+1)); exec sleep 30'`) + "\n")
+			r.wait("STARTED_2")
+			r.send("\x1a")
+			r.wait("Stopped")
+			if states := descendantStates(cmd.Process.Pid, "sleep"); len(states) != 1 || states[0] != "T" {
+				t.Errorf("after Ctrl-Z the command is %v, want stopped", states)
+			}
+			r.send("bg\n")
+			deadline := time.Now().Add(10 * time.Second)
+			for states := descendantStates(cmd.Process.Pid, "sleep"); len(states) != 1 || states[0] == "T"; states = descendantStates(cmd.Process.Pid, "sleep") {
+				if time.Now().After(deadline) {
+					t.Fatalf("after bg the command is %v, want running:\n%s", states, r.output())
 				}
-				if states := descendantStates(cmd.Process.Pid, "sleep"); len(states) != 1 || states[0] == "T" {
-					t.Fatalf("the command is not running: %v", states)
+				time.Sleep(20 * time.Millisecond)
+			}
+			// What is typed now is the shell's, not srt's.
+			r.send("echo BG_$((3+4))\n")
+			r.wait("BG_7")
+			r.send("fg\n")
+			time.Sleep(300 * time.Millisecond)
+			r.send("\x03")
+			// Typed ahead while srt still runs, the next line would
+			// be relayed to the sandbox: wait for srt's end.
+			deadline = time.Now().Add(10 * time.Second)
+			for len(descendantStates(cmd.Process.Pid, filepath.Base(os.Getenv(srtEnv)))) > 0 {
+				if time.Now().After(deadline) {
+					t.Fatalf("srt did not end on Ctrl-C:\n%s", r.output())
 				}
-				r.send("\x1a")
-				if !r.stopped() {
-					t.Fatalf("srt did not stop on Ctrl-Z; command states %v", descendantStates(cmd.Process.Pid, "sleep"))
-				}
-				if states := descendantStates(cmd.Process.Pid, "sleep"); len(states) != 1 || states[0] != "T" {
-					t.Errorf("srt stopped but not the command: %v", states)
-				}
-				cmd.Process.Signal(syscall.SIGCONT)
-				deadline := time.Now().Add(10 * time.Second)
-				for states := descendantStates(cmd.Process.Pid, "sleep"); len(states) != 1 || states[0] == "T"; states = descendantStates(cmd.Process.Pid, "sleep") {
-					if time.Now().After(deadline) {
-						t.Fatalf("the command did not go on after SIGCONT: %v", states)
-					}
-					time.Sleep(20 * time.Millisecond)
-				}
-				cmd.Process.Signal(syscall.SIGTERM)
-				if code := r.exit(); code != 143 {
-					t.Errorf("exit %d after SIGTERM, want 143:\n%s", code, r.output())
-				}
-			})
+				time.Sleep(20 * time.Millisecond)
+			}
+			r.send("echo RC_$?\n")
+			r.wait("RC_130")
+			r.send(b.srtLine(fallback, `bash -c 'sleep 100 >/dev/null 2>&1 & exit 0'`) + "; echo LEFT_$?\n")
+			r.wait("LEFT_0")
+			r.send("exit 5\n")
+			if code := r.exit(); code != 5 {
+				t.Errorf("the shell exited %d:\n%s", code, r.output())
+			}
+		})
+	})
+}
+
+// A command that stops itself, or is stopped from inside, where no shell
+// would continue srt (no terminal here), goes on: srt does not stop and
+// hang. In the namespace sandbox, SIGTSTP sent to the init stops the
+// sandbox the same way.
+func TestSandboxCommandStopsItself(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		for _, script := range []string{`kill -STOP $$; echo resumed`, `kill -TSTP 1; sleep 0.2; echo resumed`} {
+			r := b.exec(nil, nil, "-c", script)
+			if r.code != 0 || !strings.Contains(r.stdout, "resumed") {
+				t.Errorf("%q: %+v", script, r)
+			}
+		}
+		r := b.runNoUserns("", nil, "--settings", b.fallbackConfig(""), "-c", `kill -STOP $$; echo resumed`)
+		if r.code != 0 || !strings.Contains(r.stdout, "resumed") {
+			t.Errorf("fallback: %+v", r)
+		}
+	})
+}
+
+// A command that hides its terminal in flight in a Unix socket (which
+// only the kernel's garbage collector frees) cannot keep srt from ending.
+func TestSandboxTerminalInFlight(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		python, err := exec.LookPath("python3")
+		if err != nil {
+			t.Skip("requires python3")
+		}
+		script := `import socket, os
+a, b = socket.socketpair()
+socket.send_fds(a, [b"x"], [0])
+socket.send_fds(a, [b"x"], [b.fileno()])
+socket.send_fds(b, [b"x"], [a.fileno()])
+print("SENT")
+os._exit(0)`
+		cmd := exec.Command(os.Getenv(srtEnv), python, "-c", script)
+		cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + b.H}
+		cmd.Dir = b.W
+		r := onTerminal(t, cmd, 24, 80)
+		if code := r.exit(); code != 0 || !strings.Contains(r.output(), "SENT") {
+			t.Errorf("exit %d:\n%s", code, r.output())
 		}
 	})
 }

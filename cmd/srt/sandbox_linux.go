@@ -67,10 +67,15 @@ func (l *launch) started() {
 	}
 }
 
-// terminal gives the job the pty relay's part in its stops.
+// terminal gives the job what it knows of the terminal: whether srt is
+// its foreground job, and the pty relay's part in stops.
 func (l *launch) terminal(j *job) {
+	j.foreground = func() bool {
+		fg, _ := foreground()
+		return fg
+	}
 	if l.pty != nil {
-		j.suspend, j.resume = l.pty.suspend, l.pty.resume
+		j.suspend, j.resume = l.pty.suspend, l.pty.take
 	}
 }
 

@@ -47,16 +47,31 @@ func supervise(cmd *exec.Cmd, j job) (int, error) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
+	tstp := false // a SIGTSTP was forwarded since srt last went on
 	for {
 		select {
 		case sig := <-sigs:
-			if sig == syscall.SIGCONT && j.resume != nil {
-				j.resume()
+			switch sig {
+			case syscall.SIGTSTP:
+				tstp = true
+			case syscall.SIGCONT:
+				tstp = false
+				if j.resume != nil {
+					j.resume()
+				}
 			}
 			// An error means the command has just exited; Wait
 			// reports that.
 			_ = cmd.Process.Signal(sig)
 		case <-j.stopped:
+			if !tstp && (j.foreground == nil || !j.foreground()) {
+				// The command stopped itself, or was stopped from
+				// inside, with no shell to continue srt: a stopped srt
+				// would serve nothing and never end. The sandbox goes on.
+				_ = cmd.Process.Signal(syscall.SIGCONT)
+				continue
+			}
+			tstp = false
 			if j.suspend != nil {
 				j.suspend()
 			}

@@ -7,6 +7,7 @@ package testenv
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // childEnv names the test that a re-executed binary runs as the other user.
@@ -172,11 +174,26 @@ func copyTree(src, dst string) error {
 	})
 }
 
+// OutputTimeout is how long Output lets a command run.
+const OutputTimeout = time.Minute
+
 // Output is combined output of a command, for assertions.
 func Output(cmd *exec.Cmd) (stdout, stderr string, code int, err error) {
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
-	err = cmd.Run()
+	// A command that hangs is killed, and reported: a test fails rather
+	// than hang the suite until go test's own timeout.
+	if cmd.WaitDelay == 0 {
+		cmd.WaitDelay = 5 * time.Second
+	}
+	if err := cmd.Start(); err != nil {
+		return "", "", -1, err
+	}
+	hung := time.AfterFunc(OutputTimeout, func() { cmd.Process.Kill() })
+	err = cmd.Wait()
+	if !hung.Stop() {
+		return o.String(), e.String(), -1, fmt.Errorf("%s did not end within %v (killed)", cmd.Path, OutputTimeout)
+	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		return o.String(), e.String(), ee.ExitCode(), nil
