@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/srt-go/srt/internal/testenv"
 )
 
 // pipesOpen counts this process's open pipes.
@@ -86,33 +88,18 @@ func TestTunnelsReleasePipes(t *testing.T) {
 // serveEcho serves an echo server that copies through a buffer
 // (io.Copy would splice, through the pool of pipes being counted).
 func serveEcho(t *testing.T) int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
+	return testenv.ServeTCP(t, func(c net.Conn) {
+		buf := make([]byte, 4096)
 		for {
-			c, err := ln.Accept()
+			n, err := c.Read(buf)
+			if n > 0 {
+				c.Write(buf[:n])
+			}
 			if err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				buf := make([]byte, 4096)
-				for {
-					n, err := c.Read(buf)
-					if n > 0 {
-						c.Write(buf[:n])
-					}
-					if err != nil {
-						return
-					}
-				}
-			}()
 		}
-	}()
-	return ln.Addr().(*net.TCPAddr).Port
+	})
 }
 
 // copyStream moves every byte, in order, between every pair of socket
