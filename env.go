@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/srt-go/srt/internal/environ"
 )
 
 // The parts of the command's environment that come from settings rather
@@ -24,7 +26,7 @@ const safeDirectoryWildcardPast = 8
 // stay; an inherited GIT_CONFIG_COUNT=0 says "no configuration from the
 // environment", and env is returned as it is.
 func withGitSafeDirectories(env, dirs []string) []string {
-	count, inherited := lookupEnv(env, "GIT_CONFIG_COUNT")
+	count, inherited := environ.Lookup(env, "GIT_CONFIG_COUNT")
 	if inherited && count == "0" {
 		return env
 	}
@@ -60,11 +62,11 @@ func withGitSafeDirectories(env, dirs []string) []string {
 		}
 	}
 	for _, v := range values {
-		env = setEnv(env, "GIT_CONFIG_KEY_"+strconv.Itoa(n), "safe.directory")
-		env = setEnv(env, "GIT_CONFIG_VALUE_"+strconv.Itoa(n), v)
+		env = environ.Set(env, "GIT_CONFIG_KEY_"+strconv.Itoa(n), "safe.directory")
+		env = environ.Set(env, "GIT_CONFIG_VALUE_"+strconv.Itoa(n), v)
 		n++
 	}
-	return setEnv(env, "GIT_CONFIG_COUNT", strconv.Itoa(n))
+	return environ.Set(env, "GIT_CONFIG_COUNT", strconv.Itoa(n))
 }
 
 // javaToolOptions is the JAVA_TOOL_OPTIONS the command starts from: the
@@ -80,27 +82,4 @@ func javaToolOptions(agentJar, inherited string) string {
 		flag = `"` + flag + `"`
 	}
 	return strings.TrimSpace(flag + " " + inherited)
-}
-
-// lookupEnv is the value of key in env, the last one when it is there
-// twice (as a process would see it).
-func lookupEnv(env []string, key string) (string, bool) {
-	for i := len(env) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
-			return v, true
-		}
-	}
-	return "", false
-}
-
-// setEnv returns env with key set to value, every earlier setting of key
-// removed.
-func setEnv(env []string, key, value string) []string {
-	out := make([]string, 0, len(env)+1)
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, key+"=") {
-			out = append(out, kv)
-		}
-	}
-	return append(out, key+"="+value)
 }

@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/srt-go/srt/internal/environ"
+
 	"github.com/srt-go/srt/policy"
 	"github.com/srt-go/srt/seccomp"
 
@@ -323,7 +325,7 @@ func (s *linuxBackend) prepare(ctx context.Context, o Run, argv []string) (*run,
 // loopback TCP asking a per-run credential.
 func (s *linuxBackend) network(r *run, settings *config.Settings, env []string) (nsexec.NetSide, error) {
 	var side nsexec.NetSide
-	inherited, _ := lookupEnv(env, "JAVA_TOOL_OPTIONS")
+	inherited, _ := environ.Lookup(env, "JAVA_TOOL_OPTIONS")
 	javaOpts := javaToolOptions(settings.JavaAgentJarPath, inherited)
 	n := settings.Network
 	serveHTTP := func(ln net.Listener) { s.proxies.ServeHTTP(ln, r.client) }

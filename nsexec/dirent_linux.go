@@ -50,14 +50,7 @@ func (getdents) ReadDir(dir string, fn func(name []byte, kind policy.Kind)) erro
 				if unix.Fstatat(fd, string(name), &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
 					return
 				}
-				switch st.Mode & unix.S_IFMT {
-				case unix.S_IFDIR:
-					typ = unix.DT_DIR
-				case unix.S_IFREG:
-					typ = unix.DT_REG
-				case unix.S_IFLNK:
-					typ = unix.DT_LNK
-				}
+				typ = direntType(st.Mode)
 			}
 			kind := policy.KindOther
 			switch typ {
@@ -72,6 +65,9 @@ func (getdents) ReadDir(dir string, fn func(name []byte, kind policy.Kind)) erro
 		})
 	}
 }
+
+// direntType is the d_type of a file of this mode: its file type, shifted.
+func direntType(mode uint32) uint8 { return uint8((mode & unix.S_IFMT) >> 12) }
 
 // parseDirents calls fn for each linux_dirent64 record in b: d_ino (8
 // bytes), d_off (8), d_reclen (2), d_type (1), then the name, ended by a

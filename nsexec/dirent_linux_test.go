@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/srt-go/srt/policy"
+	"golang.org/x/sys/unix"
 )
 
 // readDir sees what os.ReadDir sees: every name, directories as
@@ -99,6 +100,19 @@ func TestParseDirentsMalformed(t *testing.T) {
 		parseDirents(c.buf, func(name []byte, typ uint8) { names = append(names, string(name)) })
 		if got := strings.Join(names, ","); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// A file system that does not give d_type is asked with fstatat: the
+// mode gives the d_type the kinds are read from.
+func TestDirentTypeOfMode(t *testing.T) {
+	for mode, typ := range map[uint32]uint8{
+		unix.S_IFDIR: unix.DT_DIR, unix.S_IFREG: unix.DT_REG, unix.S_IFLNK: unix.DT_LNK,
+		unix.S_IFIFO: unix.DT_FIFO, unix.S_IFSOCK: unix.DT_SOCK, unix.S_IFCHR: unix.DT_CHR, unix.S_IFBLK: unix.DT_BLK,
+	} {
+		if got := direntType(mode | 0o4755); got != typ {
+			t.Errorf("mode %o: d_type %d, want %d", mode, got, typ)
 		}
 	}
 }

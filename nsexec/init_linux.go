@@ -132,9 +132,9 @@ func runInit() error {
 		if tty, err = openTerminal(); err != nil {
 			return setupError(StepTerminal, err)
 		}
-	}
-	if tty != nil {
-		tty.give(cmd)
+		if tty != nil {
+			tty.give(cmd)
+		}
 	}
 	// Landlock: the second layer over the mounts, on every thread of
 	// this process and so on the command.

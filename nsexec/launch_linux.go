@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/srt-go/srt/internal/environ"
+
 	"github.com/srt-go/srt/seccomp"
 
 	"golang.org/x/sys/unix"
@@ -151,7 +153,7 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 		return nil, err
 	}
 	if !s.Filesystem.Disabled {
-		env = setEnv(env, "TMPDIR", tmp)
+		env = environ.Set(env, "TMPDIR", tmp)
 	}
 	rp, err := PlanRun(s, PlanOptions{Home: home, Cwd: cwd, TempDir: tmp, RunDirs: filepath.Dir(dir), Fallback: o.Fallback, Report: o.OnEvent != nil})
 	if err != nil {
@@ -164,7 +166,7 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 		side = *o.Net
 		for _, kv := range side.Env {
 			k, v, _ := strings.Cut(kv, "=")
-			env = setEnv(env, k, v)
+			env = environ.Set(env, k, v)
 		}
 	}
 	l.onEvent, l.onStop = o.OnEvent, o.OnStop
@@ -352,14 +354,4 @@ func allCaps() []uintptr {
 		caps = append(caps, uintptr(c))
 	}
 	return caps
-}
-
-func setEnv(env []string, key, value string) []string {
-	out := make([]string, 0, len(env)+1)
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, key+"=") {
-			out = append(out, kv)
-		}
-	}
-	return append(out, key+"="+value)
 }

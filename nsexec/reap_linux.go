@@ -1,14 +1,13 @@
 package nsexec
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"os/signal"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/srt-go/srt/internal/proc"
 
 	"golang.org/x/sys/unix"
 )
@@ -193,27 +192,15 @@ func (k *reaper) abandon() {
 // grandchild whose parent dies is reparented here, and killed on the next
 // round, which its parent's exit starts.
 func (k *reaper) killChildren() {
-	self := strconv.Itoa(os.Getpid())
-	entries, err := os.ReadDir("/proc")
+	procs, err := proc.All()
 	if err != nil {
 		syscall.Kill(k.command, syscall.SIGKILL)
 		return
 	}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...: comm may hold anything, so the
-		// fields are read after its last ')'.
-		if i := bytes.LastIndexByte(stat, ')'); i >= 0 {
-			if f := strings.Fields(string(stat[i+1:])); len(f) > 1 && f[1] == self {
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
+	self := os.Getpid()
+	for _, p := range procs {
+		if p.PPid == self {
+			syscall.Kill(p.Pid, syscall.SIGKILL)
 		}
 	}
 }

@@ -24,11 +24,13 @@ import (
 // drops a terminal's stop signals to orphaned groups. The init sees the
 // command stop and tells srt, which stops too.
 
+// outer is the outer terminal's descriptor: the init's stdin.
+const outer = 0
+
 // terminal is the sandbox's pty and the outer terminal it relays.
 type terminal struct {
 	master, slave *os.File
-	outer         int // the outer terminal's descriptor: 0
-	out           int // where the command's output goes: 1 when it is the outer terminal, else 0
+	out           int // where the command's output goes: 1 when it is the outer terminal, else outer
 	saved         *term.State
 	copied        chan struct{} // the output relay is over
 }
@@ -36,10 +38,10 @@ type terminal struct {
 // openTerminal makes the sandbox's terminal, once the root is built. It
 // returns nil when stdin is not a terminal.
 func openTerminal() (*terminal, error) {
-	if !term.IsTerminal(0) {
+	if !term.IsTerminal(outer) {
 		return nil, nil
 	}
-	modes, err := unix.IoctlGetTermios(0, unix.TCGETS)
+	modes, err := unix.IoctlGetTermios(outer, unix.TCGETS)
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +49,7 @@ func openTerminal() (*terminal, error) {
 	if err != nil {
 		return nil, pathErr("open", "/dev/pts/ptmx", err)
 	}
-	t := &terminal{master: os.NewFile(uintptr(m), "pty-master"), outer: 0, out: 0, copied: make(chan struct{})}
+	t := &terminal{master: os.NewFile(uintptr(m), "pty-master"), out: outer, copied: make(chan struct{})}
 	if err := unix.IoctlSetPointerInt(m, unix.TIOCSPTLCK, 0); err != nil {
 		t.master.Close()
 		return nil, os.NewSyscallError("unlockpt", err)
@@ -69,10 +71,10 @@ func openTerminal() (*terminal, error) {
 		t.close()
 		return nil, os.NewSyscallError("TIOCSCTTY", err)
 	}
-	if sameFile(0, 1) {
+	if sameFile(outer, 1) {
 		t.out = 1
 	}
-	if t.saved, err = term.MakeRaw(0); err != nil {
+	if t.saved, err = term.MakeRaw(outer); err != nil {
 		t.close()
 		return nil, err
 	}
@@ -90,10 +92,10 @@ func openTerminal() (*terminal, error) {
 // its own in the foreground.
 func (t *terminal) give(cmd *exec.Cmd) {
 	cmd.Stdin = t.slave
-	if sameFile(0, 1) {
+	if sameFile(outer, 1) {
 		cmd.Stdout = t.slave
 	}
-	if sameFile(0, 2) {
+	if sameFile(outer, 2) {
 		cmd.Stderr = t.slave
 	}
 	// Foreground's Ctty is a descriptor of this process, not the child's.
@@ -106,7 +108,7 @@ func (t *terminal) started() { t.slave.Close() }
 // resize copies the outer terminal's size to the sandbox's, which makes
 // the kernel send SIGWINCH to the command's foreground group.
 func (t *terminal) resize() {
-	ws, err := unix.IoctlGetWinsize(t.outer, unix.TIOCGWINSZ)
+	ws, err := unix.IoctlGetWinsize(outer, unix.TIOCGWINSZ)
 	if err != nil {
 		return
 	}
@@ -117,7 +119,7 @@ func (t *terminal) resize() {
 
 // raw makes the outer terminal raw again: a caller that stopped may have
 // restored it.
-func (t *terminal) raw() { term.MakeRaw(t.outer) }
+func (t *terminal) raw() { term.MakeRaw(outer) }
 
 // finish waits for the command's last output, once every process that
 // held the slave is gone — but half a second at most: a slave the
@@ -127,7 +129,7 @@ func (t *terminal) raw() { term.MakeRaw(t.outer) }
 func (t *terminal) finish() {
 	t.master.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
 	<-t.copied
-	term.Restore(t.outer, t.saved)
+	term.Restore(outer, t.saved)
 }
 
 func (t *terminal) close() {

@@ -5,12 +5,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/srt-go/srt/internal/proc"
 
 	"golang.org/x/sys/unix"
 
@@ -118,41 +119,19 @@ func (r *terminalRun) stopped() bool {
 // descendantStates are the states (R, S, T...) of the processes named
 // comm under pid, read from the host's /proc.
 func descendantStates(pid int, comm string) []string {
-	type proc struct {
-		ppid  int
-		comm  string
-		state string
-	}
-	procs := map[int]proc{}
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		open, end := bytes.IndexByte(stat, '('), bytes.LastIndexByte(stat, ')')
-		if open < 0 || end < open {
-			continue
-		}
-		f := strings.Fields(string(stat[end+1:]))
-		if len(f) < 2 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		procs[p] = proc{ppid: ppid, comm: string(stat[open+1 : end]), state: f[0]}
+	all, _ := proc.All()
+	procs := map[int]proc.Proc{}
+	for _, p := range all {
+		procs[p.Pid] = p
 	}
 	var states []string
-	for _, info := range procs {
-		if info.comm != comm {
+	for _, p := range all {
+		if p.Comm != comm {
 			continue
 		}
-		for up := info.ppid; up > 1; up = procs[up].ppid {
+		for up := p.PPid; up > 1; up = procs[up].PPid {
 			if up == pid {
-				states = append(states, info.state)
+				states = append(states, p.State)
 				break
 			}
 		}

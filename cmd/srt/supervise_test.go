@@ -7,10 +7,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/srt-go/srt/internal/proc"
 )
 
 // supervised starts the helper with a shell script; the script's first
@@ -98,13 +99,11 @@ func (s *supervised) wait(t *testing.T) int {
 
 // processState is the state letter of /proc/<pid>/stat ("S", "T", ...).
 func processState(t *testing.T, pid int) string {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
+	p, ok := proc.Of(pid)
+	if !ok {
 		return "gone"
 	}
-	s := string(data)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return fields[0]
+	return p.State
 }
 
 func waitState(t *testing.T, pid int, want string) {

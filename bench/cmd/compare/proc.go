@@ -3,13 +3,14 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/srt-go/srt/internal/proc"
 
 	"golang.org/x/sys/unix"
 )
@@ -55,35 +56,13 @@ func sampleMem(roots map[int]bool, exclude func(comm string) bool, pss bool) (st
 
 // treeMem is one sample of sampleMem.
 func treeMem(roots map[int]bool, exclude func(string) bool, withPSS bool) (rss, pss uint64) {
-	entries, err := os.ReadDir("/proc")
+	all, err := proc.All()
 	if err != nil {
 		return 0, 0
 	}
-	type proc struct {
-		ppid int
-		comm string
-	}
-	procs := map[int]proc{}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue // gone
-		}
-		// pid (comm) state ppid ...; comm may hold spaces and parens.
-		open, close := bytes.IndexByte(stat, '('), bytes.LastIndexByte(stat, ')')
-		if open < 0 || close < open {
-			continue
-		}
-		f := strings.Fields(string(stat[close+1:]))
-		if len(f) < 2 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		procs[pid] = proc{ppid: ppid, comm: string(stat[open+1 : close])}
+	procs := map[int]proc.Proc{}
+	for _, p := range all {
+		procs[p.Pid] = p
 	}
 	member := map[int]bool{}
 	var in func(pid, depth int) bool
@@ -95,13 +74,13 @@ func treeMem(roots map[int]bool, exclude func(string) bool, withPSS bool) (rss, 
 			return v
 		}
 		p, ok := procs[pid]
-		v := ok && depth < 64 && p.ppid > 1 && in(p.ppid, depth+1)
+		v := ok && depth < 64 && p.PPid > 1 && in(p.PPid, depth+1)
 		member[pid] = v
 		return v
 	}
 	page := uint64(os.Getpagesize())
 	for pid, p := range procs {
-		if !in(pid, 0) || (exclude != nil && exclude(p.comm)) {
+		if !in(pid, 0) || (exclude != nil && exclude(p.Comm)) {
 			continue
 		}
 		statm, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/statm")
