@@ -68,16 +68,18 @@ func Apply(r Rules, o Options) (int, error) {
 	}
 	add := func(dirRights, fileRights uint64, paths []string) {
 		for _, p := range paths {
+			// Gone since the plan was made, now or by the time the
+			// rule's path is opened: nothing to allow.
 			fi, err := os.Stat(p)
 			if err != nil {
-				continue // gone since the plan was made: nothing to allow
+				continue
 			}
 			rights := dirRights
 			if !fi.IsDir() {
 				rights = fileRights
 			}
 			if rights != 0 {
-				rules = append(rules, ll.PathAccess(ll.AccessFSSet(rights), p))
+				rules = append(rules, ll.PathAccess(ll.AccessFSSet(rights), p).IgnoreIfMissing())
 			}
 		}
 	}
