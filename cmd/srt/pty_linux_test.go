@@ -358,3 +358,43 @@ os._exit(0)`
 		}
 	})
 }
+
+// On a terminal the command holds only the sandbox's own: its
+// descriptors are the pty's slave and nothing of srt's or the init's (the
+// master, the link, the outer terminal), and the init's descriptors
+// cannot be opened through /proc. Run as both users.
+func TestSandboxTerminalOuterUnreachable(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		script := `ls -l /proc/self/fd | sed -n 's/.* -> /FD /p'
+for n in 0 1 2 3 4 5 6 7 8 9; do (exec 9<>/proc/1/fd/$n) 2>/dev/null && echo "OPENED init fd $n"; done
+readlink /proc/1/fd/0 && echo "READ init fd 0"
+echo DONE_$((1+1))`
+		cmd := exec.Command(os.Getenv(srtEnv), "-c", script)
+		cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + b.H}
+		cmd.Dir = b.W
+		r := onTerminal(t, cmd, 24, 80)
+		r.wait("DONE_2")
+		out := r.output()
+		if strings.Contains(out, "OPENED") || strings.Contains(out, "READ init") {
+			t.Errorf("the init's descriptors were reachable:\n%s", out)
+		}
+		fds := 0
+		for _, line := range strings.Split(out, "\n") {
+			// ls's own: the terminal, the listing's pipe to sed and
+			// the directory it reads.
+			target, ok := strings.CutPrefix(strings.TrimSpace(line), "FD ")
+			if !ok {
+				continue
+			}
+			fds++
+			if target != "/dev/pts/0" && !strings.HasPrefix(target, "pipe:") && !strings.HasPrefix(target, "/proc/") {
+				t.Errorf("the command holds %s", target)
+			}
+		}
+		if fds < 3 {
+			t.Errorf("no descriptors listed:\n%s", out)
+		}
+		r.exit()
+	})
+}
