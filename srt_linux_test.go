@@ -80,7 +80,11 @@ func testConcurrentCommandsAttribution(t *testing.T) {
 	wg.Wait()
 	for i := range n {
 		if errs[i] != nil {
-			t.Fatalf("command %d: %v", i, errs[i])
+			var stderr []byte
+			if ee, ok := errs[i].(*exec.ExitError); ok {
+				stderr = ee.Stderr
+			}
+			t.Fatalf("command %d: %v %s", i, errs[i], stderr)
 		}
 		want := "403 403"
 		if i%2 == 0 {

@@ -43,7 +43,7 @@ func (l *Launch) prepareFallback(s *config.Settings, o Options, side NetSide, sp
 	}
 	ports := side.Ports
 	pol := &ConnectPolicy{Proc: "/proc", Unix: spec.Seccomp.Unix, UnixPaths: spec.UnixSocketPaths, HostNamespaces: true, OnDeny: o.OnEvent,
-		LocalBinding: s.Network.AllowLocalBinding, Writable: l.Plan.Writable}
+		LocalBinding: s.Network.AllowLocalBinding, Writable: l.Plan.Writable, Guard: l.RunPlan.Guard}
 	pol.Inet = func(ap netip.AddrPort) bool {
 		a := ap.Addr().Unmap()
 		// Exactly the proxies' address: another loopback address could

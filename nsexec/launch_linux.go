@@ -193,7 +193,8 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 	if intercept {
 		l.transparent = side.Transparent
 	}
-	l.nsPolicy = &ConnectPolicy{Proc: "/proc", Unix: filter.Unix, UnixPaths: unixPaths, OnDeny: o.OnEvent}
+	l.nsPolicy = &ConnectPolicy{Proc: "/proc", Unix: filter.Unix, UnixPaths: unixPaths, OnDeny: o.OnEvent, Guard: l.RunPlan.Guard,
+		NestedNamespaces: filter.NestedNamespaces}
 	spec.ProxyPorts, spec.Intercept, spec.WeakerProc = ports, intercept, s.EnableWeakerNestedSandbox
 	cmd, err := l.child(o.Context, roleInit, spec)
 	if err != nil {

@@ -174,7 +174,7 @@ func (pol *ConnectPolicy) metaTarget(listener int, req *seccompNotif, c seccomp.
 	if !c.Follow || flags&unix.AT_SYMLINK_NOFOLLOW != 0 {
 		how.Flags |= unix.O_NOFOLLOW
 	}
-	fd, err := unix.Openat2(base, name, &how)
+	fd, err := openat2(base, name, &how)
 	if err != nil {
 		return -1, errnoOf(err)
 	}
@@ -308,38 +308,10 @@ func readXattrValue(pid int, c seccomp.MetaCall, req *seccompNotif) ([]byte, int
 }
 
 // capless runs f on a thread that holds no capability, so that the kernel
-// judges the change as it would for the command (srt may be root). The
-// thread is the policy's, started on first use and ended with
-// ServeConnects.
+// judges the change as it would for the command (srt may be root): one of
+// the guard's threads (guardthreads_linux.go).
 func (pol *ConnectPolicy) capless(f func() unix.Errno) unix.Errno {
-	pol.mu.Lock()
-	if pol.worker == nil {
-		pol.worker = make(chan func())
-		ready := make(chan error)
-		go func() {
-			// Never unlocked: a thread's credentials are its own, and
-			// this one ends with its goroutine instead of going back to
-			// the runtime's pool.
-			runtime.LockOSThread()
-			hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-			var data [2]unix.CapUserData // every set empty
-			err := unix.Capset(&hdr, &data[0])
-			ready <- err
-			if err != nil {
-				return
-			}
-			for f := range pol.worker {
-				f()
-			}
-		}()
-		pol.workerErr = <-ready
-	}
-	w, err := pol.worker, pol.workerErr
-	pol.mu.Unlock()
-	if err != nil {
-		return unix.EPERM
-	}
-	done := make(chan unix.Errno, 1)
-	w <- func() { done <- f() }
-	return <-done
+	errno := unix.EPERM
+	guardThreads.run(func() { errno = f() })
+	return errno
 }

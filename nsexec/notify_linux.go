@@ -77,10 +77,15 @@ type ConnectPolicy struct {
 	// them here, Landlock having no right for them.
 	Writable func(path string) bool
 
+	// Guard, if set, is the path guard's rules: the filter sends it every
+	// call that makes, moves or links a name or opens a file for writing.
+	Guard *policy.Guard
+	// NestedNamespaces is allowNestedUserNamespaces: the command may make
+	// user namespaces, and write their maps.
+	NestedNamespaces bool
+
 	mu        sync.Mutex
 	listening map[uint16]bool // loopback ports the command listens on
-	worker    chan func()     // the capability-less thread of metadata calls
-	workerErr error
 	// OnDeny, if set, is told of every call refused by policy. It must
 	// not block.
 	OnDeny func(Event)
@@ -116,19 +121,6 @@ func (pol *ConnectPolicy) deny(errno unix.Errno, e Event) unix.Errno {
 // others.
 func ServeConnects(listener int, pol *ConnectPolicy) error {
 	defer unix.Close(listener)
-	var calls sync.WaitGroup
-	defer func() {
-		// The metadata thread ends once the last call that could use it
-		// has, without holding up the run's end.
-		go func() {
-			calls.Wait()
-			pol.mu.Lock()
-			if pol.worker != nil {
-				close(pol.worker)
-			}
-			pol.mu.Unlock()
-		}()
-	}()
 	for {
 		fds := []unix.PollFd{{Fd: int32(listener), Events: unix.POLLIN}}
 		if _, err := unix.Poll(fds, -1); err != nil {
@@ -147,9 +139,11 @@ func ServeConnects(listener int, pol *ConnectPolicy) error {
 			}
 			return fmt.Errorf("receiving a seccomp notification: %w", err)
 		}
-		calls.Add(1)
 		go func() {
-			defer calls.Done()
+			if c, ok := seccomp.FileCallOf(req.Nr); ok && pol.Guard != nil {
+				pol.guard(listener, &req, c) // it answers itself
+				return
+			}
 			resp := seccompNotifResp{ID: req.ID}
 			var errno unix.Errno
 			switch req.Nr {
@@ -453,7 +447,7 @@ func (pol *ConnectPolicy) openSocketFile(pid int, name string) (int, unix.Errno)
 		return -1, unix.ESRCH
 	}
 	defer unix.Close(root)
-	fd, err := unix.Openat2(root, name, &unix.OpenHow{
+	fd, err := openat2(root, name, &unix.OpenHow{
 		Flags:   unix.O_PATH | unix.O_CLOEXEC,
 		Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS,
 	})
@@ -479,4 +473,18 @@ func underAny(path string, roots []string) bool {
 		}
 	}
 	return false
+}
+
+// openat2 is openat2(2), tried again while it says EAGAIN: a lookup
+// confined by RESOLVE_IN_ROOT or RESOLVE_NO_MAGICLINKS gives up when a
+// rename or a mount anywhere raced it, and other sandboxes starting and
+// commands renaming make that common.
+func openat2(dir int, name string, how *unix.OpenHow) (int, error) {
+	for range 64 {
+		fd, err := unix.Openat2(dir, name, how)
+		if err != unix.EAGAIN {
+			return fd, err
+		}
+	}
+	return unix.Openat2(dir, name, how)
 }

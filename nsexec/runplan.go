@@ -28,6 +28,11 @@ type RunPlan struct {
 	// Fallback: the command runs in the host's namespaces, under
 	// Landlock and seccomp only.
 	Fallback bool `json:"fallback,omitempty"`
+	// Guard is the path guard's rules (nil: no guard, as with
+	// filesystem.disabled): protected names that do not exist yet, or lie
+	// deeper than the walk, are judged at each call that would make or
+	// write them.
+	Guard *policy.Guard `json:"guard,omitempty"`
 }
 
 // PlanOptions say where a run is planned.
@@ -62,6 +67,10 @@ func PlanRun(s *config.Settings, o PlanOptions) (*RunPlan, error) {
 	rp := &RunPlan{Policy: pol, Mounts: Mounts(pol), Fallback: o.Fallback}
 	rp.Seccomp, rp.UnixSocketPaths = seccomp.FromSettings(s, o.Home, o.Cwd)
 	rp.Seccomp.ReportSockets = o.Report
+	if !s.Filesystem.Disabled && guardBuilt {
+		rp.Guard = &policy.Guard{GitConfig: s.Filesystem.AllowGitConfig}
+		rp.Seccomp.Guard = true
+	}
 	var in landlock.Input
 	switch {
 	case o.Fallback:

@@ -63,7 +63,7 @@ var (
 		"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
 		"open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431,
 		"fsmount": 432, "fspick": 433, "clone3": 435, "mount_setattr": 442,
-		"fchmodat2": 452, "setxattrat": 463, "removexattrat": 466, "open_tree_attr": 467,
+		"fchmodat2": 452, "openat2": 437, "setxattrat": 463, "removexattrat": 466, "open_tree_attr": 467,
 	}
 	amd64Nr = withShared(map[string]uint32{
 		"read": 0, "ioctl": 16, "socket": 41, "connect": 42, "sendto": 44, "sendmsg": 46,
@@ -78,8 +78,11 @@ var (
 		"fchmod": 91, "fchmodat": 268, "fchown": 93, "fchownat": 260, "utimensat": 280,
 		"setxattr": 188, "lsetxattr": 189, "fsetxattr": 190, "removexattr": 197, "lremovexattr": 198,
 		"fremovexattr": 199,
+		"openat":       257, "mkdirat": 258, "mknodat": 259, "renameat": 264, "linkat": 265,
+		"symlinkat": 266, "renameat2": 316, "truncate": 76,
 		// Older calls the generic table of arm64 dropped.
 		"chmod": 90, "chown": 92, "lchown": 94, "utime": 132, "utimes": 235, "futimesat": 261,
+		"open": 2, "creat": 85, "mkdir": 83, "mknod": 133, "rename": 82, "link": 86, "symlink": 88,
 	})
 	arm64Nr = withShared(map[string]uint32{
 		"read": 63, "ioctl": 29, "socket": 198, "connect": 203, "sendto": 206, "sendmsg": 211,
@@ -94,10 +97,13 @@ var (
 		"fchmod": 52, "fchmodat": 53, "fchown": 55, "fchownat": 54, "utimensat": 88,
 		"setxattr": 5, "lsetxattr": 6, "fsetxattr": 7, "removexattr": 14, "lremovexattr": 15,
 		"fremovexattr": 16,
+		"openat":       56, "mkdirat": 34, "mknodat": 33, "renameat": 38, "linkat": 37,
+		"symlinkat": 36, "renameat2": 276, "truncate": 45,
 	})
 	// legacyCalls are the names only some tables have (the generic
 	// table of arm64 dropped them for their *at forms).
-	legacyCalls = []string{"chmod", "chown", "lchown", "utime", "utimes", "futimesat"}
+	legacyCalls = []string{"chmod", "chown", "lchown", "utime", "utimes", "futimesat",
+		"open", "creat", "mkdir", "mknod", "rename", "link", "symlink"}
 )
 
 func withShared(m map[string]uint32) map[string]uint32 {
@@ -222,6 +228,9 @@ type Options struct {
 	// ReportSockets sends socket(AF_UNIX), which UnixNone refuses, to the
 	// supervisor, which refuses it the same (EPERM) and reports it.
 	ReportSockets bool `json:"reportSockets,omitempty"`
+	// Guard sends every call that makes, moves or links a name, and every
+	// open or truncate for writing, to the supervisor's path guard.
+	Guard bool `json:"guard,omitempty"`
 }
 
 // reportsSockets reports whether socket(AF_UNIX) goes to the supervisor.
@@ -230,7 +239,7 @@ func (o Options) reportsSockets() bool { return o.ReportSockets && o.Unix == Uni
 // notifies reports whether the filter sends calls to the supervisor,
 // which must then hold the listener.
 func (o Options) notifies() bool {
-	return o.Unix == UnixByPath || o.HostNamespaces || o.reportsSockets()
+	return o.Unix == UnixByPath || o.HostNamespaces || o.reportsSockets() || o.Guard
 }
 
 // Filter returns the command's filter for arch. It kills the process on a
@@ -254,6 +263,8 @@ func Filter(a Arch, o Options) []bpf.Instruction {
 		inetTyp  = "inet-type"
 		fastOp2  = "fastopen-arg2"
 		fastOp3  = "fastopen-arg3"
+		openArg1 = "open-flags-arg1"
+		openArg2 = "open-flags-arg2"
 	)
 	var p program
 	p.load(offArch)
@@ -298,7 +309,37 @@ func Filter(a Arch, o Options) []bpf.Instruction {
 			}
 		}
 	}
+	if o.Guard {
+		p.jumpIf(a.Nr["openat2"], enosys)
+		for _, name := range slices.Sorted(maps.Keys(fileCalls)) {
+			nr, ok := a.Nr[name]
+			switch {
+			case !ok:
+			case name == "open":
+				p.jumpIf(nr, openArg1)
+			case name == "openat":
+				p.jumpIf(nr, openArg2)
+			default:
+				p.jumpIf(nr, notify)
+			}
+		}
+	}
 	p.ret(retAllow)
+
+	if o.Guard {
+		// An open goes to the guard when it may write or create: a read
+		// stays in the kernel.
+		if _, ok := a.Nr["open"]; ok {
+			p.label(openArg1)
+			p.load(offArg(1))
+			p.jumpIfAnySet(OpenWrites, notify)
+			p.ret(retAllow)
+		}
+		p.label(openArg2)
+		p.load(offArg(2))
+		p.jumpIfAnySet(OpenWrites, notify)
+		p.ret(retAllow)
+	}
 
 	p.label(socket)
 	p.load(offArg(0))

@@ -851,7 +851,7 @@ func TestFallbackLacks(t *testing.T) {
 		os.WriteFile(cfg, []byte(doc), 0o644)
 		script := strings.Join([]string{
 			fmt.Sprintf("tr '\\0' ' ' < /proc/%d/cmdline; echo", other.Process.Pid),
-			"echo CHANGED > dw.txt; echo CHANGED > .bashrc",
+			"echo CHANGED > dw.txt; echo CHANGED > .bashrc; mv dw.txt moved.txt; ln dw.txt linked.txt; echo CHANGED >> linked.txt; rm .bashrc",
 			"ls " + b.path("~/.ssh") + "; cat " + b.path("~/.ssh/id_rsa"),
 			fmt.Sprintf("curl -s --max-time 3 --noproxy '*' http://127.0.0.1:%d/direct; echo direct=$?", port),
 			fmt.Sprintf(`curl -s -o /dev/null -w 'nocred=%%{http_code}\n' --noproxy '' -x "http://${HTTP_PROXY##*@}" http://127.0.0.1:%d/nocred`, port),
@@ -862,8 +862,11 @@ func TestFallbackLacks(t *testing.T) {
 		if !strings.Contains(r.stdout, b.canary+"-cmdline") {
 			t.Errorf("another process's command line is not visible, as the report says: %+v", r)
 		}
-		if b.read("dw.txt") != "CHANGED\n" || b.read(".bashrc") != "CHANGED\n" {
-			t.Errorf("a denyWrite entry or protected name inside a writable tree was not writable, as the report says: %q %q", b.read("dw.txt"), b.read(".bashrc"))
+		if b.read("dw.txt") != "ORIGINAL" {
+			t.Errorf("a denyWrite entry inside a writable tree was written, moved or linked: %q", b.read("dw.txt"))
+		}
+		if _, err := os.Lstat(b.path(".bashrc")); err == nil {
+			t.Errorf("a protected name inside a writable tree could not be removed, as the report says: %q", b.read(".bashrc"))
 		}
 		if !strings.Contains(r.stdout, "id_rsa") || strings.Count(r.stdout, b.canary) != 1 {
 			t.Errorf("the names of a denyRead dir are not listable, or its contents were read: %+v", r)

@@ -32,6 +32,8 @@ var sysProbes = []struct {
 // prints what each attempt returned.
 func probe(what string) {
 	switch what {
+	case "race":
+		raceProbe(os.Args[1], 1500*time.Millisecond)
 	case "unix-socket":
 		fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
 		fmt.Printf("unix-socket: fd=%d err=%v\n", fd, err)

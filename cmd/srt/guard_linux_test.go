@@ -1,0 +1,239 @@
+package main
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/srt-go/srt/internal/testenv"
+)
+
+// guardNames are the protected names of spec c.5 as paths a command
+// would write: each file, and a file inside each protected directory.
+var guardNames = []string{".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".zshrc", ".zprofile", ".profile",
+	".ripgreprc", ".mcp.json", ".vscode/settings.json", ".idea/workspace.xml", ".claude/commands/x.md",
+	".claude/agents/a.md", ".git/hooks/pre-commit", ".git/config"}
+
+// attacks are the ways a command may try to make path p (under root r)
+// with content c; i tells their scratch names apart.
+var attacks = map[string]func(r, p, c string, i int) string{
+	"create": func(r, p, c string, i int) string {
+		return fmt.Sprintf(`mkdir -p "$(dirname "%[1]s")"; echo %[2]s > "%[1]s"`, p, c)
+	},
+	"mkdir": func(r, p, c string, i int) string {
+		return fmt.Sprintf(`mkdir -p "%[1]s" && echo %[2]s > "%[1]s/inner"`, p, c)
+	},
+	"rename": func(r, p, c string, i int) string {
+		return fmt.Sprintf(`mkdir -p "$(dirname "%[1]s")"; echo %[2]s > "%[3]s/tmp%[4]d"; mv -f "%[3]s/tmp%[4]d" "%[1]s"`, p, c, r, i)
+	},
+	"link": func(r, p, c string, i int) string {
+		return fmt.Sprintf(`mkdir -p "$(dirname "%[1]s")"; echo %[2]s > "%[3]s/src%[4]d"; ln -f "%[3]s/src%[4]d" "%[1]s"`, p, c, r, i)
+	},
+	"symlink": func(r, p, c string, i int) string {
+		return fmt.Sprintf(`mkdir -p "$(dirname "%[1]s")"; echo %[2]s > "%[3]s/src%[4]d"; ln -sf "%[3]s/src%[4]d" "%[1]s"`, p, c, r, i)
+	},
+	// A directory prepared under a harmless name, then moved where its
+	// names become protected ones.
+	"mv-dir": func(r, p, c string, i int) string {
+		rel := strings.TrimPrefix(p, r+"/")
+		top, rest, nested := strings.Cut(rel, "/")
+		base := fmt.Sprintf("%s/mvbase%d", r, i)
+		prep := fmt.Sprintf("%s/prep%d", r, i)
+		if !nested {
+			return fmt.Sprintf(`mkdir -p %[1]s %[2]s; echo %[3]s > %[2]s/inner; mv -T %[2]s "%[1]s/%[4]s"`, base, prep, c, top)
+		}
+		return fmt.Sprintf(`mkdir -p %[1]s "$(dirname "%[2]s/%[3]s")"; echo %[4]s > "%[2]s/%[3]s"; mv -T %[2]s "%[1]s/%[5]s"`, base, prep, rest, c, top)
+	},
+}
+
+// protectedBy says whether rel (a path under a root) is one the guard
+// must keep from holding made content: an independent spelling of spec
+// c.5 at any depth.
+func protectedBy(rel string) bool {
+	parts := strings.Split(strings.ToLower(rel), "/")
+	last := parts[len(parts)-1]
+	for i, p := range parts {
+		switch {
+		case p == ".vscode" || p == ".idea":
+			return true
+		case p == ".claude" && i+1 < len(parts) && (parts[i+1] == "commands" || parts[i+1] == "agents"):
+			return true
+		case p == ".git" && i+1 < len(parts) && parts[i+1] == "hooks" && !(i+3 == len(parts) && strings.HasSuffix(last, ".sample")):
+			return i+2 < len(parts) // the hooks directory itself may be made (git's templates)
+		case p == ".git" && i+2 == len(parts) && parts[i+1] == "config":
+			return true
+		}
+	}
+	for _, f := range []string{".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".zshrc", ".zprofile", ".profile", ".ripgreprc", ".mcp.json"} {
+		if last == f {
+			return true
+		}
+	}
+	return false
+}
+
+// madeProtected walks root and returns every protected path that holds
+// the canary or is a symlink: what the host would later run or read.
+func madeProtected(t *testing.T, root, canary string) []string {
+	var bad []string
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == root {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, p)
+		if !protectedBy(rel) {
+			return nil
+		}
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			bad = append(bad, rel+" (symlink)")
+		case d.Type().IsRegular():
+			if data, _ := os.ReadFile(p); strings.Contains(string(data), canary) {
+				bad = append(bad, rel)
+			}
+		}
+		return nil
+	})
+	return bad
+}
+
+// Every protected name of spec c.5, where it does not exist yet, at the
+// working directory, deep below it, in the home and in a second write
+// root, made by each way a command has: none ends up on the host with
+// content, judged from outside. Run as both users.
+func TestGuardProtectedNamesBattery(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		second := filepath.Join(filepath.Dir(b.W), "second")
+		if err := os.Mkdir(second, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		roots := map[string]string{"cwd": b.W, "deep": filepath.Join(b.W, "a/b/c/d/e"), "home": b.H, "second": second}
+		var script strings.Builder
+		i := 0
+		for _, root := range roots {
+			for _, name := range guardNames {
+				for _, attack := range attacks {
+					i++
+					fmt.Fprintf(&script, "( %s ) 2>/dev/null\n", attack(root, root+"/"+name, b.canary, i))
+				}
+			}
+		}
+		script.WriteString("echo BATTERY-DONE\n")
+		cfg := filepath.Join(filepath.Dir(b.W), "battery.sh")
+		os.WriteFile(cfg, []byte(script.String()), 0o644)
+		r := b.exec(fsMap{"allowWrite": []string{".", "~", second}}, nil, "bash", cfg)
+		if !strings.Contains(r.stdout, "BATTERY-DONE") {
+			t.Fatalf("the battery did not run: %+v", r)
+		}
+		for what, root := range roots {
+			for _, p := range madeProtected(t, root, b.canary) {
+				t.Errorf("%s: %s was made with content", what, p)
+			}
+		}
+		// The steps that are not about a protected name worked: each
+		// root holds the scratch files the attacks made.
+		for what, root := range roots {
+			for _, prefix := range []string{"src", "tmp", "prep"} {
+				if m, _ := filepath.Glob(filepath.Join(root, prefix+"*")); len(m) == 0 {
+					t.Errorf("%s: no %s* scratch file, so the battery proves nothing there", what, prefix)
+				}
+			}
+		}
+	})
+}
+
+// A protected name that was a symlink at launch cannot be replaced: not
+// by mv of a new file over it, nor by ln -sf, nor by cp; its target is
+// unchanged.
+func TestGuardReplaceLinkedName(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		b.write("~/dotfiles/bashrc", "ORIGINAL")
+		if err := os.Symlink("dotfiles/bashrc", b.path("~/.bashrc")); err != nil {
+			t.Fatal(err)
+		}
+		r := b.run(fsMap{"allowWrite": []string{"~"}}, fmt.Sprintf(`cd ~; echo %[1]s > new; mv -f new .bashrc; echo %[1]s > new2; ln -sf new2 .bashrc; cp new2 .bashrc; cat dotfiles/bashrc; echo %[1]s >> .bashrc; echo END`, b.canary))
+		if target, err := os.Readlink(b.path("~/.bashrc")); err != nil || target != "dotfiles/bashrc" {
+			t.Errorf("~/.bashrc was replaced: %q %v (%+v)", target, err, r)
+		}
+		if got := b.read("~/dotfiles/bashrc"); got != "ORIGINAL" {
+			t.Errorf("the target of ~/.bashrc was written: %q", got)
+		}
+	})
+}
+
+// Racing threads that swap a path's bytes, a directory on its way or a
+// final symlink between the guard's check and its use make no protected
+// name. Run as both users.
+func TestGuardRaces(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		exe, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(b.W, "race")
+		os.Mkdir(dir, 0o755)
+		r := b.exec(fsMap{"allowWrite": []string{"."}}, []string{probeEnv + "=race", "SRT_RACE_CANARY=" + b.canary}, exe, dir)
+		if !strings.Contains(r.stdout, "race calls") || strings.Contains(r.stdout, "race calls 0\n") {
+			t.Fatalf("the race did not run: %+v", r)
+		}
+		for _, p := range madeProtected(t, dir, b.canary) {
+			t.Errorf("a race made %s", p)
+		}
+		for _, p := range []string{".bashrc", ".zshrc", "repo/.git/hooks/pre-commit"} {
+			if _, err := os.Lstat(filepath.Join(dir, p)); err == nil {
+				t.Errorf("a race made %s", p)
+			}
+		}
+	})
+}
+
+// Real work still succeeds under the guard, end to end: git (init, add,
+// commit, config, remote, clone, worktree), an editor's
+// write-then-rename save, tar x of 10,000 files, go build of a module,
+// npm install of a local tarball.
+func TestGuardRealWork(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		for i := 0; i < 100; i++ {
+			for j := 0; j < 100; j++ {
+				b.write(fmt.Sprintf("src/d%d/f%d.txt", i, j), "x")
+			}
+		}
+		tarball := filepath.Join(filepath.Dir(b.W), "t.tar")
+		if out, err := exec.Command("tar", "cf", tarball, "-C", b.path("src"), ".").CombinedOutput(); err != nil {
+			t.Fatalf("tar: %v %s", err, out)
+		}
+		os.RemoveAll(b.path("src"))
+		script := `set -e
+export GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@example.com GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@example.com
+git init -q repo && cd repo
+git config user.name tester && git config user.email t@example.com
+git remote add origin https://example.com/x.git
+echo hello > a.txt && git add a.txt && git commit -q -m one
+git branch side && git worktree add -q ../wt side
+cd .. && git clone -q repo clone && test -f clone/a.txt
+printf 'new' > .notes.txt.swp && mv .notes.txt.swp notes.txt && cat notes.txt && echo
+mkdir x && tar xf ` + tarball + ` -C x && echo files=$(find x -type f | wc -l)
+echo REAL-DONE`
+		r := b.exec(fsMap{"allowWrite": []string{"."}}, nil, "bash", "-c", script)
+		if !strings.Contains(r.stdout, "REAL-DONE") || !strings.Contains(r.stdout, "files=10000") {
+			t.Fatalf("real work failed: %+v", r)
+		}
+		cfg, _ := os.ReadFile(b.path("repo/.git/config"))
+		for _, want := range []string{"name = tester", "[remote \"origin\"]"} {
+			if !strings.Contains(string(cfg), want) {
+				t.Errorf("repo/.git/config lacks %q:\n%s", want, cfg)
+			}
+		}
+		if hooks, _ := filepath.Glob(b.path("repo/.git/hooks/*.sample")); len(hooks) == 0 {
+			t.Logf("git made no sample hooks (no templates here)")
+		}
+	})
+}

@@ -1,0 +1,1013 @@
+package nsexec
+
+import (
+	"os"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	"github.com/srt-go/srt/policy"
+	"github.com/srt-go/srt/seccomp"
+
+	"golang.org/x/sys/unix"
+)
+
+// The path guard. The filter sends here every call that would make a
+// name, move or link one, or open or truncate a file for writing
+// (seccomp/guard.go). Like a connect, such a call is never let through to
+// the kernel once judged: its path lives in the command's memory, where a
+// second thread could change it after our check, and the tree it walks
+// could change under it. Instead the guard resolves the path once, as the
+// command would (its root, its cwd or dirfd; symlinks followed in its
+// root, never through srt's), pins the directory the name goes in by an
+// O_PATH descriptor, judges the name there (policy.Guard), and makes the
+// call itself on that descriptor, on a thread that holds no capability
+// and has the command's umask, so the kernel checks permissions, mounts
+// and quotas as it would for the command. An opened file reaches the
+// command as a descriptor installed in its table with the answer
+// (SECCOMP_IOCTL_NOTIF_ADDFD with SEND). What a call cannot be made to
+// mean by any later change is decided before the call is made.
+
+// seccompNotifAddfd is struct seccomp_notif_addfd.
+type seccompNotifAddfd struct {
+	ID         uint64
+	Flags      uint32
+	Srcfd      uint32
+	Newfd      uint32
+	NewfdFlags uint32
+}
+
+const (
+	seccompIoctlNotifAddfd = 0x40182103 // _IOW('!', 3, struct seccomp_notif_addfd)
+	addfdFlagSend          = 1 << 1     // SECCOMP_ADDFD_FLAG_SEND: install and answer at once
+	oTmpfile               = 0o20000000 // __O_TMPFILE, without O_DIRECTORY
+	maxSymlinks            = 40         // as the kernel
+	ttyMajor, ptsMajor     = 5, 136     // /dev/tty (5,0); the first of the pty slaves' majors
+	maxGitConfig           = 1 << 20
+	userNotifFlagContinue  = 1 // SECCOMP_USER_NOTIF_FLAG_CONTINUE
+)
+
+// answer is how a guarded call ends: an errno, or a descriptor to install.
+type answer struct {
+	errno   unix.Errno
+	fd      int  // -1: none
+	cloexec bool // the command asked for O_CLOEXEC
+	// open, if set, is an open that may block (a FIFO without a reader):
+	// made on a thread of its own rather than one of the guard's.
+	open func() (int, unix.Errno)
+	// cont lets the kernel make the call itself (see procSelf).
+	cont bool
+}
+
+func refused(e unix.Errno) answer { return answer{errno: e, fd: -1} }
+
+// guard performs the guarded call req and answers it.
+func (pol *ConnectPolicy) guard(listener int, req *seccompNotif, c seccomp.FileCall) {
+	a := refused(unix.EPERM)
+	guardThreads.run(func() { a = pol.guardCall(listener, req, c) })
+	if open := a.open; open != nil {
+		a = refused(unix.EPERM)
+		blockingThreads.run(func() { a.fd, a.errno = open() })
+	}
+	if a.errno == 0 && a.fd >= 0 {
+		add := seccompNotifAddfd{ID: req.ID, Flags: addfdFlagSend, Srcfd: uint32(a.fd)}
+		if a.cloexec {
+			add.NewfdFlags = unix.O_CLOEXEC
+		}
+		err := ioctlPtr(listener, seccompIoctlNotifAddfd, unsafe.Pointer(&add))
+		unix.Close(a.fd)
+		if err == nil || err == unix.ENOENT {
+			return // answered, or the caller is gone
+		}
+		a.errno = errnoOf(err) // EMFILE, say: the call is still waiting
+	}
+	resp := seccompNotifResp{ID: req.ID}
+	switch {
+	case a.cont:
+		resp.Flags = userNotifFlagContinue
+	case a.errno != 0:
+		resp.Val, resp.Error = -1, -int32(a.errno)
+	}
+	ioctlPtr(listener, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
+}
+
+// call is one guarded call being made: the process it is made for and
+// the descriptors its paths resolve from.
+type call struct {
+	pol      *ConnectPolicy
+	listener int
+	req      *seccompNotif
+	pid      int
+	root     int // O_PATH of the process's root, opened on first use
+	umask    int // -1 until read
+}
+
+// place is where a name is made: the directory, pinned, its real path,
+// and the name. A name of "." is the directory itself (the path ended in
+// "." or ".."); fd >= 0 with name "" is a descriptor of the command's
+// (/proc/self/fd/N), taken as it is.
+type place struct {
+	dir   int
+	path  string
+	name  string
+	slash bool // the path ended with "/": it must be a directory
+	// proc: dir is in a procfs, where srt's rights over the sandbox's
+	// processes exceed the command's (it owns their user namespace):
+	// nothing there is opened on the strength of srt's rights.
+	proc bool
+	// readOnly: dir's mount is read-only.
+	readOnly bool
+	// self is the rest of a /proc/self/… name the command gave for
+	// itself, opened through srt's procfs ("" otherwise).
+	self string
+}
+
+func (p place) full() string {
+	if p.name == "." || p.name == "" {
+		return p.path
+	}
+	return path.Join(p.path, p.name)
+}
+
+func (p place) close() {
+	if p.dir >= 0 {
+		unix.Close(p.dir)
+	}
+}
+
+func (pol *ConnectPolicy) guardCall(listener int, req *seccompNotif, c seccomp.FileCall) answer {
+	k := &call{pol: pol, listener: listener, req: req, pid: int(req.Pid), root: -1, umask: -1}
+	defer func() {
+		if k.root >= 0 {
+			unix.Close(k.root)
+		}
+	}()
+	arg := func(i int) uint64 { return req.Args[i] }
+	dirArg := func(i int) int {
+		if i < 0 {
+			return unix.AT_FDCWD
+		}
+		return int(int32(arg(i)))
+	}
+	str := func(i int) (string, unix.Errno) { return readString(k.pid, uintptr(arg(i)), unix.PathMax) }
+	switch c.Op {
+	case seccomp.FileOpen:
+		flags := unix.O_CREAT | unix.O_WRONLY | unix.O_TRUNC
+		if !c.Creat {
+			flags = int(int32(arg(c.Flags)))
+		}
+		name, e := str(c.Path)
+		if e != 0 {
+			return refused(e)
+		}
+		return k.open(dirArg(c.Dir), name, flags, uint32(arg(c.Mode))&0o7777)
+	case seccomp.FileTruncate:
+		name, e := str(c.Path)
+		if e != 0 {
+			return refused(e)
+		}
+		length := int64(arg(1))
+		if length < 0 {
+			return refused(unix.EINVAL)
+		}
+		a := k.open(unix.AT_FDCWD, name, unix.O_WRONLY|truncateOnly, 0)
+		if a.errno != 0 {
+			return a
+		}
+		defer unix.Close(a.fd)
+		return refused(errnoOf(unix.Ftruncate(a.fd, length)))
+	case seccomp.FileMkdir, seccomp.FileMknod:
+		name, e := str(c.Path)
+		if e != 0 {
+			return refused(e)
+		}
+		mode := uint32(arg(c.Mode))
+		return refused(k.make(c.Op, dirArg(c.Dir), name, mode, int(arg(c.Mode+1))))
+	case seccomp.FileSymlink:
+		target, e := str(c.Path)
+		if e != 0 {
+			return refused(e)
+		}
+		name, e := str(c.Path2)
+		if e != 0 {
+			return refused(e)
+		}
+		return refused(k.symlink(target, dirArg(c.Dir2), name))
+	case seccomp.FileLink:
+		old, e := str(c.Path)
+		if e != 0 {
+			return refused(e)
+		}
+		name, e := str(c.Path2)
+		if e != 0 {
+			return refused(e)
+		}
+		flags := 0
+		if c.Flags >= 0 {
+			flags = int(arg(c.Flags))
+		}
+		return refused(k.link(dirArg(c.Dir), old, dirArg(c.Dir2), name, flags))
+	case seccomp.FileRename:
+		old, e := str(c.Path)
+		if e != 0 {
+			return refused(e)
+		}
+		name, e := str(c.Path2)
+		if e != 0 {
+			return refused(e)
+		}
+		flags := 0
+		if c.Flags >= 0 {
+			flags = int(uint32(arg(c.Flags)))
+		}
+		return refused(k.rename(dirArg(c.Dir), old, dirArg(c.Dir2), name, flags))
+	}
+	return refused(unix.ENOSYS)
+}
+
+// truncateOnly marks an open made for truncate(2): only a regular file
+// may be truncated, and nothing is created.
+const truncateOnly = 1 << 62
+
+// deny reports a refused call and returns errno.
+func (k *call) deny(errno unix.Errno, op, target, rule string, n policy.Name) unix.Errno {
+	why := "protected name " + rule
+	switch n {
+	case policy.GitConfig:
+		why = "a repository's config, which takes only settings that run nothing: " + rule
+	case policy.HooksDir:
+		why = "a repository's hooks directory: " + rule
+	}
+	return k.pol.deny(errno, Event{Kind: "filesystem", Call: op, Target: target, Reason: why})
+}
+
+// writable says whether the fallback's plan lets path be written; in the
+// namespace sandbox the mounts decide, for the command and for srt alike.
+func (k *call) writable(p string) bool {
+	return k.pol.Writable == nil || k.pol.Writable(p) || slices.Contains(fallbackDevices, p)
+}
+
+// rootFD is the process's root.
+func (k *call) rootFD() (int, unix.Errno) {
+	if k.root >= 0 {
+		return k.root, 0
+	}
+	fd, err := unix.Open(k.pol.Proc+"/"+strconv.Itoa(k.pid)+"/root", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil || !stillWaiting(k.listener, k.req.ID) {
+		if err == nil {
+			unix.Close(fd)
+		}
+		return -1, unix.ESRCH
+	}
+	k.root = fd
+	return fd, 0
+}
+
+// procLink reads a link of the process's /proc directory (cwd, fd/N):
+// the path of a directory or file, as the sandbox names it.
+func (k *call) procLink(which string) (string, unix.Errno) {
+	target, err := os.Readlink(k.pol.Proc + "/" + strconv.Itoa(k.pid) + "/" + which)
+	if err != nil {
+		if strings.HasPrefix(which, "fd/") {
+			return "", unix.EBADF
+		}
+		return "", unix.ESRCH
+	}
+	if !strings.HasPrefix(target, "/") {
+		return "", unix.ENOTDIR // a pipe, a socket, an anonymous inode
+	}
+	if strings.HasSuffix(target, " (deleted)") {
+		return "", unix.ENOENT
+	}
+	if !stillWaiting(k.listener, k.req.ID) {
+		return "", unix.ESRCH
+	}
+	return target, 0
+}
+
+// selfAlias rewrites the names by which a process means itself: /dev/fd,
+// /dev/std{in,out,err} and /proc/self or /proc/thread-self. It returns
+// the descriptor number and what follows it for a descriptor's name, or
+// a path in srt's own procfs for the rest of /proc/self; ok false when
+// name is no such alias.
+func selfAlias(name string) (fd int, rest string, procPath string, ok bool) {
+	name = path.Clean(name)
+	for alias, fdNum := range map[string]string{"/dev/stdin": "0", "/dev/stdout": "1", "/dev/stderr": "2"} {
+		if name == alias {
+			name = "/proc/self/fd/" + fdNum
+		}
+	}
+	if r, found := strings.CutPrefix(name, "/dev/fd/"); found {
+		name = "/proc/self/fd/" + r
+	}
+	var r string
+	switch {
+	case strings.HasPrefix(name, "/proc/self/"):
+		r = strings.TrimPrefix(name, "/proc/self/")
+	case strings.HasPrefix(name, "/proc/thread-self/"):
+		r = strings.TrimPrefix(name, "/proc/thread-self/")
+	default:
+		return 0, "", "", false
+	}
+	if f, ok := strings.CutPrefix(r, "fd/"); ok {
+		num, tail, _ := strings.Cut(f, "/")
+		if n, err := strconv.Atoi(num); err == nil && n >= 0 && strconv.Itoa(n) == num {
+			return n, tail, "", true
+		}
+		return 0, "", "", false
+	}
+	return -1, "", r, true
+}
+
+// at resolves where name, relative to dirfd dir, is: its directory,
+// pinned, and the last name. Symlinks on the way are followed in the
+// process's root; the last name is not followed.
+func (k *call) at(dir int, name string) (place, unix.Errno) {
+	if name == "" {
+		return place{dir: -1}, unix.ENOENT
+	}
+	if fd, rest, procPath, ok := selfAlias(name); ok {
+		switch {
+		case procPath != "":
+			return k.atHost(procPath)
+		case rest == "":
+			return k.ofDescriptor(fd)
+		default:
+			base, e := k.procLink("fd/" + strconv.Itoa(fd))
+			if e != 0 {
+				return place{dir: -1}, e
+			}
+			name = base + "/" + rest
+		}
+	}
+	full := name
+	if !strings.HasPrefix(name, "/") {
+		which := "cwd"
+		if dir != unix.AT_FDCWD {
+			which = "fd/" + strconv.Itoa(dir)
+		}
+		base, e := k.procLink(which)
+		if e != 0 {
+			return place{dir: -1}, e
+		}
+		full = base + "/" + name
+	}
+	slash := strings.HasSuffix(full, "/")
+	full = strings.TrimRight(full, "/")
+	parent, last := "/", "."
+	if full != "" {
+		i := strings.LastIndexByte(full, '/')
+		parent, last = full[:i], full[i+1:]
+		if parent == "" {
+			parent = "/"
+		}
+	}
+	if last == ".." {
+		parent, last = full, "."
+	}
+	root, e := k.rootFD()
+	if e != 0 {
+		return place{dir: -1}, e
+	}
+	if last == "." {
+		parent = full
+		if parent == "" {
+			parent = "/"
+		}
+	}
+	fd, err := openat2(root, parent, &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	if err != nil {
+		return place{dir: -1}, errnoOf(err)
+	}
+	real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	var fs unix.Statfs_t
+	if err == nil {
+		err = unix.Fstatfs(fd, &fs)
+	}
+	if err != nil {
+		unix.Close(fd)
+		return place{dir: -1}, unix.ENOENT
+	}
+	return place{dir: fd, path: real, name: last, slash: slash,
+		proc: fs.Type == unix.PROC_SUPER_MAGIC, readOnly: fs.Flags&unix.ST_RDONLY != 0}, 0
+}
+
+// atHost is the process's own /proc entry rest (/proc/self/rest), in
+// srt's procfs.
+func (k *call) atHost(rest string) (place, unix.Errno) {
+	p := k.pol.Proc + "/" + strconv.Itoa(k.pid) + "/" + rest
+	parent, last := path.Split(p)
+	fd, err := unix.Open(parent, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil || !stillWaiting(k.listener, k.req.ID) {
+		if err == nil {
+			unix.Close(fd)
+		}
+		return place{dir: -1}, unix.ENOENT
+	}
+	return place{dir: fd, path: path.Clean(parent), name: last, proc: true, self: rest}, 0
+}
+
+// ofDescriptor is the command's descriptor n, taken as the object itself.
+func (k *call) ofDescriptor(n int) (place, unix.Errno) {
+	fd, e := k.pol.fdOf(k.listener, k.req, n)
+	if e != 0 {
+		return place{dir: -1}, e
+	}
+	p, _ := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	return place{dir: fd, path: strings.TrimSuffix(p, " (deleted)")}, 0
+}
+
+// follow moves pl to where the symlink target leads, as the kernel would
+// from the symlink's directory.
+func (k *call) follow(pl place, target string) (place, unix.Errno) {
+	if target == "" {
+		return place{dir: -1}, unix.ENOENT
+	}
+	if !strings.HasPrefix(target, "/") {
+		if _, _, _, ok := selfAlias(target); !ok {
+			target = pl.path + "/" + target
+		}
+	}
+	if pl.slash {
+		target += "/"
+	}
+	return k.at(unix.AT_FDCWD, target)
+}
+
+// umaskOf reads the process's umask, once per call.
+func (k *call) umaskOf() (int, unix.Errno) {
+	if k.umask >= 0 {
+		return k.umask, 0
+	}
+	status, err := os.ReadFile(k.pol.Proc + "/" + strconv.Itoa(k.pid) + "/status")
+	if err != nil {
+		return 0, unix.ESRCH
+	}
+	i := strings.Index(string(status), "\nUmask:")
+	if i < 0 {
+		return 0, unix.ESRCH
+	}
+	v, _, _ := strings.Cut(strings.TrimSpace(string(status[i+len("\nUmask:"):])), "\n")
+	u, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32)
+	if err != nil {
+		return 0, unix.ESRCH
+	}
+	k.umask = int(u)
+	return k.umask, 0
+}
+
+// creating runs f under the command's umask (the guard's threads have
+// their own, which only this sets).
+func (k *call) creating(f func() error) unix.Errno {
+	u, e := k.umaskOf()
+	if e != 0 {
+		return e
+	}
+	unix.Umask(u)
+	return errnoOf(f())
+}
+
+// blocked says whether a name of kind n may not be made or written.
+func blocked(n policy.Name) bool {
+	return n == policy.Protected || n == policy.HooksDir || n == policy.GitConfig
+}
+
+// open performs open(name, flags, mode) relative to dir.
+func (k *call) open(dir int, name string, flags int, mode uint32) answer {
+	truncate := flags&truncateOnly != 0
+	flags &^= truncateOnly
+	pl, e := k.at(dir, name)
+	for hops := 0; ; hops++ {
+		if e != 0 {
+			return refused(e)
+		}
+		if hops > maxSymlinks {
+			pl.close()
+			return refused(unix.ELOOP)
+		}
+		if pl.name == "" { // a descriptor's own name: reopen it
+			return k.reopen(pl, flags)
+		}
+		if pl.proc {
+			defer pl.close()
+			return k.procOpen(pl, flags, truncate)
+		}
+		var st unix.Stat_t
+		err := unix.Fstatat(pl.dir, pl.name, &st, unix.AT_SYMLINK_NOFOLLOW)
+		full := pl.full()
+		n, rule := k.pol.Guard.Judge(full)
+		switch {
+		case err == unix.ENOENT && flags&unix.O_CREAT != 0 && !truncate:
+			if pl.slash {
+				pl.close()
+				return refused(unix.EISDIR)
+			}
+			if pl.readOnly {
+				pl.close()
+				return refused(unix.EROFS) // as the kernel says first
+			}
+			if blocked(n) {
+				pl.close()
+				return refused(k.deny(unix.EACCES, "write", full, rule, n))
+			}
+			if !k.writable(full) {
+				pl.close()
+				return refused(k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "write", Target: full, Reason: "not writable here (allowWrite)"}))
+			}
+			var fd int
+			e := k.creating(func() (err error) {
+				fd, err = unix.Openat(pl.dir, pl.name, flags|unix.O_NOFOLLOW|unix.O_NOCTTY|unix.O_CLOEXEC, mode)
+				return err
+			})
+			if e == unix.EEXIST && flags&unix.O_EXCL == 0 || e == unix.ELOOP && flags&unix.O_NOFOLLOW == 0 {
+				continue // made meanwhile: look again
+			}
+			pl.close()
+			if e != 0 {
+				return refused(e)
+			}
+			return answer{fd: fd, cloexec: flags&unix.O_CLOEXEC != 0}
+		case err != nil:
+			pl.close()
+			return refused(errnoOf(err))
+		case st.Mode&unix.S_IFMT == unix.S_IFLNK && flags&unix.O_NOFOLLOW == 0 && flags&(unix.O_CREAT|unix.O_EXCL) != unix.O_CREAT|unix.O_EXCL:
+			target, err := readlinkat(pl.dir, pl.name)
+			dirPath := pl.path
+			pl.close()
+			if err != nil {
+				return refused(errnoOf(err))
+			}
+			pl, e = k.follow(place{path: dirPath, slash: pl.slash}, target)
+			continue
+		}
+		// It exists: a write to it is judged by its name.
+		a, again := k.openExisting(pl, &st, full, n, rule, flags, mode, truncate)
+		if again {
+			continue
+		}
+		pl.close()
+		return a
+	}
+}
+
+// openExisting opens the existing file at pl (st) for writing; again:
+// it was swapped for a symlink meanwhile, look again.
+func (k *call) openExisting(pl place, st *unix.Stat_t, full string, n policy.Name, rule string, flags int, mode uint32, truncate bool) (answer, bool) {
+	{
+		if blocked(n) {
+			return refused(k.deny(unix.EROFS, "write", full, rule, n)), false
+		}
+		if !k.writable(full) {
+			return refused(k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "write", Target: full, Reason: "not writable here (allowWrite)"})), false
+		}
+		if flags&(unix.O_CREAT|unix.O_EXCL) == unix.O_CREAT|unix.O_EXCL {
+			return refused(unix.EEXIST), false
+		}
+		kind := st.Mode & unix.S_IFMT
+		if truncate && kind != unix.S_IFREG {
+			if kind == unix.S_IFDIR {
+				return refused(unix.EISDIR), false
+			}
+			return refused(unix.EINVAL), false
+		}
+		switch kind {
+		case unix.S_IFCHR:
+			if unix.Major(st.Rdev) == ttyMajor && unix.Minor(st.Rdev) == 0 {
+				return k.controllingTTY(flags), false
+			}
+			return k.reopenAt(pl, flags, false), false
+		case unix.S_IFIFO, unix.S_IFBLK:
+			return k.reopenAt(pl, flags, true), false
+		}
+		var fd int
+		e := k.creating(func() (err error) {
+			fd, err = unix.Openat(pl.dir, pl.name, flags|unix.O_NOFOLLOW|unix.O_NOCTTY|unix.O_CLOEXEC, mode)
+			return err
+		})
+		if e == unix.ELOOP && flags&unix.O_NOFOLLOW == 0 {
+			return answer{}, true
+		}
+		if e != 0 {
+			return refused(e), false
+		}
+		return answer{fd: fd, cloexec: flags&unix.O_CLOEXEC != 0}, false
+	}
+}
+
+// reopenAt opens the special file at pl through an O_PATH descriptor of
+// it (the node itself, whatever replaces the name meanwhile); mayBlock:
+// on a thread of its own.
+func (k *call) reopenAt(pl place, flags int, mayBlock bool) answer {
+	fd, err := unix.Openat(pl.dir, pl.name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return refused(errnoOf(err))
+	}
+	return reopenFD(fd, flags, mayBlock)
+}
+
+// reopen opens the command's own descriptor (by /proc/self/fd/N) anew,
+// as the kernel would: what it names, judged by its path.
+func (k *call) reopen(pl place, flags int) answer {
+	if n, rule := k.pol.Guard.Judge(pl.path); strings.HasPrefix(pl.path, "/") && blocked(n) {
+		unix.Close(pl.dir)
+		return refused(k.deny(unix.EROFS, "write", pl.path, rule, n))
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(pl.dir, &st); err != nil {
+		unix.Close(pl.dir)
+		return refused(errnoOf(err))
+	}
+	kind := st.Mode & unix.S_IFMT
+	return reopenFD(pl.dir, flags&^(unix.O_CREAT|unix.O_EXCL), kind == unix.S_IFIFO || kind == unix.S_IFBLK)
+}
+
+// reopenFD opens the file of srt's descriptor fd anew with flags, and
+// closes fd.
+func reopenFD(fd int, flags int, mayBlock bool) answer {
+	do := func() (int, unix.Errno) {
+		defer unix.Close(fd)
+		nfd, err := unix.Open("/proc/self/fd/"+strconv.Itoa(fd), flags|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+		return nfd, errnoOf(err)
+	}
+	if mayBlock {
+		return answer{fd: -1, cloexec: flags&unix.O_CLOEXEC != 0, open: do}
+	}
+	nfd, e := do()
+	return answer{errno: e, fd: nfd, cloexec: flags&unix.O_CLOEXEC != 0}
+}
+
+// controllingTTY opens what /dev/tty is for the process: its controlling
+// terminal, a pty of the sandbox's devpts.
+func (k *call) controllingTTY(flags int) answer {
+	stat, err := os.ReadFile(k.pol.Proc + "/" + strconv.Itoa(k.pid) + "/stat")
+	if err != nil {
+		return refused(unix.ESRCH)
+	}
+	// Fields after the command name, which may hold spaces: state, ppid,
+	// pgrp, session, tty_nr.
+	s := string(stat)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(fields) < 5 {
+		return refused(unix.ENXIO)
+	}
+	nr, _ := strconv.ParseUint(fields[4], 10, 32)
+	major, minor := (nr>>8)&0xfff, (nr&0xff)|((nr>>12)&0xfff00)
+	if nr == 0 || major < ptsMajor || major > ptsMajor+7 {
+		return refused(unix.ENXIO)
+	}
+	root, e := k.rootFD()
+	if e != 0 {
+		return refused(e)
+	}
+	pts := "/dev/pts/" + strconv.FormatUint((major-ptsMajor)*256+minor, 10)
+	fd, err := openat2(root, pts, &unix.OpenHow{Flags: uint64(flags&^(unix.O_CREAT|unix.O_EXCL|unix.O_TRUNC)) | unix.O_NOCTTY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_SYMLINKS})
+	if err != nil {
+		return refused(errnoOf(err))
+	}
+	return answer{fd: fd, cloexec: flags&unix.O_CLOEXEC != 0}
+}
+
+// make performs mkdir or mknod.
+func (k *call) make(op seccomp.FileOp, dir int, name string, mode uint32, dev int) unix.Errno {
+	pl, e := k.at(dir, name)
+	if e != 0 {
+		return e
+	}
+	defer pl.close()
+	if pl.name == "." || pl.name == "" {
+		return unix.EEXIST
+	}
+	full := pl.full()
+	n, rule := k.pol.Guard.Judge(full)
+	var st unix.Stat_t
+	if unix.Fstatat(pl.dir, pl.name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+		return unix.EEXIST // as the kernel says first; mkdir -p goes on
+	}
+	if pl.readOnly {
+		return unix.EROFS
+	}
+	if pl.proc {
+		return unix.EACCES
+	}
+	if n == policy.Protected || n == policy.GitConfig || n == policy.HooksDir && op != seccomp.FileMkdir {
+		return k.deny(unix.EACCES, op.String(), full, rule, n)
+	}
+	if !k.writable(full) {
+		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op.String(), Target: full, Reason: "not writable here (allowWrite)"})
+	}
+	if op == seccomp.FileMkdir {
+		return k.creating(func() error { return unix.Mkdirat(pl.dir, pl.name, mode&0o7777) })
+	}
+	return k.creating(func() error { return unix.Mknodat(pl.dir, pl.name, mode, dev) })
+}
+
+// symlink performs symlink(target, name).
+func (k *call) symlink(target string, dir int, name string) unix.Errno {
+	if target == "" {
+		return unix.ENOENT
+	}
+	pl, e := k.at(dir, name)
+	if e != 0 {
+		return e
+	}
+	defer pl.close()
+	if pl.name == "." || pl.name == "" {
+		return unix.EEXIST
+	}
+	full := pl.full()
+	if pl.readOnly {
+		return unix.EROFS
+	}
+	if pl.proc {
+		return unix.EACCES
+	}
+	if n, rule := k.pol.Guard.Judge(full); blocked(n) {
+		return k.deny(unix.EACCES, "symlink", full, rule, n)
+	}
+	if !k.writable(full) {
+		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "symlink", Target: full, Reason: "not writable here (allowWrite)"})
+	}
+	return errnoOf(unix.Symlinkat(target, pl.dir, pl.name))
+}
+
+// link performs linkat(dir, old, dir2, name, flags): a new name for a
+// protected file is refused as a protected name is.
+func (k *call) link(dir int, old string, dir2 int, name string, flags int) unix.Errno {
+	if flags&^(unix.AT_SYMLINK_FOLLOW|unix.AT_EMPTY_PATH) != 0 {
+		return unix.EINVAL
+	}
+	var src place
+	var e unix.Errno
+	switch {
+	case old == "" && flags&unix.AT_EMPTY_PATH != 0:
+		if dir == unix.AT_FDCWD {
+			return unix.ENOENT
+		}
+		src, e = k.ofDescriptor(dir)
+	default:
+		src, e = k.at(dir, old)
+		for hops := 0; e == 0 && flags&unix.AT_SYMLINK_FOLLOW != 0 && src.name != "" && src.name != "."; hops++ {
+			var st unix.Stat_t
+			if err := unix.Fstatat(src.dir, src.name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK {
+				break
+			}
+			if hops >= maxSymlinks {
+				src.close()
+				return unix.ELOOP
+			}
+			target, err := readlinkat(src.dir, src.name)
+			src.close()
+			if err != nil {
+				return errnoOf(err)
+			}
+			src, e = k.follow(place{path: src.path}, target)
+		}
+	}
+	if e != 0 {
+		return e
+	}
+	defer src.close()
+	if src.name == "." {
+		return unix.EPERM // a directory
+	}
+	if src.proc && src.name != "" {
+		return unix.EACCES
+	}
+	if src.name != "" && !k.writable(src.full()) {
+		// The fallback: a new name in a writable tree for a file outside
+		// would write it (the namespace sandbox's mounts say EXDEV).
+		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "link", Target: src.full(), Reason: "not writable here (allowWrite)"})
+	}
+	if n, rule := k.pol.Guard.Judge(src.full()); blocked(n) && strings.HasPrefix(src.full(), "/") {
+		return k.deny(unix.EACCES, "link", src.full(), rule, n)
+	}
+	dst, e := k.at(dir2, name)
+	if e != 0 {
+		return e
+	}
+	defer dst.close()
+	if dst.name == "." || dst.name == "" {
+		return unix.EEXIST
+	}
+	full := dst.full()
+	if dst.readOnly {
+		return unix.EROFS
+	}
+	if dst.proc {
+		return unix.EACCES
+	}
+	if n, rule := k.pol.Guard.Judge(full); blocked(n) {
+		return k.deny(unix.EACCES, "link", full, rule, n)
+	}
+	if !k.writable(full) {
+		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "link", Target: full, Reason: "not writable here (allowWrite)"})
+	}
+	if src.name == "" { // a descriptor
+		return errnoOf(unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(src.dir), dst.dir, dst.name, unix.AT_SYMLINK_FOLLOW))
+	}
+	return errnoOf(unix.Linkat(src.dir, src.name, dst.dir, dst.name, 0))
+}
+
+// rename performs renameat2(dir, old, dir2, name, flags). A directory
+// moved to where its names would change meaning (into a .git or .claude,
+// or as one) is refused with EXDEV, so mv copies it, file by guarded
+// file; a repository's config is replaced only by a copy the guard made
+// of content that runs nothing.
+func (k *call) rename(dir int, old string, dir2 int, name string, flags int) unix.Errno {
+	src, e := k.at(dir, old)
+	if e != 0 {
+		return e
+	}
+	defer src.close()
+	dst, e := k.at(dir2, name)
+	if e != 0 {
+		return e
+	}
+	defer dst.close()
+	if src.name == "." || dst.name == "." || src.name == "" || dst.name == "" {
+		return unix.EBUSY
+	}
+	if src.proc || dst.proc {
+		return unix.EACCES
+	}
+	if src.readOnly || dst.readOnly {
+		return unix.EROFS
+	}
+	// The kernel refuses to move a mount point of the caller's own mount
+	// namespace (a pinned ancestor or symlink): srt is outside it, so
+	// the guard asks the same of the sandbox's mounts.
+	if mountPoint(src) || mountPoint(dst) {
+		return unix.EBUSY
+	}
+	kindOf := func(p place) (uint32, unix.Errno) {
+		var st unix.Stat_t
+		if err := unix.Fstatat(p.dir, p.name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return 0, errnoOf(err)
+		}
+		return st.Mode & unix.S_IFMT, 0
+	}
+	srcKind, e := kindOf(src)
+	if e != 0 {
+		return e
+	}
+	// check judges moving something of kind to p.
+	check := func(kind uint32, p place) (policy.Name, unix.Errno) {
+		full := p.full()
+		n, rule := k.pol.Guard.Judge(full)
+		switch {
+		case n == policy.Protected:
+			return n, k.deny(unix.EACCES, "rename", full, rule, n)
+		case kind == unix.S_IFDIR && n != policy.Free:
+			return n, unix.EXDEV
+		case n == policy.HooksDir:
+			return n, k.deny(unix.EACCES, "rename", full, rule, n)
+		case n == policy.GitConfig && (kind != unix.S_IFREG || flags != 0):
+			return n, k.deny(unix.EACCES, "rename", full, rule, n)
+		}
+		if !k.writable(full) {
+			return n, k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "rename", Target: full, Reason: "not writable here (allowWrite)"})
+		}
+		return n, 0
+	}
+	n, e := check(srcKind, dst)
+	if e != 0 {
+		return e
+	}
+	if !k.writable(src.full()) {
+		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "rename", Target: src.full(), Reason: "not writable here (allowWrite)"})
+	}
+	if flags&unix.RENAME_EXCHANGE != 0 {
+		dstKind, e := kindOf(dst)
+		if e != 0 {
+			return e
+		}
+		if _, e := check(dstKind, src); e != 0 {
+			return e
+		}
+	}
+	if n == policy.GitConfig {
+		return k.replaceConfig(src, dst)
+	}
+	return errnoOf(unix.Renameat2(src.dir, src.name, dst.dir, dst.name, uint(flags)))
+}
+
+// replaceConfig puts a repository's config in place from the file at
+// src (git's config.lock): the content is read once, judged, and written
+// by the guard to a file of its own, which replaces src's name and then
+// the config; the command's own file is unlinked, so no descriptor it
+// still holds can change what was judged.
+func (k *call) replaceConfig(src, dst place) unix.Errno {
+	full := dst.full()
+	in, err := unix.Openat(src.dir, src.name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return errnoOf(err)
+	}
+	f := os.NewFile(uintptr(in), "config")
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(in, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return unix.EACCES
+	}
+	content := make([]byte, 0, st.Size)
+	buf := make([]byte, 64<<10)
+	for len(content) <= maxGitConfig {
+		n, err := f.Read(buf)
+		content = append(content, buf[:n]...)
+		if err != nil {
+			break
+		}
+	}
+	if err := policy.GitConfigSafe(content); err != nil {
+		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "rename", Target: full, Reason: "a repository's config may hold only settings that run nothing: " + err.Error()})
+	}
+	var tmp int
+	if e := k.creating(func() (err error) {
+		tmp, err = unix.Openat(dst.dir, ".", unix.O_WRONLY|oTmpfile|unix.O_DIRECTORY|unix.O_CLOEXEC, uint32(st.Mode&0o777))
+		return err
+	}); e != 0 {
+		return e
+	}
+	out := os.NewFile(uintptr(tmp), "config")
+	defer out.Close()
+	if _, err := out.Write(content); err != nil {
+		return errnoOf(err)
+	}
+	if err := unix.Fchmod(tmp, st.Mode&0o7777); err != nil {
+		return errnoOf(err)
+	}
+	if err := unix.Unlinkat(src.dir, src.name, 0); err != nil {
+		return errnoOf(err)
+	}
+	if err := unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(tmp), src.dir, src.name, unix.AT_SYMLINK_FOLLOW); err != nil {
+		return errnoOf(err)
+	}
+	return errnoOf(unix.Renameat(src.dir, src.name, dst.dir, dst.name))
+}
+
+// mountPoint reports whether p's name is a mount point: the mount found
+// there is not its directory's.
+func mountPoint(p place) bool {
+	var dir, at unix.Statx_t
+	if unix.Statx(p.dir, "", unix.AT_EMPTY_PATH, unix.STATX_MNT_ID, &dir) != nil {
+		return false
+	}
+	if unix.Statx(p.dir, p.name, unix.AT_SYMLINK_NOFOLLOW|unix.AT_NO_AUTOMOUNT, unix.STATX_MNT_ID, &at) != nil {
+		return false
+	}
+	return dir.Mnt_id != at.Mnt_id
+}
+
+// procOpen is an open for writing in a procfs. srt owns the sandbox's
+// user namespace, so its rights over every process there exceed the
+// command's (the init is undumpable to the command, not to srt): the
+// guard opens only what a process may open of its own, named as its own
+// (/proc/self/…), through srt's procfs; anything else there is refused.
+// The user namespace maps, which the kernel reads as the opener's, are
+// opened by the command itself (allowNestedUserNamespaces only).
+func (k *call) procOpen(pl place, flags int, truncate bool) answer {
+	if pl.self == "" || truncate {
+		return refused(unix.EACCES)
+	}
+	if k.pol.Writable != nil {
+		return refused(unix.EACCES) // the fallback: Landlock leaves /proc read-only
+	}
+	switch {
+	case procSelfMaps[pl.self]:
+		if !k.pol.NestedNamespaces || flags&(unix.O_CREAT|unix.O_TRUNC) != 0 {
+			return refused(unix.EPERM)
+		}
+		return answer{fd: -1, cont: true}
+	case procSelfFiles[pl.self]:
+		fd, err := unix.Openat(pl.dir, pl.name, flags&^(unix.O_CREAT|unix.O_EXCL|unix.O_TRUNC)|unix.O_NOFOLLOW|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return refused(errnoOf(err))
+		}
+		return answer{fd: fd, cloexec: flags&unix.O_CLOEXEC != 0}
+	}
+	return refused(unix.EACCES)
+}
+
+// procSelfFiles are the entries of its own /proc directory a process may
+// write through the guard: what shells and runtimes write there. A
+// shell's ">" adds O_CREAT and O_TRUNC, which mean nothing there.
+var procSelfFiles = map[string]bool{"oom_score_adj": true, "oom_adj": true, "comm": true,
+	"timerslack_ns": true, "coredump_filter": true, "clear_refs": true, "autogroup": true}
+
+// procSelfMaps are a user namespace's maps, written by the process that
+// made it (unshare -r, bwrap, podman).
+var procSelfMaps = map[string]bool{"uid_map": true, "gid_map": true, "setgroups": true, "projid_map": true}
+
+func readlinkat(dir int, name string) (string, error) {
+	buf := make([]byte, unix.PathMax)
+	n, err := unix.Readlinkat(dir, name, buf)
+	if err != nil {
+		return "", err
+	}
+	return string(buf[:n]), nil
+}

@@ -1,0 +1,204 @@
+package policy
+
+import (
+	"fmt"
+	"strings"
+)
+
+// A repository's config can make git run a program (core.fsmonitor,
+// core.hooksPath, alias.x = !cmd, filter drivers, credential helpers,
+// include.path, ...): the guard lets a config made inside the sandbox
+// hold only keys on a list of ones that name no program and pull in no
+// other file. The list is short on purpose: what git init, clone,
+// config user.*, remote add, branch tracking, submodules and worktrees
+// write, and the common settings that only change how git behaves. Any
+// line this parser does not read the way git would is refused, so a
+// spelling git accepts and this parser misreads cannot slip a key by.
+
+// safeGitKeys are the allowed keys, "section.key" or "section.*.key" for
+// a key under any subsection, lower case.
+var safeGitKeys = map[string]bool{}
+
+func init() {
+	for _, k := range strings.Fields(`
+		core.repositoryformatversion core.filemode core.bare core.logallrefupdates
+		core.ignorecase core.precomposeunicode core.symlinks core.autocrlf core.eol
+		core.safecrlf core.sparsecheckout core.sparsecheckoutcone core.splitindex
+		core.untrackedcache core.commitgraph core.multipackindex core.checkstat
+		core.trustctime core.quotepath core.compression core.loosecompression
+		core.bigfilethreshold core.sharedrepository core.abbrev core.fsync core.preloadindex
+		extensions.objectformat extensions.refstorage extensions.worktreeconfig
+		extensions.partialclone extensions.preciousobjects extensions.noop
+		init.defaultbranch
+		user.name user.email user.signingkey
+		remote.*.url remote.*.pushurl remote.*.fetch remote.*.push remote.*.mirror
+		remote.*.tagopt remote.*.prune remote.*.prunetags remote.*.promisor
+		remote.*.partialclonefilter remote.*.skipdefaultupdate remote.*.skipfetchall
+		branch.*.remote branch.*.merge branch.*.rebase branch.*.pushremote branch.*.description
+		submodule.*.url submodule.*.active submodule.*.branch submodule.*.ignore
+		submodule.*.fetchrecursesubmodules submodule.*.shallow submodule.active submodule.recurse
+		pull.rebase pull.ff push.default push.autosetupremote fetch.prune fetch.prunetags
+		gc.auto gc.autopacklimit gc.autodetach gc.reflogexpire gc.reflogexpireunreachable
+		pack.threads pack.windowmemory index.version index.threads feature.manyfiles
+		feature.experimental color.ui advice.detachedhead commit.gpgsign tag.gpgsign
+		merge.ff merge.conflictstyle rebase.autosquash rebase.autostash rerere.enabled
+		status.showuntrackedfiles diff.renames diff.algorithm
+		lfs.repositoryformatversion
+		`) {
+		safeGitKeys[k] = true
+	}
+}
+
+// GitConfigSafe reports whether a git config file's content holds only
+// keys that run no program and include no other file; when it does not,
+// the error names the first key (or line) refused.
+func GitConfigSafe(content []byte) error {
+	if len(content) > 1<<20 {
+		return fmt.Errorf("a config of %d bytes is more than the guard reads", len(content))
+	}
+	s := string(content)
+	if strings.ContainsRune(s, 0) {
+		return fmt.Errorf("a NUL byte")
+	}
+	section, sub := "", ""
+	hasSub := false
+	lines := strings.Split(s, "\n")
+	for n := 0; n < len(lines); n++ {
+		line := strings.TrimRight(lines[n], "\r")
+		rest := strings.TrimLeft(line, " \t")
+		if rest == "" || rest[0] == '#' || rest[0] == ';' {
+			continue
+		}
+		if rest[0] == '[' {
+			var err error
+			section, sub, hasSub, rest, err = gitSection(rest)
+			if err != nil {
+				return fmt.Errorf("line %d: %v", n+1, err)
+			}
+			rest = strings.TrimLeft(rest, " \t")
+			if rest == "" || rest[0] == '#' || rest[0] == ';' {
+				continue
+			}
+			// git reads a key on the same line as its section header.
+		}
+		if section == "" {
+			return fmt.Errorf("line %d: a key outside any section", n+1)
+		}
+		i := 0
+		for i < len(rest) && (isAlnum(rest[i]) || rest[i] == '-') {
+			i++
+		}
+		if i == 0 || !isAlpha(rest[0]) {
+			return fmt.Errorf("line %d: not a key git would read", n+1)
+		}
+		key := strings.ToLower(rest[:i])
+		name := section + "." + key
+		if hasSub {
+			name = section + ".*." + key
+		}
+		if !safeGitKeys[name] {
+			full := section + "." + key
+			if hasSub {
+				full = section + "." + sub + "." + key
+			}
+			return fmt.Errorf("%s is not a key the sandbox lets a repository's config hold (it could run a program on the host)", full)
+		}
+		// The value: quoted parts may hold anything; an unquoted
+		// backslash at the end continues it on the next line.
+		v := strings.TrimLeft(rest[i:], " \t")
+		if v != "" && v[0] != '=' && v[0] != '#' && v[0] != ';' {
+			return fmt.Errorf("line %d: not a key git would read", n+1)
+		}
+		for {
+			cont, err := gitValueContinues(v)
+			if err != nil {
+				return fmt.Errorf("line %d: %v", n+1, err)
+			}
+			if !cont {
+				break
+			}
+			n++
+			if n >= len(lines) {
+				return fmt.Errorf("a value continued past the end")
+			}
+			v = strings.TrimRight(lines[n], "\r")
+		}
+	}
+	return nil
+}
+
+// gitSection reads a section header at the start of s: [section],
+// [section "subsection"] or the old [section.subsection]. It returns the
+// section in lower case, the subsection and what follows the header.
+func gitSection(s string) (section, sub string, hasSub bool, rest string, err error) {
+	i := 1
+	for i < len(s) && (isAlnum(s[i]) || s[i] == '-' || s[i] == '.') {
+		i++
+	}
+	name := s[1:i]
+	if name == "" {
+		return "", "", false, "", fmt.Errorf("an empty section name")
+	}
+	if i < len(s) && s[i] == ']' {
+		if dot := strings.IndexByte(name, '.'); dot >= 0 {
+			return strings.ToLower(name[:dot]), strings.ToLower(name[dot+1:]), true, s[i+1:], nil
+		}
+		return strings.ToLower(name), "", false, s[i+1:], nil
+	}
+	if strings.Contains(name, ".") || i >= len(s) || s[i] != ' ' {
+		return "", "", false, "", fmt.Errorf("a section header git would not read this way")
+	}
+	for i < len(s) && s[i] == ' ' {
+		i++
+	}
+	if i >= len(s) || s[i] != '"' {
+		return "", "", false, "", fmt.Errorf("a section header git would not read this way")
+	}
+	var b strings.Builder
+	for i++; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '\\':
+			if i+1 >= len(s) {
+				return "", "", false, "", fmt.Errorf("an unfinished subsection")
+			}
+			i++
+			b.WriteByte(s[i])
+		case '"':
+			if i+1 >= len(s) || s[i+1] != ']' {
+				return "", "", false, "", fmt.Errorf("a section header git would not read this way")
+			}
+			return strings.ToLower(name), b.String(), true, s[i+2:], nil
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return "", "", false, "", fmt.Errorf("an unfinished subsection")
+}
+
+// gitValueContinues reads one line of a value and reports whether an
+// unquoted trailing backslash continues it on the next line.
+func gitValueContinues(v string) (bool, error) {
+	quoted := false
+	for i := 0; i < len(v); i++ {
+		switch v[i] {
+		case '"':
+			quoted = !quoted
+		case '\\':
+			if i+1 == len(v) {
+				return true, nil
+			}
+			i++
+		case '#', ';':
+			if !quoted {
+				return false, nil
+			}
+		}
+	}
+	if quoted {
+		return false, fmt.Errorf("a quote left open at the end of a line") // git refuses it too
+	}
+	return false, nil
+}
+
+func isAlpha(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+func isAlnum(c byte) bool { return isAlpha(c) || c >= '0' && c <= '9' }

@@ -1,0 +1,146 @@
+package policy
+
+import "strings"
+
+// The path guard's rules: what a path's names make it, wherever it is.
+// Mounts protect the protected names that exist when a command starts;
+// the guard (srt's seccomp supervisor, which makes every file creation,
+// rename, link and write-open on the command's behalf) asks these rules
+// about the path a call would create or write, so a name that does not
+// exist yet, or lies deeper than mandatoryDenySearchDepth, is protected
+// too. The rules look at names only, case-insensitively, anywhere: a
+// write outside the writable trees fails anyway, so "anywhere" means
+// every writable tree, at any depth.
+
+// Name is what the guard makes of a path.
+type Name int
+
+const (
+	// Free: no protected name; the call goes ahead.
+	Free Name = iota
+	// Protected: a protected name, or beneath a protected directory;
+	// nothing is created, renamed, linked or opened for writing there.
+	Protected
+	// HooksDir is a repository's hooks directory itself: git's
+	// templates make it, and an empty directory runs nothing.
+	HooksDir
+	// HookSample is a file directly in a hooks directory whose name
+	// ends in ".sample": git's templates, never run by git.
+	HookSample
+	// GitConfig is a repository's config file (config, config.worktree):
+	// it takes only content that runs nothing (GitConfigSafe), copied in
+	// by the guard; it is never opened for writing.
+	GitConfig
+	// Context is a directory name that gives the names beneath it their
+	// meaning (.git, .claude, and what lies inside a .git): a directory
+	// moved there by rename would bring names the guard never saw made,
+	// so such a rename is refused with EXDEV, which makes mv copy the
+	// tree, one guarded file at a time.
+	Context
+)
+
+func (n Name) String() string {
+	return [...]string{"free", "protected", "hooks directory", "hook sample", "git config", "context"}[n]
+}
+
+// Guard holds the settings the name rules depend on.
+type Guard struct {
+	// GitConfig is filesystem.allowGitConfig: a repository's config is
+	// then free.
+	GitConfig bool
+}
+
+// Judge says what path (absolute, or relative to the tree it is in) is,
+// and the protected name behind it ("" when Free).
+func (g Guard) Judge(path string) (Name, string) {
+	lead := ""
+	if strings.HasPrefix(path, "/") {
+		lead = "/"
+	}
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	parts[0] = lead + parts[0]
+	lower := make([]string, len(parts))
+	for i, p := range parts {
+		lower[i] = strings.ToLower(p)
+	}
+	lower[0] = strings.TrimPrefix(lower[0], "/")
+	n := len(lower)
+	last := n - 1
+	verdict, rule := Free, ""
+	for i, c := range lower {
+		switch {
+		case contains(protectedDirs, c):
+			return Protected, strings.Join(parts[:i+1], "/")
+		case c == ".claude":
+			if i < last && contains(protectedClaude, lower[i+1]) {
+				return Protected, strings.Join(parts[:i+2], "/")
+			}
+			if verdict == Free && i < last {
+				verdict = Context // beneath .claude
+			}
+		case c == ".git":
+			if v, r := g.gitDir(parts, lower, i+1); v != Free {
+				return v, r
+			}
+			if i < last {
+				verdict = Context
+			}
+		}
+	}
+	if contains(protectedFiles, lower[last]) {
+		return Protected, path
+	}
+	if lower[last] == ".git" || lower[last] == ".claude" {
+		return Context, path
+	}
+	return verdict, rule
+}
+
+// gitDir judges the names from index at on inside a git directory
+// (parts[:at] ends with it): its hooks and its config, and those of the
+// submodules' git directories kept in modules/ (at any depth: a
+// submodule's name may hold slashes) and of worktrees.
+func (g Guard) gitDir(parts, lower []string, at int) (Name, string) {
+	n := len(lower)
+	if at >= n {
+		return Free, ""
+	}
+	rule := func(end int) string { return strings.Join(parts[:end], "/") }
+	hooksAt := func(j int) (Name, string) {
+		switch {
+		case j == n-1:
+			return HooksDir, rule(j + 1)
+		case j == n-2 && strings.HasSuffix(lower[n-1], ".sample") && len(lower[n-1]) > len(".sample"):
+			return HookSample, rule(j + 1)
+		}
+		return Protected, rule(j + 1)
+	}
+	config := func(name string) bool { return name == "config" || name == "config.worktree" }
+	switch {
+	case lower[at] == "hooks":
+		return hooksAt(at)
+	case at == n-1 && config(lower[at]):
+		return g.config(rule(n))
+	case lower[at] == "modules":
+		for j := at + 2; j < n; j++ {
+			if lower[j] == "hooks" {
+				return hooksAt(j)
+			}
+		}
+		if n-1 >= at+2 && config(lower[n-1]) {
+			return g.config(rule(n))
+		}
+	case lower[at] == "worktrees":
+		if n-1 == at+2 && config(lower[n-1]) {
+			return g.config(rule(n))
+		}
+	}
+	return Free, ""
+}
+
+func (g Guard) config(rule string) (Name, string) {
+	if g.GitConfig {
+		return Free, ""
+	}
+	return GitConfig, rule
+}

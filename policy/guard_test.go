@@ -1,0 +1,171 @@
+package policy
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestGuardJudge(t *testing.T) {
+	g := Guard{}
+	cases := map[string]Name{
+		"/p/a.txt":                             Free,
+		"/p/.bashrc":                           Protected,
+		"/p/a/b/c/d/e/f/.BashRC":               Protected,
+		"/p/.zshrc":                            Protected,
+		"/p/.profile":                          Protected,
+		"/p/.gitconfig":                        Protected,
+		"/p/.gitmodules":                       Protected,
+		"/p/.ripgreprc":                        Protected,
+		"/p/.mcp.json":                         Protected,
+		"/p/.bash_profile":                     Protected,
+		"/p/.zprofile":                         Protected,
+		"/p/.vscode":                           Protected,
+		"/p/.vscode/settings.json":             Protected,
+		"/p/sub/.idea/workspace.xml":           Protected,
+		"/p/.claude":                           Context,
+		"/p/.claude/settings.json":             Context,
+		"/p/.claude/commands":                  Protected,
+		"/p/.claude/commands/x.md":             Protected,
+		"/p/.claude/Agents/a.md":               Protected,
+		"/p/.git":                              Context,
+		"/p/.git/objects/ab/cdef":              Context,
+		"/p/.git/hooks":                        HooksDir,
+		"/p/.git/hooks/pre-commit.sample":      HookSample,
+		"/p/.git/hooks/.sample":                Protected,
+		"/p/.git/hooks/pre-commit":             Protected,
+		"/p/.git/hooks/x/pre-commit":           Protected,
+		"/p/sub/.git/hooks/pre-commit":         Protected,
+		"/p/.git/config":                       GitConfig,
+		"/p/.git/config.worktree":              GitConfig,
+		"/p/.git/config.lock":                  Context,
+		"/p/.git/refs/heads/hooks":             Context,
+		"/p/.git/refs/heads/config":            Context,
+		"/p/.git/modules/lib/hooks/update":     Protected,
+		"/p/.git/modules/a/b/hooks":            HooksDir,
+		"/p/.git/modules/lib/config":           GitConfig,
+		"/p/.git/worktrees/wt/config.worktree": GitConfig,
+		"/p/.git/worktrees/wt/gitdir":          Context,
+		"/p/hooks/pre-commit":                  Free,
+		"/p/src/config":                        Free,
+		"/p/.gitignore":                        Free,
+	}
+	for p, want := range cases {
+		if got, rule := g.Judge(p); got != want {
+			t.Errorf("Judge(%q) = %v (%q), want %v", p, got, rule, want)
+		}
+	}
+	if got, rule := g.Judge("/p/a/.vscode/x/y"); rule != "/p/a/.vscode" || got != Protected {
+		t.Errorf("rule of a path under .vscode = %q, %v", rule, got)
+	}
+	if got, _ := (Guard{GitConfig: true}).Judge("/p/.git/config"); got != Context {
+		t.Errorf("with allowGitConfig, .git/config is %v, want context", got)
+	}
+	if got, _ := (Guard{GitConfig: true}).Judge("/p/.git/hooks/pre-commit"); got != Protected {
+		t.Errorf("allowGitConfig opened hooks: %v", got)
+	}
+}
+
+// Every protected name of spec c.5, at any depth, is Protected or (for a
+// repository's own files) one of the kinds the guard checks by content.
+func TestGuardEveryProtectedName(t *testing.T) {
+	g := Guard{}
+	names := append([]string{}, protectedFiles...)
+	names = append(names, ".vscode/settings.json", ".idea/workspace.xml", ".claude/commands/x.md", ".claude/agents/a.md", ".git/hooks/pre-commit")
+	for _, depth := range []string{"", "a/", "a/b/c/d/e/f/g/h/i/j/k/"} {
+		for _, n := range names {
+			for _, spell := range []string{n, strings.ToUpper(n)} {
+				if got, _ := g.Judge("/root/" + depth + spell); got != Protected {
+					t.Errorf("%s%s: %v", depth, spell, got)
+				}
+			}
+		}
+	}
+}
+
+func TestGitConfigSafe(t *testing.T) {
+	ok := []string{
+		"[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n",
+		"[core]\n\tbare = false\n[user]\n\tname = x\n[remote \"o\"]\n\turl = https://x\n\tfetch = +refs/heads/*:refs/remotes/o/*\n[branch \"main\"]\n\tremote = o\n\tmerge = refs/heads/main\n",
+		"; comment\n# comment\n[user]\n\tname = \"a \\\"quoted\\\" # name\" ; trailing\n",
+		"[user] name = x\n",
+		"[remote.o]\n\turl = x\n",
+		"[user]\n\tname = a \\\n  continued\n",
+		"[core]\n\tbare\n",
+		"",
+	}
+	for _, c := range ok {
+		if err := GitConfigSafe([]byte(c)); err != nil {
+			t.Errorf("%q refused: %v", c, err)
+		}
+	}
+	bad := []string{
+		"[core]\n\tfsmonitor = /tmp/x\n",
+		"[core]\n\thooksPath = /tmp\n",
+		"[Core]\n\tSSHCommand = evil\n",
+		"[core] pager = evil\n",
+		"[core]\n\teditor = evil\n",
+		"[alias]\n\tx = !evil\n",
+		"[credential]\n\thelper = evil\n",
+		"[filter \"lfs\"]\n\tsmudge = evil\n",
+		"[diff \"x\"]\n\ttextconv = evil\n",
+		"[include]\n\tpath = /tmp/x\n",
+		"[includeIf \"gitdir:/\"]\n\tpath = /tmp/x\n",
+		"[remote \"o\"]\n\tuploadpack = evil\n",
+		"[hook \"x\"]\n\tcommand = evil\n",
+		"[protocol \"ext\"]\n\tallow = always\n",
+		"[user]\n\tname = a \\\n[core]\n\tfsmonitor = evil\n[user]\n\temail = b\n" + "\tfsmonitor = x\n",
+		"[user]\n\tname = \"open\n\tfsmonitor = x\n",
+		"fsmonitor = x\n",
+		"[core\n",
+		"[core \"x\"\n",
+		"[user]\n\t=x\n",
+		"[user]\n\tname\x00 = x\n",
+		"[submodule \"s\"]\n\tupdate = !evil\n",
+	}
+	for _, c := range bad {
+		if err := GitConfigSafe([]byte(c)); err == nil {
+			t.Errorf("%q accepted", c)
+		}
+	}
+}
+
+// What git writes itself when it makes, clones and works in a
+// repository passes the check.
+func TestGitConfigSafeAcceptsGit(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/git"); err != nil {
+		t.Skip("needs git: not installed")
+	}
+	dir := t.TempDir()
+	run := func(args ...string) {
+		t.Helper()
+		if out, err := gitCmd(dir, args...); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	run("init", "-q", "r")
+	run("-C", "r", "config", "user.name", "x")
+	run("-C", "r", "config", "user.email", "x@example.com")
+	run("-C", "r", "remote", "add", "origin", "https://example.com/x.git")
+	run("-C", "r", "commit", "-q", "--allow-empty", "-m", "m")
+	run("clone", "-q", "r", "c")
+	run("-C", "r", "worktree", "add", "-q", "../wt")
+	for _, f := range []string{"r/.git/config", "c/.git/config"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := GitConfigSafe(b); err != nil {
+			t.Errorf("%s refused: %v\n%s", f, err, b)
+		}
+	}
+}
+
+func gitCmd(dir string, args ...string) ([]byte, error) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "HOME="+dir, "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=x", "GIT_AUTHOR_EMAIL=x@example.com", "GIT_COMMITTER_NAME=x", "GIT_COMMITTER_EMAIL=x@example.com")
+	return cmd.CombinedOutput()
+}

@@ -1,0 +1,74 @@
+package seccomp
+
+import (
+	"slices"
+	"testing"
+)
+
+// With the guard, every call that makes, moves or links a name, and every
+// open that may write, goes to the supervisor; a read-only open stays in
+// the kernel; without it, all of them are allowed.
+func TestGuardFilter(t *testing.T) {
+	const (
+		rdonly    = 0
+		cloexec   = 0x80000
+		directory = 0x10000
+	)
+	guard := Options{Guard: true}
+	for goarch, a := range arches {
+		type tc struct {
+			call call
+			want uint32
+		}
+		cases := []tc{
+			{call{what: "openat read", nr: "openat", args: []uint32{0xffffff9c, 0, rdonly | cloexec | directory}}, retAllow},
+			{call{what: "openat write", nr: "openat", args: []uint32{0xffffff9c, 0, oWronly}}, retUserNotif},
+			{call{what: "openat rdwr", nr: "openat", args: []uint32{0xffffff9c, 0, oRdwr}}, retUserNotif},
+			{call{what: "openat creat", nr: "openat", args: []uint32{0xffffff9c, 0, oCreat}}, retUserNotif},
+			{call{what: "openat trunc", nr: "openat", args: []uint32{0xffffff9c, 0, oTrunc}}, retUserNotif},
+		}
+		for _, name := range []string{"mkdirat", "mknodat", "renameat", "renameat2", "linkat", "symlinkat", "truncate"} {
+			cases = append(cases, tc{call{what: name, nr: name}, retUserNotif})
+		}
+		if _, ok := a.Nr["open"]; ok {
+			cases = append(cases,
+				tc{call{what: "open read", nr: "open", args: []uint32{0, rdonly}}, retAllow},
+				tc{call{what: "open creat", nr: "open", args: []uint32{0, oCreat | oWronly}}, retUserNotif})
+			for _, name := range []string{"creat", "mkdir", "mknod", "rename", "link", "symlink"} {
+				cases = append(cases, tc{call{what: name, nr: name}, retUserNotif})
+			}
+		}
+		if got := run(t, a, guard, call{what: "openat2", nr: "openat2"}); got != retErrno|errnoENOSYS {
+			t.Errorf("%s openat2: %#x, want ENOSYS", goarch, got)
+		}
+		for _, c := range cases {
+			if got := run(t, a, guard, c.call); got != c.want {
+				t.Errorf("%s %s: %#x, want %#x", goarch, c.call.what, got, c.want)
+			}
+			if got := run(t, a, Options{Unix: UnixAll}, c.call); got != retAllow {
+				t.Errorf("%s %s without the guard: %#x, want allowed", goarch, c.call.what, got)
+			}
+		}
+	}
+}
+
+// Every guarded call is numbered where the kernel has it.
+func TestFileCalls(t *testing.T) {
+	for name := range fileCalls {
+		if _, ok := arches["amd64"].Nr[name]; !ok {
+			t.Errorf("x86_64 has no number for %s", name)
+		}
+		if _, ok := arches["arm64"].Nr[name]; !ok && !slices.Contains(legacyCalls, name) {
+			t.Errorf("aarch64 has no number for %s", name)
+		}
+	}
+	for name, want := range map[string]FileCall{
+		"renameat2": {Op: FileRename, Dir: 0, Path: 1, Dir2: 2, Path2: 3, Flags: 4, Mode: -1},    // (olddirfd, old, newdirfd, new, flags)
+		"symlinkat": {Op: FileSymlink, Dir: -1, Path: 0, Dir2: 1, Path2: 2, Flags: -1, Mode: -1}, // (target, newdirfd, linkpath)
+		"mknodat":   {Op: FileMknod, Dir: 0, Path: 1, Dir2: -1, Path2: -1, Flags: -1, Mode: 2},   // (dirfd, path, mode, dev)
+	} {
+		if fileCalls[name] != want {
+			t.Errorf("%s: %+v, want %+v", name, fileCalls[name], want)
+		}
+	}
+}
