@@ -1,11 +1,14 @@
 package nsexec
 
 import (
+	"fmt"
 	"os"
 	"path"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unsafe"
 
 	"github.com/srt-go/srt/policy"
@@ -63,25 +66,64 @@ type answer struct {
 
 func refused(e unix.Errno) answer { return answer{errno: e, fd: -1} }
 
-// guard performs the guarded call req and answers it.
-func (pol *ConnectPolicy) guard(listener int, req *seccompNotif, c seccomp.FileCall) {
+// guard performs the guarded call req and answers it. It runs on the
+// serving thread, which holds no capability and has a filesystem context
+// of its own; an open that may block goes to a thread of its own.
+func (pol *ConnectPolicy) guard(gs *guardState, listener int, req *seccompNotif, c seccomp.FileCall) {
 	a := refused(unix.EPERM)
-	guardThreads.run(func() { a = pol.guardCall(listener, req, c) })
+	func() {
+		defer func() {
+			// A bug in a call made for one command must not end srt and
+			// every sandbox it serves: the call fails, loudly.
+			if r := recover(); r != nil {
+				fmt.Fprintf(os.Stderr, "srt: internal error in a file call made for the command (refused): %v\n%s", r, debug.Stack())
+			}
+		}()
+		a = pol.guardCall(gs, listener, req, c)
+	}()
 	if open := a.open; open != nil {
-		a = refused(unix.EPERM)
-		blockingThreads.run(func() { a.fd, a.errno = open() })
+		r := *req
+		go func() {
+			b := refused(unix.EPERM)
+			blockingThreads.run(func() { b.fd, b.errno = open() })
+			answerGuard(listener, &r, b)
+		}()
+		return
 	}
+	answerGuard(listener, req, a)
+}
+
+// answerGuard answers req with a.
+func answerGuard(listener int, req *seccompNotif, a answer) {
 	if a.errno == 0 && a.fd >= 0 {
-		add := seccompNotifAddfd{ID: req.ID, Flags: addfdFlagSend, Srcfd: uint32(a.fd)}
+		add := seccompNotifAddfd{ID: req.ID, Srcfd: uint32(a.fd)}
 		if a.cloexec {
 			add.NewfdFlags = unix.O_CLOEXEC
 		}
-		err := ioctlPtr(listener, seccompIoctlNotifAddfd, unsafe.Pointer(&add))
-		unix.Close(a.fd)
-		if err == nil || err == unix.ENOENT {
-			return // answered, or the caller is gone
+		// Not ADDFD with SEND: a signal that interrupts that ioctl after
+		// the kernel marked the call answered, before the descriptor was
+		// installed, leaves the command's call returning 0 (seen here
+		// when srt's thread took a signal). Installed first, then
+		// answered, an interrupted install is simply tried again.
+		var newfd uintptr
+		var e unix.Errno
+		for {
+			newfd, _, e = unix.Syscall(unix.SYS_IOCTL, uintptr(listener), seccompIoctlNotifAddfd, uintptr(unsafe.Pointer(&add)))
+			if e != unix.EINTR {
+				break
+			}
 		}
-		a.errno = errnoOf(err) // EMFILE, say: the call is still waiting
+		unix.Close(a.fd)
+		if e == unix.ENOENT {
+			return // the caller is gone
+		}
+		if e != 0 {
+			a.errno = e // EMFILE, say
+		} else {
+			resp := seccompNotifResp{ID: req.ID, Val: int64(newfd)}
+			ioctlPtr(listener, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
+			return
+		}
 	}
 	resp := seccompNotifResp{ID: req.ID}
 	switch {
@@ -97,12 +139,61 @@ func (pol *ConnectPolicy) guard(listener int, req *seccompNotif, c seccomp.FileC
 // the descriptors its paths resolve from.
 type call struct {
 	pol      *ConnectPolicy
+	gs       *guardState
 	listener int
 	req      *seccompNotif
 	pid      int
-	root     int // O_PATH of the process's root, opened on first use
+	root     int // O_PATH of the process's root, opened on first use (when not the sandbox's, cached)
 	umask    int // -1 until read
 }
+
+// guardState is what the guard keeps between calls, on the one thread
+// that serves a sandbox: the sandbox's root, and the umask of each
+// thread that made a file.
+type guardState struct {
+	root int // O_PATH of the sandbox's root: every process's, when none may chroot
+	// umasks caches each thread's umask, with a pidfd that tells when
+	// the thread is gone (and its number free for another). Every
+	// umask(2) is sent here too: it empties the cache, and until each
+	// thread that called it is seen with its new umask, nothing is
+	// cached.
+	umasks  map[int]umaskEntry
+	pending map[int]int // thread -> the umask it asked for
+	// thread is the serving thread's own umask, as last set (-1: not yet).
+	thread int
+}
+
+type umaskEntry struct {
+	umask, pidfd int
+	checked      time.Time // when the thread was last seen alive
+}
+
+// umaskFresh is how long a cached umask is used without asking whether
+// its thread still lives: a thread number is given again only after the
+// kernel has gone through every other (pid_max of them).
+const umaskFresh = 50 * time.Millisecond
+
+func newGuardState() *guardState {
+	return &guardState{root: -1, umasks: map[int]umaskEntry{}, pending: map[int]int{}, thread: -1}
+}
+
+func (gs *guardState) close() {
+	if gs.root >= 0 {
+		unix.Close(gs.root)
+	}
+	gs.forget()
+}
+
+// forget empties the umask cache.
+func (gs *guardState) forget() {
+	for _, e := range gs.umasks {
+		unix.Close(e.pidfd)
+	}
+	clear(gs.umasks)
+}
+
+// maxUmasks bounds the umask cache.
+const maxUmasks = 4096
 
 // place is where a name is made: the directory, pinned, its real path,
 // and the name. A name of "." is the directory itself (the path ended in
@@ -117,8 +208,9 @@ type place struct {
 	// processes exceed the command's (it owns their user namespace):
 	// nothing there is opened on the strength of srt's rights.
 	proc bool
-	// readOnly: dir's mount is read-only.
+	// readOnly: dir's mount is read-only (see isReadOnly).
 	readOnly bool
+	fsKnown  bool // proc and readOnly were read from the filesystem
 	// self is the rest of a /proc/self/… name the command gave for
 	// itself, opened through srt's procfs ("" otherwise).
 	self string
@@ -131,16 +223,25 @@ func (p place) full() string {
 	return path.Join(p.path, p.name)
 }
 
+// isReadOnly reports whether p's directory is on a read-only mount.
+func (p place) isReadOnly() bool {
+	if p.fsKnown {
+		return p.readOnly
+	}
+	var fs unix.Statfs_t
+	return unix.Fstatfs(p.dir, &fs) == nil && fs.Flags&unix.ST_RDONLY != 0
+}
+
 func (p place) close() {
 	if p.dir >= 0 {
 		unix.Close(p.dir)
 	}
 }
 
-func (pol *ConnectPolicy) guardCall(listener int, req *seccompNotif, c seccomp.FileCall) answer {
-	k := &call{pol: pol, listener: listener, req: req, pid: int(req.Pid), root: -1, umask: -1}
+func (pol *ConnectPolicy) guardCall(gs *guardState, listener int, req *seccompNotif, c seccomp.FileCall) answer {
+	k := &call{pol: pol, gs: gs, listener: listener, req: req, pid: int(req.Pid), root: -1, umask: -1}
 	defer func() {
-		if k.root >= 0 {
+		if k.root >= 0 && k.root != gs.root {
 			unix.Close(k.root)
 		}
 	}()
@@ -254,6 +355,10 @@ func (k *call) rootFD() (int, unix.Errno) {
 	if k.root >= 0 {
 		return k.root, 0
 	}
+	if k.gs.root >= 0 && !k.pol.NestedNamespaces {
+		k.root = k.gs.root
+		return k.root, 0
+	}
 	fd, err := unix.Open(k.pol.Proc+"/"+strconv.Itoa(k.pid)+"/root", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil || !stillWaiting(k.listener, k.req.ID) {
 		if err == nil {
@@ -262,6 +367,11 @@ func (k *call) rootFD() (int, unix.Errno) {
 		return -1, unix.ESRCH
 	}
 	k.root = fd
+	if !k.pol.NestedNamespaces {
+		// No process there may chroot (no capability, and no user
+		// namespace of its own to get one): this root is every one's.
+		k.gs.root = fd
+	}
 	return fd, 0
 }
 
@@ -281,18 +391,18 @@ func (k *call) procLink(which string) (string, unix.Errno) {
 	if strings.HasSuffix(target, " (deleted)") {
 		return "", unix.ENOENT
 	}
-	if !stillWaiting(k.listener, k.req.ID) {
-		return "", unix.ESRCH
-	}
+	// No check that the caller still waits (its pid not yet another's):
+	// whatever the guard makes, it makes where it judged, and a caller
+	// gone gets no answer.
 	return target, 0
 }
 
-// selfAlias rewrites the names by which a process means itself: /dev/fd,
-// /dev/std{in,out,err} and /proc/self or /proc/thread-self. It returns
-// the descriptor number and what follows it for a descriptor's name, or
-// a path in srt's own procfs for the rest of /proc/self; ok false when
-// name is no such alias.
-func selfAlias(name string) (fd int, rest string, procPath string, ok bool) {
+// selfAlias rewrites the names by which a process (thread tid, as srt
+// numbers it) means itself: /dev/fd, /dev/std{in,out,err}, /proc/self,
+// /proc/thread-self and /proc/<tid>. It returns the descriptor number and
+// what follows it for a descriptor's name, or (fd -1) the rest of a
+// /proc/self name; ok false when name is no such alias.
+func selfAlias(name string, tid int) (fd int, rest string, procPath string, ok bool) {
 	name = path.Clean(name)
 	for alias, fdNum := range map[string]string{"/dev/stdin": "0", "/dev/stdout": "1", "/dev/stderr": "2"} {
 		if name == alias {
@@ -303,12 +413,13 @@ func selfAlias(name string) (fd int, rest string, procPath string, ok bool) {
 		name = "/proc/self/fd/" + r
 	}
 	var r string
-	switch {
-	case strings.HasPrefix(name, "/proc/self/"):
-		r = strings.TrimPrefix(name, "/proc/self/")
-	case strings.HasPrefix(name, "/proc/thread-self/"):
-		r = strings.TrimPrefix(name, "/proc/thread-self/")
-	default:
+	found := false
+	for _, prefix := range []string{"/proc/self/", "/proc/thread-self/", "/proc/" + strconv.Itoa(tid) + "/"} {
+		if r, found = strings.CutPrefix(name, prefix); found {
+			break
+		}
+	}
+	if !found {
 		return 0, "", "", false
 	}
 	if f, ok := strings.CutPrefix(r, "fd/"); ok {
@@ -328,7 +439,7 @@ func (k *call) at(dir int, name string) (place, unix.Errno) {
 	if name == "" {
 		return place{dir: -1}, unix.ENOENT
 	}
-	if fd, rest, procPath, ok := selfAlias(name); ok {
+	if fd, rest, procPath, ok := selfAlias(name, k.pid); ok {
 		switch {
 		case procPath != "":
 			return k.atHost(procPath)
@@ -377,24 +488,39 @@ func (k *call) at(dir int, name string) (place, unix.Errno) {
 			parent = "/"
 		}
 	}
-	fd, err := openat2(root, parent, &unix.OpenHow{
-		Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
-		Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS,
-	})
+	// Without a symlink on the way, where the walk ends is what the
+	// path says, read lexically; else the kernel says where it ended.
+	how := unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_NO_SYMLINKS}
+	fd, err := openat2(root, parent, &how)
+	real := path.Clean(parent)
+	if err == unix.ELOOP {
+		how.Resolve &^= unix.RESOLVE_NO_SYMLINKS
+		if fd, err = openat2(root, parent, &how); err == nil {
+			if real, err = os.Readlink("/proc/self/fd/" + strconv.Itoa(fd)); err != nil {
+				unix.Close(fd)
+				return place{dir: -1}, unix.ENOENT
+			}
+		}
+	}
 	if err != nil {
 		return place{dir: -1}, errnoOf(err)
 	}
-	real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
-	var fs unix.Statfs_t
-	if err == nil {
-		err = unix.Fstatfs(fd, &fs)
+	pl := place{dir: fd, path: real, name: last, slash: slash, fsKnown: k.pol.NestedNamespaces}
+	if pl.fsKnown {
+		// A nested mount namespace may hold a procfs anywhere.
+		var fs unix.Statfs_t
+		if err := unix.Fstatfs(fd, &fs); err != nil {
+			unix.Close(fd)
+			return place{dir: -1}, unix.ENOENT
+		}
+		pl.proc, pl.readOnly = fs.Type == unix.PROC_SUPER_MAGIC, fs.Flags&unix.ST_RDONLY != 0
+	} else {
+		// Else the only procfs is the one at /proc: nothing inside may
+		// mount.
+		pl.proc = policy.Under(real, "/proc")
 	}
-	if err != nil {
-		unix.Close(fd)
-		return place{dir: -1}, unix.ENOENT
-	}
-	return place{dir: fd, path: real, name: last, slash: slash,
-		proc: fs.Type == unix.PROC_SUPER_MAGIC, readOnly: fs.Flags&unix.ST_RDONLY != 0}, 0
+	return pl, 0
 }
 
 // atHost is the process's own /proc entry rest (/proc/self/rest), in
@@ -429,7 +555,7 @@ func (k *call) follow(pl place, target string) (place, unix.Errno) {
 		return place{dir: -1}, unix.ENOENT
 	}
 	if !strings.HasPrefix(target, "/") {
-		if _, _, _, ok := selfAlias(target); !ok {
+		if _, _, _, ok := selfAlias(target, k.pid); !ok {
 			target = pl.path + "/" + target
 		}
 	}
@@ -439,36 +565,84 @@ func (k *call) follow(pl place, target string) (place, unix.Errno) {
 	return k.at(unix.AT_FDCWD, target)
 }
 
-// umaskOf reads the process's umask, once per call.
+// umaskOf is the umask of the thread that made the call.
 func (k *call) umaskOf() (int, unix.Errno) {
 	if k.umask >= 0 {
 		return k.umask, 0
 	}
-	status, err := os.ReadFile(k.pol.Proc + "/" + strconv.Itoa(k.pid) + "/status")
+	gs, tid := k.gs, k.pid
+	for t, want := range gs.pending {
+		if u, err := readUmask(k.pol.Proc, t); err != nil || u == want {
+			delete(gs.pending, t) // gone, or its umask is in place
+		}
+	}
+	if e, ok := gs.umasks[tid]; ok && len(gs.pending) == 0 {
+		now := time.Now()
+		if now.Sub(e.checked) < umaskFresh || unix.PidfdSendSignal(e.pidfd, 0, nil, 0) == nil {
+			if now.Sub(e.checked) >= umaskFresh {
+				e.checked = now
+				gs.umasks[tid] = e
+			}
+			k.umask = e.umask
+			return e.umask, 0
+		}
+		unix.Close(e.pidfd)
+		delete(gs.umasks, tid)
+	}
+	u, err := readUmask(k.pol.Proc, tid)
 	if err != nil {
 		return 0, unix.ESRCH
 	}
-	i := strings.Index(string(status), "\nUmask:")
-	if i < 0 {
-		return 0, unix.ESRCH
+	k.umask = u
+	if len(gs.pending) == 0 {
+		if len(gs.umasks) >= maxUmasks {
+			gs.forget()
+		}
+		if pidfd, err := k.pol.pidfd(tid); err == nil {
+			gs.umasks[tid] = umaskEntry{umask: u, pidfd: pidfd, checked: time.Now()}
+		}
 	}
-	v, _, _ := strings.Cut(strings.TrimSpace(string(status[i+len("\nUmask:"):])), "\n")
-	u, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32)
-	if err != nil {
-		return 0, unix.ESRCH
-	}
-	k.umask = int(u)
-	return k.umask, 0
+	return u, 0
 }
 
-// creating runs f under the command's umask (the guard's threads have
-// their own, which only this sets).
+// noteUmask is a umask(2) call on its way: the cache is emptied, and
+// kept empty until the caller is seen with its new umask.
+func (gs *guardState) noteUmask(tid, umask int) {
+	gs.forget()
+	gs.pending[tid] = umask & 0o777
+}
+
+// readUmask reads a thread's umask from its status in procfs.
+func readUmask(proc string, tid int) (int, error) {
+	fd, err := unix.Open(proc+"/"+strconv.Itoa(tid)+"/status", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer unix.Close(fd)
+	var buf [512]byte // Name (at most 64 bytes, escaped) and Umask come first
+	n, err := unix.Read(fd, buf[:])
+	if err != nil {
+		return 0, err
+	}
+	_, rest, ok := strings.Cut(string(buf[:n]), "\nUmask:\t")
+	if !ok || len(rest) < 4 {
+		return 0, unix.EINVAL
+	}
+	u, err := strconv.ParseUint(rest[:4], 8, 32)
+	return int(u), err
+}
+
+// creating runs f under the command's umask (the serving thread has a
+// filesystem context of its own, whose umask only this sets).
 func (k *call) creating(f func() error) unix.Errno {
 	u, e := k.umaskOf()
 	if e != 0 {
 		return e
 	}
-	unix.Umask(u)
+	if k.gs.thread != u {
+		unix.Umask(u)
+		k.gs.thread = u
+	}
 	return errnoOf(f())
 }
 
@@ -497,22 +671,35 @@ func (k *call) open(dir int, name string, flags int, mode uint32) answer {
 			defer pl.close()
 			return k.procOpen(pl, flags, truncate)
 		}
-		var st unix.Stat_t
-		err := unix.Fstatat(pl.dir, pl.name, &st, unix.AT_SYMLINK_NOFOLLOW)
 		full := pl.full()
 		n, rule := k.pol.Guard.Judge(full)
+		if flags&(unix.O_CREAT|unix.O_EXCL) == unix.O_CREAT|unix.O_EXCL && !truncate && !pl.slash && !blocked(n) && k.writable(full) {
+			// A file that must be new (tar, git checkout): nothing is
+			// followed and nothing that exists is opened, so the kernel's
+			// answer is the whole answer.
+			defer pl.close()
+			var fd int
+			if e := k.creating(func() (err error) {
+				fd, err = unix.Openat(pl.dir, pl.name, flags|unix.O_NOFOLLOW|unix.O_NOCTTY|unix.O_CLOEXEC, mode)
+				return err
+			}); e != 0 {
+				return refused(e)
+			}
+			return answer{fd: fd, cloexec: flags&unix.O_CLOEXEC != 0}
+		}
+		var st unix.Stat_t
+		err := unix.Fstatat(pl.dir, pl.name, &st, unix.AT_SYMLINK_NOFOLLOW)
 		switch {
 		case err == unix.ENOENT && flags&unix.O_CREAT != 0 && !truncate:
 			if pl.slash {
 				pl.close()
 				return refused(unix.EISDIR)
 			}
-			if pl.readOnly {
-				pl.close()
-				return refused(unix.EROFS) // as the kernel says first
-			}
 			if blocked(n) {
-				pl.close()
+				defer pl.close()
+				if pl.isReadOnly() {
+					return refused(unix.EROFS) // as the kernel says first
+				}
 				return refused(k.deny(unix.EACCES, "write", full, rule, n))
 			}
 			if !k.writable(full) {
@@ -685,17 +872,17 @@ func (k *call) make(op seccomp.FileOp, dir int, name string, mode uint32, dev in
 	}
 	full := pl.full()
 	n, rule := k.pol.Guard.Judge(full)
-	var st unix.Stat_t
-	if unix.Fstatat(pl.dir, pl.name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
-		return unix.EEXIST // as the kernel says first; mkdir -p goes on
-	}
-	if pl.readOnly {
-		return unix.EROFS
-	}
 	if pl.proc {
 		return unix.EACCES
 	}
 	if n == policy.Protected || n == policy.GitConfig || n == policy.HooksDir && op != seccomp.FileMkdir {
+		var st unix.Stat_t
+		if unix.Fstatat(pl.dir, pl.name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+			return unix.EEXIST // as the kernel says first; mkdir -p goes on
+		}
+		if pl.isReadOnly() {
+			return unix.EROFS
+		}
 		return k.deny(unix.EACCES, op.String(), full, rule, n)
 	}
 	if !k.writable(full) {
@@ -721,7 +908,7 @@ func (k *call) symlink(target string, dir int, name string) unix.Errno {
 		return unix.EEXIST
 	}
 	full := pl.full()
-	if pl.readOnly {
+	if pl.isReadOnly() {
 		return unix.EROFS
 	}
 	if pl.proc {
@@ -796,7 +983,7 @@ func (k *call) link(dir int, old string, dir2 int, name string, flags int) unix.
 		return unix.EEXIST
 	}
 	full := dst.full()
-	if dst.readOnly {
+	if dst.isReadOnly() {
 		return unix.EROFS
 	}
 	if dst.proc {
@@ -836,7 +1023,7 @@ func (k *call) rename(dir int, old string, dir2 int, name string, flags int) uni
 	if src.proc || dst.proc {
 		return unix.EACCES
 	}
-	if src.readOnly || dst.readOnly {
+	if src.isReadOnly() || dst.isReadOnly() {
 		return unix.EROFS
 	}
 	// The kernel refuses to move a mount point of the caller's own mount

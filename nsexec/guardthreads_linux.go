@@ -23,6 +23,9 @@ var (
 	// blockingThreads make opens that may wait (a FIFO without its other
 	// end), one each, so none holds up the rest; they grow as needed.
 	blockingThreads = newThreadPool(0)
+	// serveThreads each serve one sandbox's seccomp listener, making
+	// its guarded calls inline.
+	serveThreads = newThreadPool(0)
 )
 
 type threadPool struct {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -182,19 +181,10 @@ func (pol *ConnectPolicy) metaTarget(listener int, req *seccompNotif, c seccomp.
 }
 
 // selfFD reports whether name is /proc/self/fd/N (or thread-self's, or
-// the caller's own pid's), and N.
+// the caller's own pid's, or /dev/fd/N), and N.
 func selfFD(name string, tid int) (int, bool) {
-	name = filepath.Clean(name)
-	for _, prefix := range []string{"/proc/self/fd/", "/proc/thread-self/fd/", "/proc/" + strconv.Itoa(tid) + "/fd/"} {
-		if rest, ok := strings.CutPrefix(name, prefix); ok {
-			// Only the name procfs gives the descriptor: digits, no sign,
-			// no leading zero.
-			if fd, err := strconv.Atoi(rest); err == nil && fd >= 0 && strconv.Itoa(fd) == rest {
-				return fd, true
-			}
-		}
-	}
-	return 0, false
+	fd, rest, _, ok := selfAlias(name, tid)
+	return fd, ok && fd >= 0 && rest == ""
 }
 
 // readString copies a NUL-terminated string of at most max bytes from

@@ -106,6 +106,7 @@ var (
 	socketpairNr = seccomp.Nr("socketpair")
 	listenNr     = seccomp.Nr("listen")
 	connectNr    = seccomp.Nr("connect")
+	umaskNr      = seccomp.Nr("umask")
 )
 
 func (pol *ConnectPolicy) deny(errno unix.Errno, e Event) unix.Errno {
@@ -121,56 +122,89 @@ func (pol *ConnectPolicy) deny(errno unix.Errno, e Event) unix.Errno {
 // others.
 func ServeConnects(listener int, pol *ConnectPolicy) error {
 	defer unix.Close(listener)
+	// The loop runs on one of srt's unprivileged threads, which makes the
+	// guard's file calls itself as they come: no hand-off between
+	// threads on the path of every file a command makes.
+	var err error
+	serveThreads.run(func() { err = pol.serve(listener) })
+	return err
+}
+
+// seccompIoctlNotifSetFlags and userNotifFDSyncWakeUp ask the kernel to
+// wake the supervisor on the notifying task's CPU, and run it at once.
+const (
+	seccompIoctlNotifSetFlags = 0x40082104 // _IOW('!', 4, __u64)
+	userNotifFDSyncWakeUp     = 1
+)
+
+func (pol *ConnectPolicy) serve(listener int) error {
+	unix.Syscall(unix.SYS_IOCTL, uintptr(listener), seccompIoctlNotifSetFlags, userNotifFDSyncWakeUp) // best effort (6.6)
+	gs := newGuardState()
+	defer gs.close()
 	for {
-		fds := []unix.PollFd{{Fd: int32(listener), Events: unix.POLLIN}}
-		if _, err := unix.Poll(fds, -1); err != nil {
-			if err == unix.EINTR {
-				continue
-			}
-			return err
-		}
-		if fds[0].Revents&unix.POLLIN == 0 {
-			return nil // POLLHUP: nothing is left under the filter
-		}
+		// RECV waits for a notification; it says ENOENT when the caller
+		// died first, or when nothing is left under the filter, which a
+		// poll then tells by POLLHUP.
 		var req seccompNotif
 		if err := ioctlPtr(listener, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(&req)); err != nil {
-			if err == unix.EINTR || err == unix.ENOENT {
-				continue // the caller died or was interrupted before we read it
+			switch err {
+			case unix.EINTR:
+				continue
+			case unix.ENOENT:
+				fds := []unix.PollFd{{Fd: int32(listener), Events: unix.POLLIN}}
+				if n, _ := unix.Poll(fds, 0); n == 1 && fds[0].Revents&unix.POLLHUP != 0 && fds[0].Revents&unix.POLLIN == 0 {
+					return nil
+				}
+				continue
 			}
 			return fmt.Errorf("receiving a seccomp notification: %w", err)
 		}
-		go func() {
-			if c, ok := seccomp.FileCallOf(req.Nr); ok && pol.Guard != nil {
-				pol.guard(listener, &req, c) // it answers itself
-				return
+		if pol.Guard != nil {
+			if c, ok := seccomp.FileCallOf(req.Nr); ok {
+				pol.guard(gs, listener, &req, c) // it answers itself
+				continue
 			}
-			resp := seccompNotifResp{ID: req.ID}
-			var errno unix.Errno
-			switch req.Nr {
-			case socketNr:
-				// Only socket(AF_UNIX) comes here, to be refused and told.
-				errno = pol.deny(unix.EPERM, Event{Call: "socket", Target: "AF_UNIX", Reason: "Unix-domain sockets are not allowed (allowUnixSockets)"})
-			case socketpairNr:
-				// Only datagram pairs come here, likewise.
-				errno = pol.deny(unix.EPERM, Event{Call: "socketpair", Target: "AF_UNIX SOCK_DGRAM", Reason: "a Unix datagram socket can send to any socket by its path (allowUnixSockets)"})
-			case listenNr:
-				errno = pol.listen(listener, &req)
-			case connectNr:
-				errno = pol.connect(listener, &req)
-			default:
-				if isMetadata(req.Nr) {
-					errno = pol.metadata(listener, &req)
-				} else {
-					errno = unix.ENOSYS
-				}
+			if req.Nr == umaskNr {
+				// No pointer to change under us: the kernel makes it.
+				gs.noteUmask(int(req.Pid), int(req.Args[0]))
+				resp := seccompNotifResp{ID: req.ID, Flags: userNotifFlagContinue}
+				ioctlPtr(listener, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
+				continue
 			}
-			if errno != 0 {
-				resp.Val, resp.Error = -1, -int32(errno)
-			}
-			// ENOENT here means the caller is gone; nothing to answer.
-			ioctlPtr(listener, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
-		}()
+		}
+		go pol.answerSocket(listener, &req)
 	}
+}
+
+// answerSocket performs and answers a notified socket, connect, listen
+// or (in the fallback) metadata call, on a goroutine of its own: a
+// connect may block.
+func (pol *ConnectPolicy) answerSocket(listener int, req *seccompNotif) {
+	resp := seccompNotifResp{ID: req.ID}
+	var errno unix.Errno
+	switch req.Nr {
+	case socketNr:
+		// Only socket(AF_UNIX) comes here, to be refused and told.
+		errno = pol.deny(unix.EPERM, Event{Call: "socket", Target: "AF_UNIX", Reason: "Unix-domain sockets are not allowed (allowUnixSockets)"})
+	case socketpairNr:
+		// Only datagram pairs come here, likewise.
+		errno = pol.deny(unix.EPERM, Event{Call: "socketpair", Target: "AF_UNIX SOCK_DGRAM", Reason: "a Unix datagram socket can send to any socket by its path (allowUnixSockets)"})
+	case listenNr:
+		errno = pol.listen(listener, req)
+	case connectNr:
+		errno = pol.connect(listener, req)
+	default:
+		if isMetadata(req.Nr) {
+			errno = pol.metadata(listener, req)
+		} else {
+			errno = unix.ENOSYS
+		}
+	}
+	if errno != 0 {
+		resp.Val, resp.Error = -1, -int32(errno)
+	}
+	// ENOENT here means the caller is gone; nothing to answer.
+	ioctlPtr(listener, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
 }
 
 func ioctlPtr(fd int, req uint, arg unsafe.Pointer) error {

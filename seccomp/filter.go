@@ -79,7 +79,7 @@ var (
 		"setxattr": 188, "lsetxattr": 189, "fsetxattr": 190, "removexattr": 197, "lremovexattr": 198,
 		"fremovexattr": 199,
 		"openat":       257, "mkdirat": 258, "mknodat": 259, "renameat": 264, "linkat": 265,
-		"symlinkat": 266, "renameat2": 316, "truncate": 76,
+		"symlinkat": 266, "renameat2": 316, "truncate": 76, "umask": 95,
 		// Older calls the generic table of arm64 dropped.
 		"chmod": 90, "chown": 92, "lchown": 94, "utime": 132, "utimes": 235, "futimesat": 261,
 		"open": 2, "creat": 85, "mkdir": 83, "mknod": 133, "rename": 82, "link": 86, "symlink": 88,
@@ -98,7 +98,7 @@ var (
 		"setxattr": 5, "lsetxattr": 6, "fsetxattr": 7, "removexattr": 14, "lremovexattr": 15,
 		"fremovexattr": 16,
 		"openat":       56, "mkdirat": 34, "mknodat": 33, "renameat": 38, "linkat": 37,
-		"symlinkat": 36, "renameat2": 276, "truncate": 45,
+		"symlinkat": 36, "renameat2": 276, "truncate": 45, "umask": 166,
 	})
 	// legacyCalls are the names only some tables have (the generic
 	// table of arm64 dropped them for their *at forms).
@@ -311,6 +311,9 @@ func Filter(a Arch, o Options) []bpf.Instruction {
 	}
 	if o.Guard {
 		p.jumpIf(a.Nr["openat2"], enosys)
+		// The guard makes files with the command's umask, which it
+		// follows through umask(2).
+		p.jumpIf(a.Nr["umask"], notify)
 		for _, name := range slices.Sorted(maps.Keys(fileCalls)) {
 			nr, ok := a.Nr[name]
 			switch {

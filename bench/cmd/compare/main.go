@@ -50,9 +50,15 @@ type workload struct {
 	// skip, if set, says why an implementation cannot run this workload.
 	skip   func(im impl) string
 	sample func(im impl, settings string) ([]float64, error)
+	// makesFiles: the workload writes many files, so srt-go without the
+	// path guard runs it too.
+	makesFiles bool
 }
 
 // metric is one figure a workload yields, with its unit and chart panel.
+// noGuardImpl names srt-go built without the path guard.
+const noGuardImpl = "srt-go, no guard"
+
 type metric struct {
 	suffix string // appended to the workload name ("" for the only one)
 	unit   string // "ms", "MB/s" or "MB"
@@ -92,6 +98,7 @@ func main() {
 	pngOut := flag.String("png", "", "also draw the results as a PNG bar chart (needs -json)")
 	reference := flag.String("reference", "", "path of the reference srt (default: srt on PATH)")
 	ours := flag.String("srt", "", "path of this srt (default: built from ./cmd/srt)")
+	noGuard := flag.String("srt-noguard", "", "path of this srt built with -tags srt_noguard, without the path guard (default: built from ./cmd/srt)")
 	concurrent := flag.Int("concurrent", 50, "sandboxes started at once in the concurrency workload")
 	flag.Parse()
 	if *pngOut != "" && *jsonOut == "" {
@@ -103,13 +110,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "compare: -only:", err)
 		os.Exit(2)
 	}
-	if err := run(*runs, *concurrent, filter, *jsonOut, *pngOut, *reference, *ours); err != nil {
+	if err := run(*runs, *concurrent, filter, *jsonOut, *pngOut, *reference, *ours, *noGuard); err != nil {
 		fmt.Fprintln(os.Stderr, "compare:", err)
 		os.Exit(1)
 	}
 }
 
-func run(runs, concurrent int, only *regexp.Regexp, jsonOut, pngOut, reference, ours string) error {
+func run(runs, concurrent int, only *regexp.Regexp, jsonOut, pngOut, reference, ours, noGuard string) error {
 	if runs < 1 {
 		return errors.New("-runs must be at least 1")
 	}
@@ -118,12 +125,19 @@ func run(runs, concurrent int, only *regexp.Regexp, jsonOut, pngOut, reference, 
 		return err
 	}
 	defer os.RemoveAll(work)
-	if ours == "" {
-		ours = filepath.Join(work, "srt")
-		build := exec.Command("go", "build", "-o", ours, "./cmd/srt")
+	for _, b := range []struct {
+		path *string
+		name string
+		tags []string
+	}{{&ours, "srt", nil}, {&noGuard, "srt-noguard", []string{"-tags", "srt_noguard"}}} {
+		if *b.path != "" {
+			continue
+		}
+		*b.path = filepath.Join(work, b.name)
+		build := exec.Command("go", append(append([]string{"build"}, b.tags...), "-o", *b.path, "./cmd/srt")...)
 		build.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := build.CombinedOutput(); err != nil {
-			return fmt.Errorf("building srt: %v\n%s", err, out)
+			return fmt.Errorf("building %s: %v\n%s", b.name, err, out)
 		}
 	}
 	impls := []impl{
@@ -133,9 +147,13 @@ func run(runs, concurrent int, only *regexp.Regexp, jsonOut, pngOut, reference, 
 		}),
 		lookup("reference srt", "srt", reference, srtArgv),
 		{name: "srt-go", argv: func(settings string, cmd []string) []string { return srtArgv(ours, settings, cmd) }},
+		// The same without the path guard, for the workloads that make
+		// files: what the guard costs.
+		{name: noGuardImpl, argv: func(settings string, cmd []string) []string { return srtArgv(noGuard, settings, cmd) }},
 	}
 	impls[2].sandboxed, impls[2].network = impls[2].argv != nil, true
 	impls[3].sandboxed, impls[3].network = true, true
+	impls[4].sandboxed, impls[4].network = true, true
 
 	workloads, cleanup, err := workloads(work, concurrent)
 	if err != nil {
@@ -181,6 +199,9 @@ func measure(w workload, impls []impl, runs int, work string) []*result {
 		why := im.why
 		if why == "" && w.skip != nil {
 			why = w.skip(im)
+		}
+		if why == "" && im.name == noGuardImpl && !w.makesFiles {
+			why = "the path guard matters where files are made"
 		}
 		for _, m := range w.metrics {
 			rs[i] = append(rs[i], &result{Workload: w.name + m.suffix, Impl: im.name, Unit: m.unit, Skipped: why})

@@ -38,6 +38,10 @@ func workloads(work string, concurrent int) ([]workload, func(), error) {
 	if err := makeRepos(repos, 300); err != nil {
 		return nil, nil, fmt.Errorf("making the 300 repositories: %w", err)
 	}
+	tarball, clonable, err := makeWriteFixtures(work)
+	if err != nil {
+		return nil, nil, fmt.Errorf("making the tarball and the repository: %w", err)
+	}
 	server, url, err := serveDownload(downloadMiB << 20)
 	if err != nil {
 		return nil, nil, err
@@ -92,6 +96,8 @@ func workloads(work string, concurrent int) ([]workload, func(), error) {
 				return []float64{v}, err
 			},
 		},
+		writes(work, "tar x of 10,000 files", []string{"tar", "xf", tarball, "-C", "out"}),
+		writes(work, "git clone of 5,000 files", []string{"git", "clone", "-q", "--no-hardlinks", clonable, "out/c"}),
 		{
 			name: "sandbox processes while sleep 1 runs", settings: base,
 			metrics: []metric{{", peak RSS", "MB"}, {", peak PSS", "MB"}},
@@ -107,6 +113,81 @@ func workloads(work string, concurrent int) ([]workload, func(), error) {
 		},
 	}
 	return list, func() { server.Close() }, nil
+}
+
+// writes is a workload that writes many files into work/out, emptied
+// before each run (untimed), allowWrite there: what the path guard costs.
+func writes(work, name string, argv []string) workload {
+	out := filepath.Join(work, "out")
+	return workload{name: name, metrics: []metric{{"", "ms"}}, makesFiles: true,
+		settings: `{` + noNetwork + `,"filesystem":{"denyRead":[],"allowWrite":["` + out + `"],"denyWrite":[]}}`,
+		skip: func(im impl) string {
+			if im.name == "bwrap" {
+				return "this comparison's bwrap line binds / read-only"
+			}
+			return ""
+		},
+		sample: func(im impl, cfg string) ([]float64, error) {
+			if err := os.RemoveAll(out); err != nil {
+				return nil, err
+			}
+			if err := os.Mkdir(out, 0o755); err != nil {
+				return nil, err
+			}
+			d, err := timed(im.argv(cfg, argv), work)
+			return []float64{ms(d)}, err
+		}}
+}
+
+// makeWriteFixtures makes a tarball of 10,000 files of 2 KB in 100
+// directories and a git repository of 5,000 small files in 50.
+func makeWriteFixtures(work string) (tarball, repo string, err error) {
+	src := filepath.Join(work, "tar-src")
+	for d := 0; d < 100; d++ {
+		dir := filepath.Join(src, fmt.Sprintf("d%02d", d))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", "", err
+		}
+		for f := 0; f < 100; f++ {
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d.txt", f)), bytes.Repeat([]byte{byte('a' + f%26)}, 2048), 0o644); err != nil {
+				return "", "", err
+			}
+		}
+	}
+	tarball = filepath.Join(work, "files.tar")
+	if out, err := exec.Command("tar", "cf", tarball, "-C", src, ".").CombinedOutput(); err != nil {
+		return "", "", fmt.Errorf("tar: %v: %s", err, out)
+	}
+	if err := os.RemoveAll(src); err != nil {
+		return "", "", err
+	}
+	repo = filepath.Join(work, "clonable")
+	for d := 0; d < 50; d++ {
+		dir := filepath.Join(repo, fmt.Sprintf("d%02d", d))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", "", err
+		}
+		for f := 0; f < 100; f++ {
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d.go", f)), []byte(fmt.Sprintf("package d%02d // %d\n", d, f)), 0o644); err != nil {
+				return "", "", err
+			}
+		}
+	}
+	git := func(args ...string) error {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = repo
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=a", "GIT_AUTHOR_EMAIL=a@example.com", "GIT_COMMITTER_NAME=a", "GIT_COMMITTER_EMAIL=a@example.com")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("git %v: %v: %s", args, err, out)
+		}
+		return nil
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"commit", "-qm", "files"}, {"gc", "-q"}} {
+		if err := git(args...); err != nil {
+			return "", "", err
+		}
+	}
+	return tarball, repo, nil
 }
 
 // runEnv is the environment of every run: the driver's, with TMPDIR in
