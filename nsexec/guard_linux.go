@@ -159,9 +159,26 @@ type guardState struct {
 	// cached.
 	umasks  map[int]umaskEntry
 	pending map[int]int // thread -> the umask it asked for
+	// ownLinks are the files that had one name when the guard gave them
+	// another in this run.
+	ownLinks map[fileID]bool
 	// thread is the serving thread's own umask, as last set (-1: not yet).
 	thread int
 }
+
+// fileID names an inode.
+type fileID struct{ dev, ino uint64 }
+
+// linked records a file the guard gave its second name (maxOwnLinks at
+// most; past that, writes to such files are refused like any other
+// file with several names).
+func (gs *guardState) linked(st unix.Stat_t) {
+	if len(gs.ownLinks) < maxOwnLinks {
+		gs.ownLinks[fileID{st.Dev, st.Ino}] = true
+	}
+}
+
+const maxOwnLinks = 1 << 16
 
 type umaskEntry struct {
 	umask, pidfd int
@@ -174,7 +191,7 @@ type umaskEntry struct {
 const umaskFresh = 50 * time.Millisecond
 
 func newGuardState() *guardState {
-	return &guardState{root: -1, umasks: map[int]umaskEntry{}, pending: map[int]int{}, thread: -1}
+	return &guardState{root: -1, umasks: map[int]umaskEntry{}, pending: map[int]int{}, ownLinks: map[fileID]bool{}, thread: -1}
 }
 
 func (gs *guardState) close() {
@@ -342,6 +359,56 @@ func (k *call) deny(errno unix.Errno, op, target, rule string, n policy.Name) un
 		why = "a repository's hooks directory: " + rule
 	}
 	return k.pol.deny(errno, Event{Kind: "filesystem", Call: op, Target: target, Reason: why})
+}
+
+// deniedLater refuses (EACCES) making or writing full when a denyRead
+// or denyWrite entry covers it: one that names a path made after the
+// launch, or a pattern it matches now.
+func (k *call) deniedLater(op, full string) unix.Errno {
+	r, ok := k.pol.Guard.Later(full)
+	if !ok {
+		return 0
+	}
+	return k.reportLater(op, full, r)
+}
+
+// makeDeniedLater is deniedLater for a name about to be made at pl,
+// answering first what the kernel would: EEXIST for a name that exists
+// (mkdir -p goes on), EROFS in a read-only mount (a hidden directory of
+// the launch).
+func (k *call) makeDeniedLater(op string, pl place) unix.Errno {
+	r, ok := k.pol.Guard.Later(pl.full())
+	if !ok {
+		return 0
+	}
+	var st unix.Stat_t
+	if unix.Fstatat(pl.dir, pl.name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+		return unix.EEXIST
+	}
+	if pl.isReadOnly() {
+		return unix.EROFS
+	}
+	return k.reportLater(op, pl.full(), r)
+}
+
+func (k *call) reportLater(op, full string, r policy.LaterRule) unix.Errno {
+	why := r.Why
+	if r.Read {
+		why += " (a hidden path is never writable)"
+	}
+	return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: full, Reason: why})
+}
+
+// onReadOnlyMount reports whether the file at pl is on a read-only mount
+// (it may be a mount of its own).
+func (k *call) onReadOnlyMount(pl place) bool {
+	fd, err := unix.Openat(pl.dir, pl.name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	var fs unix.Statfs_t
+	return unix.Fstatfs(fd, &fs) == nil && fs.Flags&unix.ST_RDONLY != 0
 }
 
 // writable says whether the fallback's plan lets path be written; in the
@@ -674,6 +741,10 @@ func (k *call) open(dir int, name string, flags int, mode uint32) answer {
 		full := pl.full()
 		n, rule := k.pol.Guard.Judge(full)
 		if flags&(unix.O_CREAT|unix.O_EXCL) == unix.O_CREAT|unix.O_EXCL && !truncate && !pl.slash && !blocked(n) && k.writable(full) {
+			if e := k.makeDeniedLater("write", pl); e != 0 {
+				pl.close()
+				return refused(e)
+			}
 			// A file that must be new (tar, git checkout): nothing is
 			// followed and nothing that exists is opened, so the kernel's
 			// answer is the whole answer.
@@ -705,6 +776,10 @@ func (k *call) open(dir int, name string, flags int, mode uint32) answer {
 			if !k.writable(full) {
 				pl.close()
 				return refused(k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "write", Target: full, Reason: "not writable here (allowWrite)"}))
+			}
+			if e := k.makeDeniedLater("write", pl); e != 0 {
+				pl.close()
+				return refused(e)
 			}
 			var fd int
 			e := k.creating(func() (err error) {
@@ -754,6 +829,15 @@ func (k *call) openExisting(pl place, st *unix.Stat_t, full string, n policy.Nam
 		}
 		if flags&(unix.O_CREAT|unix.O_EXCL) == unix.O_CREAT|unix.O_EXCL {
 			return refused(unix.EEXIST), false
+		}
+		if _, denied := k.pol.Guard.Later(full); denied && k.onReadOnlyMount(pl) {
+			return refused(unix.EROFS), false // a denyWrite file of the launch: its mount says so first
+		}
+		if e := k.deniedLater("write", full); e != 0 {
+			return refused(e), false
+		}
+		if e := k.linkedElsewhere(st, full); e != 0 {
+			return refused(e), false
 		}
 		kind := st.Mode & unix.S_IFMT
 		if truncate && kind != unix.S_IFREG {
@@ -808,6 +892,16 @@ func (k *call) reopen(pl place, flags int) answer {
 	if err := unix.Fstat(pl.dir, &st); err != nil {
 		unix.Close(pl.dir)
 		return refused(errnoOf(err))
+	}
+	if flags&(unix.O_WRONLY|unix.O_RDWR|unix.O_TRUNC) != 0 {
+		e := k.linkedElsewhere(&st, pl.path)
+		if e == 0 && strings.HasPrefix(pl.path, "/") {
+			e = k.deniedLater("write", pl.path)
+		}
+		if e != 0 {
+			unix.Close(pl.dir)
+			return refused(e)
+		}
 	}
 	kind := st.Mode & unix.S_IFMT
 	return reopenFD(pl.dir, flags&^(unix.O_CREAT|unix.O_EXCL), kind == unix.S_IFIFO || kind == unix.S_IFBLK)
@@ -888,6 +982,9 @@ func (k *call) make(op seccomp.FileOp, dir int, name string, mode uint32, dev in
 	if !k.writable(full) {
 		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op.String(), Target: full, Reason: "not writable here (allowWrite)"})
 	}
+	if e := k.makeDeniedLater(op.String(), pl); e != 0 {
+		return e
+	}
 	if op == seccomp.FileMkdir {
 		return k.creating(func() error { return unix.Mkdirat(pl.dir, pl.name, mode&0o7777) })
 	}
@@ -919,6 +1016,9 @@ func (k *call) symlink(target string, dir int, name string) unix.Errno {
 	}
 	if !k.writable(full) {
 		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "symlink", Target: full, Reason: "not writable here (allowWrite)"})
+	}
+	if e := k.makeDeniedLater("symlink", pl); e != 0 {
+		return e
 	}
 	return errnoOf(unix.Symlinkat(target, pl.dir, pl.name))
 }
@@ -995,10 +1095,42 @@ func (k *call) link(dir int, old string, dir2 int, name string, flags int) unix.
 	if !k.writable(full) {
 		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "link", Target: full, Reason: "not writable here (allowWrite)"})
 	}
-	if src.name == "" { // a descriptor
-		return errnoOf(unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(src.dir), dst.dir, dst.name, unix.AT_SYMLINK_FOLLOW))
+	if e := k.makeDeniedLater("link", dst); e != 0 {
+		return e
 	}
-	return errnoOf(unix.Linkat(src.dir, src.name, dst.dir, dst.name, 0))
+	if strings.HasPrefix(src.full(), "/") {
+		if e := k.deniedLater("link", src.full()); e != 0 {
+			return e // a second name would write it
+		}
+	}
+	// A file with one name, given a second here, has both inside the
+	// sandbox's reach: writes to it stay allowed (linkedElsewhere).
+	var st unix.Stat_t
+	var err error
+	if src.name == "" { // a descriptor
+		if err = unix.Fstat(src.dir, &st); err == nil {
+			err = unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(src.dir), dst.dir, dst.name, unix.AT_SYMLINK_FOLLOW)
+		}
+	} else if err = unix.Fstatat(src.dir, src.name, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil {
+		err = unix.Linkat(src.dir, src.name, dst.dir, dst.name, 0)
+	}
+	if err == nil && st.Nlink <= 1 && st.Mode&unix.S_IFMT == unix.S_IFREG {
+		k.gs.linked(st)
+	}
+	return errnoOf(err)
+}
+
+// linkedElsewhere refuses a write to an existing regular file with more
+// than one name, unless the guard gave it its other names in this run:
+// a hard link made before the run, in a writable tree, to a file outside
+// it (~/.bashrc, a denyWrite file, another project's) would otherwise
+// write that file, and no name tells where the others are.
+func (k *call) linkedElsewhere(st *unix.Stat_t, full string) unix.Errno {
+	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink <= 1 || k.gs.ownLinks[fileID{st.Dev, st.Ino}] {
+		return 0
+	}
+	return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "write", Target: full,
+		Reason: fmt.Sprintf("a file with %d hard links, made before this run: one may lie outside the writable trees", st.Nlink)})
 }
 
 // rename performs renameat2(dir, old, dir2, name, flags). A directory
@@ -1065,6 +1197,11 @@ func (k *call) rename(dir int, old string, dir2 int, name string, flags int) uni
 	n, e := check(srcKind, dst)
 	if e != 0 {
 		return e
+	}
+	for _, p := range []string{src.full(), dst.full()} {
+		if e := k.deniedLater("rename", p); e != 0 {
+			return e
+		}
 	}
 	if !k.writable(src.full()) {
 		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "rename", Target: src.full(), Reason: "not writable here (allowWrite)"})

@@ -68,7 +68,7 @@ func PlanRun(s *config.Settings, o PlanOptions) (*RunPlan, error) {
 	rp.Seccomp, rp.UnixSocketPaths = seccomp.FromSettings(s, o.Home, o.Cwd)
 	rp.Seccomp.ReportSockets = o.Report
 	if !s.Filesystem.Disabled && guardBuilt {
-		rp.Guard = &policy.Guard{GitConfig: s.Filesystem.AllowGitConfig}
+		rp.Guard = &policy.Guard{GitConfig: s.Filesystem.AllowGitConfig, Policy: pol}
 		rp.Seccomp.Guard = true
 	}
 	var in landlock.Input

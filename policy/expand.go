@@ -50,6 +50,9 @@ func (b *builder) add(list string, entries []config.PathEntry, allow, write bool
 			b.skip(name, "names nothing: HOME is empty")
 			continue
 		}
+		if !allow {
+			b.later(p, !write, name)
+		}
 		var paths []string
 		if p.Glob != nil {
 			paths, err = matchGlob(p.Glob, !allow)
@@ -77,6 +80,36 @@ func (b *builder) add(list string, entries []config.PathEntry, allow, write bool
 		}
 	}
 	return nil
+}
+
+// later keeps a deny entry for the path guard.
+func (b *builder) later(p config.Path, read bool, why string) {
+	r := LaterRule{Read: read, Why: why}
+	if p.Glob != nil {
+		r.Glob, r.Pattern = p.Glob, p.Glob.String()
+		r.Root = resolveExisting(p.Glob.Root())
+	} else {
+		r.Path = resolveExisting(p.Path)
+	}
+	b.pol.Later = append(b.pol.Later, r)
+}
+
+// resolveExisting resolves the symlinks of the longest existing part of
+// an absolute path, keeping the rest as it is.
+func resolveExisting(p string) string {
+	p = filepath.Clean(p)
+	rest := ""
+	for {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(real, rest)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return filepath.Join(p, rest)
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
 }
 
 // resolve turns a lexical path into the real, symlink-free path that a

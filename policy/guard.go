@@ -48,6 +48,18 @@ type Guard struct {
 	// GitConfig is filesystem.allowGitConfig: a repository's config is
 	// then free.
 	GitConfig bool
+	// Policy, if set, adds its deny entries for what appears after
+	// launch (Policy.DeniedLater).
+	Policy *Policy `json:"-"`
+}
+
+// Later returns the deny entry that keeps path from being made or
+// written, if any.
+func (g Guard) Later(path string) (LaterRule, bool) {
+	if g.Policy == nil {
+		return LaterRule{}, false
+	}
+	return g.Policy.DeniedLater(path)
 }
 
 // Judge says what path (absolute, or relative to the tree it is in) is,

@@ -81,8 +81,73 @@ type Policy struct {
 	Private  string   `json:"private,omitempty"`
 	Writable []string `json:"writable,omitempty"`
 	Skipped  []Skip   `json:"skipped,omitempty"`
+	// Later are the denyRead and denyWrite entries as the path guard
+	// applies them to what is made or written while the command runs:
+	// a literal path that did not exist at launch, a pattern that did
+	// not match yet.
+	Later []LaterRule `json:"later,omitempty"`
 
 	reads, writes map[string][]Rule
+}
+
+// LaterRule is one deny entry kept for paths that appear after launch.
+type LaterRule struct {
+	// Path is a literal entry's path, its existing part's symlinks
+	// resolved; Glob a pattern's (matched against real paths, through
+	// Root when its directory prefix goes through a symlink).
+	Path    string       `json:"path,omitempty"`
+	Pattern string       `json:"pattern,omitempty"`
+	Glob    *config.Glob `json:"-"`
+	Root    string       `json:"-"` // the pattern's directory prefix, resolved
+	// Read: a denyRead entry (else denyWrite).
+	Read bool   `json:"read,omitempty"`
+	Why  string `json:"why"`
+}
+
+// DeniedLater returns the deny entry that keeps the command from making
+// or writing path (absolute, symlink-free) now that it runs. A
+// denyWrite entry wins over every grant; a hidden (denyRead) path is
+// never writable, unless an allowRead or allowWrite more specific than a
+// literal denyRead re-opens it (a pattern beats the grants around it, as
+// at launch). srt's own per-run directories are never denied.
+func (p *Policy) DeniedLater(path string) (LaterRule, bool) {
+	for _, w := range p.Writable {
+		if Under(path, w) {
+			return LaterRule{}, false
+		}
+	}
+	for _, r := range p.Later {
+		if !r.covers(path) {
+			continue
+		}
+		if r.Read && r.Glob == nil && p.reopened(path, r.Path) {
+			continue
+		}
+		return r, true
+	}
+	return LaterRule{}, false
+}
+
+func (r LaterRule) covers(path string) bool {
+	if r.Glob == nil {
+		return Under(path, r.Path)
+	}
+	if r.Root != "" && Under(path, r.Root) && r.Root != r.Glob.Root() {
+		path = r.Glob.Root() + strings.TrimPrefix(path, r.Root)
+	}
+	return r.Glob.MatchOrBeneath(path)
+}
+
+// reopened reports whether a grant more specific than deny covers path.
+func (p *Policy) reopened(path, deny string) bool {
+	for _, rs := range [][]Rule{p.Reads, p.Writes} {
+		for _, a := range rs {
+			if a.Allow && len(a.Path) > len(deny) && Under(a.Path, deny) && Under(path, a.Path) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // View is what the command may do at a path.

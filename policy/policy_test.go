@@ -244,3 +244,28 @@ func listTree(t *testing.T, root string) string {
 	})
 	return b.String()
 }
+
+// The deny entries stay in force for what appears after launch: a
+// literal path that did not exist, a pattern's later matches; a more
+// specific grant re-opens a literal denyRead, not a pattern; srt's own
+// per-run directory is never denied.
+func TestPolicyDeniedLater(t *testing.T) {
+	w := testtree.Tree(t, "src/x.go", "open/inner/")
+	run := filepath.Join(w, "run")
+	s := testtree.FSRules{AllowWrite: []string{".", "open/inner"}, DenyWrite: []string{"secrets/*.pem", "later.txt"},
+		DenyRead: []string{"hidden", "**/.env", "open"}}.Settings()
+	p, err := Build(s, Env{Cwd: w, Home: filepath.Join(w, "home"), Writable: []string{run}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rel, want := range map[string]bool{
+		"secrets/a.pem": true, "secrets/a.txt": false, "later.txt": true, "later.txt.bak": false,
+		"hidden": true, "hidden/f": true, "sub/deep/.env": true, ".env": true, "src/new.go": false,
+		"open/x": true, "open/inner/x": false, "run/.env": false,
+	} {
+		r, denied := p.DeniedLater(filepath.Join(w, rel))
+		if denied != want {
+			t.Errorf("%s: denied %v (%+v), want %v", rel, denied, r, want)
+		}
+	}
+}

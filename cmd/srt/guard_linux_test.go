@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/srt-go/srt/internal/testenv"
 )
@@ -234,6 +235,76 @@ echo REAL-DONE`
 		}
 		if hooks, _ := filepath.Glob(b.path("repo/.git/hooks/*.sample")); len(hooks) == 0 {
 			t.Logf("git made no sample hooks (no templates here)")
+		}
+	})
+}
+
+// A hard link made before the run, in a writable tree, to a file outside
+// it (or to a denyWrite file) writes nothing through: not by >, >>,
+// truncate or dd; a file the command links itself stays writable under
+// both names. Judged from outside; run as both users.
+func TestGuardHardLinksWrite(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		b.write("~/outside.txt", "ORIGINAL")
+		b.write("dw.txt", "ORIGINAL")
+		for link, target := range map[string]string{"l-out": b.path("~/outside.txt"), "l-dw": b.path("dw.txt")} {
+			if err := os.Link(target, b.path(link)); err != nil {
+				t.Skipf("needs hard links between the test's directories: %v", err)
+			}
+		}
+		script := `for l in l-out l-dw; do echo X > $l; echo X >> $l; truncate -s 0 $l; printf Y | dd of=$l conv=notrunc status=none; done
+echo a > mine; ln mine mine2; echo b >> mine2; cat mine; echo END`
+		r := b.run(fsMap{"allowWrite": []string{"."}, "denyWrite": []string{"dw.txt"}}, script)
+		for _, f := range []string{"~/outside.txt", "dw.txt"} {
+			if got := b.read(f); got != "ORIGINAL" {
+				t.Errorf("%s was written through a hard link: %q (%+v)", f, got, r)
+			}
+		}
+		if !strings.Contains(r.stdout, "a\nb\nEND") {
+			t.Errorf("a file the command linked itself is not writable under both names: %+v", r)
+		}
+	})
+}
+
+// denyWrite and denyRead entries apply to what appears after launch: a
+// literal path that did not exist, a pattern's new matches, made by the
+// command or by the host while it runs. Run as both users.
+func TestGuardDenyLater(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		b.write("secrets/", "")
+		fs := fsMap{"allowWrite": []string{"."}, "denyWrite": []string{"secrets/*.pem", "later.txt"}, "denyRead": []string{"hidden-later", "**/.env"}}
+		// The host makes secrets/host.pem once the command is running;
+		// the command then tries to write it.
+		go func() {
+			for i := 0; i < 500; i++ {
+				if _, err := os.Stat(b.path("ready")); err == nil {
+					os.WriteFile(b.path("secrets/host.pem"), []byte("ORIGINAL"), 0o666)
+					os.WriteFile(b.path("go"), nil, 0o644)
+					return
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		}()
+		script := fmt.Sprintf(`echo %[1]s > secrets/a.pem; echo %[1]s > later.txt; mkdir hidden-later; echo %[1]s > hidden-later/f
+mkdir -p sub sub2; echo %[1]s > sub/.env; echo %[1]s > fine.txt; cp fine.txt f2; mv f2 sub2/.env
+touch ready; for i in $(seq 100); do [ -e go ] && break; sleep 0.05; done
+echo %[1]s > secrets/host.pem; mv secrets/host.pem secrets/x; echo END`, b.canary)
+		r := b.run(fs, script)
+		if !strings.Contains(r.stdout, "END") {
+			t.Fatalf("the script did not run: %+v", r)
+		}
+		for _, f := range []string{"secrets/a.pem", "later.txt", "hidden-later", "sub/.env", "sub2/.env", "secrets/x"} {
+			if _, err := os.Lstat(b.path(f)); err == nil {
+				t.Errorf("%s was made: %+v", f, r)
+			}
+		}
+		if got := b.read("secrets/host.pem"); got != "ORIGINAL" {
+			t.Errorf("a denyWrite match made by the host during the run was written: %q", got)
+		}
+		if got := b.read("fine.txt"); got != b.canary+"\n" {
+			t.Errorf("fine.txt = %q: a path no entry covers was not writable", got)
 		}
 	})
 }
