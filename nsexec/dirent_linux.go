@@ -2,7 +2,9 @@ package nsexec
 
 import (
 	"encoding/binary"
+	"io/fs"
 	"sync"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -97,4 +99,13 @@ func parseDirents(b []byte, fn func(name []byte, typ uint8)) {
 		}
 		fn(name, rec[18])
 	}
+}
+
+// inodeOf reads a file's identity and link count from its Lstat.
+func inodeOf(fi fs.FileInfo) (policy.FileID, uint64, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return policy.FileID{}, 0, false
+	}
+	return policy.FileID{Dev: uint64(st.Dev), Ino: st.Ino}, uint64(st.Nlink), true
 }

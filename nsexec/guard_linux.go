@@ -280,6 +280,9 @@ func (pol *ConnectPolicy) guardCall(gs *guardState, listener int, req *seccompNo
 		if e != 0 {
 			return refused(e)
 		}
+		if flags&seccomp.OpenWrites == 0 {
+			return k.openRead(dirArg(c.Dir), name, flags) // GuardReads
+		}
 		return k.open(dirArg(c.Dir), name, flags, uint32(arg(c.Mode))&0o7777)
 	case seccomp.FileTruncate:
 		name, e := str(c.Path)
@@ -509,6 +512,29 @@ func (k *call) at(dir int, name string) (place, unix.Errno) {
 	if fd, rest, procPath, ok := selfAlias(name, k.pid); ok {
 		switch {
 		case procPath != "":
+			parts := strings.Split(procPath, "/")
+			for i, c := range parts[:len(parts)-1] {
+				switch c {
+				case "cwd", "root":
+					if i != 0 {
+						return place{dir: -1}, unix.EACCES
+					}
+				case "exe", "fd", "map_files", "ns":
+					return place{dir: -1}, unix.EACCES // through a magic link
+				}
+			}
+			switch parts[0] {
+			case "cwd":
+				cwd, e := k.procLink("cwd")
+				if e != 0 {
+					return place{dir: -1}, e
+				}
+				return k.at(unix.AT_FDCWD, cwd+"/"+strings.Join(parts[1:], "/"))
+			case "root":
+				if len(parts) > 1 {
+					return k.at(unix.AT_FDCWD, "/"+strings.Join(parts[1:], "/"))
+				}
+			}
 			return k.atHost(procPath)
 		case rest == "":
 			return k.ofDescriptor(fd)
@@ -870,6 +896,145 @@ func (k *call) openExisting(pl place, st *unix.Stat_t, full string, n policy.Nam
 	}
 }
 
+// openRead performs an open for reading (the filter sends those only
+// when a denyRead entry reaches past what the launch's mounts hide): a
+// path a denyRead entry covers now, or a hidden file by another name, is
+// refused; anything else is opened for the command as it asked.
+func (k *call) openRead(dir int, name string, flags int) answer {
+	pl, e := k.at(dir, name)
+	for hops := 0; ; hops++ {
+		if e != 0 {
+			return refused(e)
+		}
+		if hops > maxSymlinks {
+			pl.close()
+			return refused(unix.ELOOP)
+		}
+		if pl.name == "" {
+			return k.reopen(pl, flags)
+		}
+		if pl.proc {
+			defer pl.close()
+			return k.procRead(pl, flags)
+		}
+		full := pl.full()
+		var st unix.Stat_t
+		if err := unix.Fstatat(pl.dir, pl.name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			pl.close()
+			return refused(errnoOf(err))
+		}
+		if st.Mode&unix.S_IFMT == unix.S_IFLNK && flags&(unix.O_NOFOLLOW|unix.O_PATH) == 0 {
+			target, err := readlinkat(pl.dir, pl.name)
+			dirPath, slash := pl.path, pl.slash
+			pl.close()
+			if err != nil {
+				return refused(errnoOf(err))
+			}
+			pl, e = k.follow(place{path: dirPath, slash: slash}, target)
+			continue
+		}
+		if e := k.readDenied(full, &st); e != 0 {
+			pl.close()
+			return refused(e)
+		}
+		a, again := k.openReadAt(pl, &st, flags)
+		if again {
+			continue // swapped for a symlink between the stat and the open: look again
+		}
+		pl.close()
+		return a
+	}
+}
+
+// openReadAt opens the file st at pl for reading; again: it was swapped
+// for a symlink meanwhile.
+func (k *call) openReadAt(pl place, st *unix.Stat_t, flags int) (answer, bool) {
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFCHR:
+		if unix.Major(st.Rdev) == ttyMajor && unix.Minor(st.Rdev) == 0 && flags&unix.O_PATH == 0 {
+			return k.controllingTTY(flags), false
+		}
+		return k.reopenAt(pl, flags, false), false
+	case unix.S_IFIFO, unix.S_IFBLK:
+		if flags&unix.O_PATH == 0 {
+			return k.reopenAt(pl, flags, true), false
+		}
+	}
+	fd, err := unix.Openat(pl.dir, pl.name, flags|unix.O_NOFOLLOW|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err == unix.ELOOP && flags&(unix.O_NOFOLLOW|unix.O_PATH) == 0 {
+		return answer{}, true
+	}
+	if err != nil {
+		return refused(errnoOf(err)), false
+	}
+	return answer{fd: fd, cloexec: flags&unix.O_CLOEXEC != 0}, false
+}
+
+// readDenied refuses (EACCES) reading full, a file st: a denyRead entry
+// covers it now, or it is a hidden file by another name.
+func (k *call) readDenied(full string, st *unix.Stat_t) unix.Errno {
+	if r, ok := k.pol.Guard.ReadLater(full); ok {
+		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "read", Target: full, Reason: r.Why})
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFREG && st.Nlink > 1 {
+		if why, ok := k.pol.Guard.HiddenInode(policy.FileID{Dev: st.Dev, Ino: st.Ino}); ok {
+			return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "read", Target: full, Reason: why + " (a hard link to a hidden file)"})
+		}
+	}
+	return 0
+}
+
+// procRead opens a procfs entry for reading. srt's rights over the
+// sandbox's processes exceed the command's only for the init, which is
+// undumpable to the command: nothing of the init's (any of its threads)
+// is opened; the rest is, as the command asked, no magic link followed.
+func (k *call) procRead(pl place, flags int) answer {
+	if pl.self == "" {
+		parts := strings.Split(strings.TrimPrefix(pl.full(), "/proc/"), "/")
+		for i, p := range parts {
+			if i > 2 || i == 1 && p != "task" {
+				break
+			}
+			if i == 1 {
+				continue
+			}
+			if n, err := strconv.Atoi(p); err == nil && n > 0 && k.ofInit(n) {
+				return refused(unix.EACCES)
+			}
+		}
+	}
+	fd, err := unix.Openat(pl.dir, pl.name, flags|unix.O_NOFOLLOW|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return refused(errnoOf(err))
+	}
+	return answer{fd: fd, cloexec: flags&unix.O_CLOEXEC != 0}
+}
+
+// ofInit reports whether the sandbox's pid n (its procfs numbering) is a
+// thread of its init: PID 1, whose thread group id is 1 there.
+func (k *call) ofInit(n int) bool {
+	if n == 1 {
+		return true
+	}
+	root, e := k.rootFD()
+	if e != 0 {
+		return true
+	}
+	fd, err := unix.Openat(root, "proc/"+strconv.Itoa(n)+"/status", unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return false // no such process: the open will say so
+	}
+	defer unix.Close(fd)
+	var buf [1024]byte
+	m, _ := unix.Read(fd, buf[:])
+	_, rest, ok := strings.Cut(string(buf[:m]), "\nTgid:\t")
+	if !ok {
+		return true
+	}
+	tgid, _, _ := strings.Cut(rest, "\n")
+	return tgid == "1"
+}
+
 // reopenAt opens the special file at pl through an O_PATH descriptor of
 // it (the node itself, whatever replaces the name meanwhile); mayBlock:
 // on a thread of its own.
@@ -892,6 +1057,12 @@ func (k *call) reopen(pl place, flags int) answer {
 	if err := unix.Fstat(pl.dir, &st); err != nil {
 		unix.Close(pl.dir)
 		return refused(errnoOf(err))
+	}
+	if strings.HasPrefix(pl.path, "/") && k.pol.Guard.Policy != nil && k.pol.Guard.Policy.ReadGuard != "" {
+		if e := k.readDenied(pl.path, &st); e != 0 {
+			unix.Close(pl.dir)
+			return refused(e)
+		}
 	}
 	if flags&(unix.O_WRONLY|unix.O_RDWR|unix.O_TRUNC) != 0 {
 		e := k.linkedElsewhere(&st, pl.path)

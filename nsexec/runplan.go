@@ -60,7 +60,7 @@ func PlanRun(s *config.Settings, o PlanOptions) (*RunPlan, error) {
 	if o.TempDir != "" && !s.Filesystem.Disabled {
 		writable = []string{o.TempDir}
 	}
-	pol, err := policy.Build(s, policy.Env{Home: o.Home, Cwd: o.Cwd, Writable: writable, Private: o.RunDirs, Dirs: dirReader})
+	pol, err := policy.Build(s, policy.Env{Home: o.Home, Cwd: o.Cwd, Writable: writable, Private: o.RunDirs, Dirs: dirReader, Inode: inodeOf})
 	if err != nil {
 		return nil, err
 	}
@@ -70,6 +70,10 @@ func PlanRun(s *config.Settings, o PlanOptions) (*RunPlan, error) {
 	if !s.Filesystem.Disabled && guardBuilt {
 		rp.Guard = &policy.Guard{GitConfig: s.Filesystem.AllowGitConfig, Policy: pol}
 		rp.Seccomp.Guard = true
+		// Reads are judged too only where the launch's mounts cannot
+		// hide all there is (pol.ReadGuard), and not in the fallback,
+		// whose host procfs srt could not open for the command.
+		rp.Seccomp.GuardReads = pol.ReadGuard != "" && !o.Fallback
 	}
 	var in landlock.Input
 	switch {
@@ -109,6 +113,14 @@ func (rp *RunPlan) String() string {
 		fmt.Fprintf(&b, "Landlock layer: read %v; read files %v; list only %v; write %v\n", l.Read, l.ReadFile, l.ListOnly, l.Write)
 	} else {
 		fmt.Fprintf(&b, "No Landlock layer: %s\n", rp.NoLandlock)
+	}
+	switch {
+	case rp.Guard == nil:
+		b.WriteString("No path guard (filesystem.disabled)\n")
+	case rp.Seccomp.GuardReads:
+		fmt.Fprintf(&b, "Path guard: every name made, moved or linked and every file opened, also for reading (%s)\n", rp.Policy.ReadGuard)
+	default:
+		b.WriteString("Path guard: every name made, moved or linked and every file opened for writing\n")
 	}
 	fmt.Fprintf(&b, "Seccomp filter for %s", seccomp.Describe(rp.Seccomp))
 	return b.String()

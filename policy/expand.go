@@ -90,8 +90,66 @@ func (b *builder) later(p config.Path, read bool, why string) {
 		r.Root = resolveExisting(p.Glob.Root())
 	} else {
 		r.Path = resolveExisting(p.Path)
+		_, err := os.Lstat(p.Path)
+		r.Existed = err == nil
 	}
 	b.pol.Later = append(b.pol.Later, r)
+}
+
+// maxHiddenWalk bounds the files readGuard looks at under the hidden trees.
+const maxHiddenWalk = 20_000
+
+// readGuard decides whether reads need judging while the command runs,
+// and finds the hidden files with other names.
+func (b *builder) readGuard() {
+	for _, r := range b.pol.Later {
+		switch {
+		case !r.Read:
+		case r.Glob != nil && b.pol.ReadGuard == "":
+			b.pol.ReadGuard = r.Why + " is a pattern: a file made later may match it"
+		case r.Glob == nil && !r.Existed && b.pol.ReadGuard == "":
+			b.pol.ReadGuard = r.Why + " does not exist yet"
+		}
+	}
+	if b.env.Inode == nil {
+		return
+	}
+	p := b.pol
+	p.index()
+	visits := 0
+	for _, r := range b.reads {
+		if r.Allow {
+			continue
+		}
+		filepath.WalkDir(r.Path, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if visits++; visits > maxHiddenWalk {
+				return fs.SkipAll
+			}
+			if !d.Type().IsRegular() || p.View(path).Readable {
+				return nil
+			}
+			fi, err := d.Info()
+			if err != nil {
+				return nil
+			}
+			if id, nlink, ok := b.env.Inode(fi); ok && nlink > 1 {
+				if p.HiddenInodes == nil {
+					p.HiddenInodes = map[FileID]string{}
+				}
+				p.HiddenInodes[id] = r.Why
+			}
+			return nil
+		})
+	}
+	if visits > maxHiddenWalk {
+		b.skip("hard links to hidden files", fmt.Sprintf("only the first %d files under denyRead entries were looked at", maxHiddenWalk))
+	}
+	if len(p.HiddenInodes) > 0 && p.ReadGuard == "" {
+		p.ReadGuard = fmt.Sprintf("%d hidden files have other names (hard links), which may lie in readable trees", len(p.HiddenInodes))
+	}
 }
 
 // resolveExisting resolves the symlinks of the longest existing part of
@@ -123,7 +181,10 @@ func (b *builder) resolve(lexical string, grant bool) (string, string) {
 	real, err := filepath.EvalSymlinks(lexical)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return "", "does not exist (a rule on a missing path hides or grants nothing in this run)"
+			if grant {
+				return "", "does not exist (a grant on a missing path grants nothing in this run)"
+			}
+			return "", "does not exist now: no mount hides it; the path guard keeps the command from making it or writing it, and (a denyRead) from reading it once it appears"
 		}
 		return "", fmt.Sprintf("cannot be resolved: %v", err)
 	}

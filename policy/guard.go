@@ -53,6 +53,25 @@ type Guard struct {
 	Policy *Policy `json:"-"`
 }
 
+// ReadLater returns the denyRead entry that keeps path from being opened
+// for reading while the command runs, if any.
+func (g Guard) ReadLater(path string) (LaterRule, bool) {
+	if g.Policy == nil {
+		return LaterRule{}, false
+	}
+	return g.Policy.ReadDeniedLater(path)
+}
+
+// HiddenInode returns the denyRead entry that hides the file id, if it is
+// a hidden file with other names.
+func (g Guard) HiddenInode(id FileID) (string, bool) {
+	if g.Policy == nil {
+		return "", false
+	}
+	why, ok := g.Policy.HiddenInodes[id]
+	return why, ok
+}
+
 // Later returns the deny entry that keeps path from being made or
 // written, if any.
 func (g Guard) Later(path string) (LaterRule, bool) {

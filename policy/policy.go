@@ -9,6 +9,7 @@
 package policy
 
 import (
+	"io/fs"
 	"strings"
 
 	"github.com/srt-go/srt/config"
@@ -30,7 +31,14 @@ type Env struct {
 	// Dirs reads directories for the protected-name walk; nil means
 	// os.ReadDir (Linux passes its own getdents reader).
 	Dirs DirReader
+	// Inode, if set, reads a file's identity and link count from what
+	// os.Lstat returned (the backend's own stat layout): hidden files
+	// with other names are then found, for a guard of reads to refuse.
+	Inode func(fs.FileInfo) (id FileID, nlink uint64, ok bool)
 }
+
+// FileID names an inode: its device and number.
+type FileID struct{ Dev, Ino uint64 }
 
 // Rule is one expanded, resolved settings entry (or protected name): an
 // absolute, symlink-free path, whether it allows or denies, and why.
@@ -86,6 +94,15 @@ type Policy struct {
 	// a literal path that did not exist at launch, a pattern that did
 	// not match yet.
 	Later []LaterRule `json:"later,omitempty"`
+	// HiddenInodes are the hidden regular files (under a denyRead entry,
+	// not re-opened) that have other names, which may lie anywhere on
+	// their filesystem, by inode, with the entry that hides them.
+	HiddenInodes map[FileID]string `json:"-"`
+	// ReadGuard says why what the command opens for reading must be
+	// judged while it runs ("" when the launch's mounts hide all there
+	// is): a denyRead pattern, a denyRead path that did not exist yet, or
+	// a hidden file with other names.
+	ReadGuard string `json:"readGuard,omitempty"`
 
 	reads, writes map[string][]Rule
 }
@@ -102,6 +119,17 @@ type LaterRule struct {
 	// Read: a denyRead entry (else denyWrite).
 	Read bool   `json:"read,omitempty"`
 	Why  string `json:"why"`
+	// Existed: a literal path that existed at launch (its mounts hide it).
+	Existed bool `json:"existed,omitempty"`
+}
+
+// ReadDeniedLater returns the denyRead entry that keeps the command from
+// opening path (absolute, symlink-free) for reading while it runs: a
+// pattern it matches, or a literal path it lies at or under, unless a
+// more specific grant re-opens a literal one. srt's per-run directory is
+// never denied.
+func (p *Policy) ReadDeniedLater(path string) (LaterRule, bool) {
+	return p.deniedLater(path, true)
 }
 
 // DeniedLater returns the deny entry that keeps the command from making
@@ -111,13 +139,17 @@ type LaterRule struct {
 // literal denyRead re-opens it (a pattern beats the grants around it, as
 // at launch). srt's own per-run directories are never denied.
 func (p *Policy) DeniedLater(path string) (LaterRule, bool) {
+	return p.deniedLater(path, false)
+}
+
+func (p *Policy) deniedLater(path string, readsOnly bool) (LaterRule, bool) {
 	for _, w := range p.Writable {
 		if Under(path, w) {
 			return LaterRule{}, false
 		}
 	}
 	for _, r := range p.Later {
-		if !r.covers(path) {
+		if readsOnly && !r.Read || !r.covers(path) {
 			continue
 		}
 		if r.Read && r.Glob == nil && p.reopened(path, r.Path) {
@@ -261,6 +293,7 @@ func Build(s *config.Settings, env Env) (*Policy, error) {
 	b.protect(s)
 	b.expandRootDeny()
 	b.pol.Reads, b.pol.Writes, b.pol.Links = b.reads, b.writes, b.links
+	b.readGuard()
 	return b.pol, nil
 }
 

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -266,6 +267,44 @@ func TestPolicyDeniedLater(t *testing.T) {
 		r, denied := p.DeniedLater(filepath.Join(w, rel))
 		if denied != want {
 			t.Errorf("%s: denied %v (%+v), want %v", rel, denied, r, want)
+		}
+	}
+}
+
+// Reads are judged while the command runs only where a denyRead entry
+// reaches past the launch's mounts: a pattern, a path that does not
+// exist yet, a hidden file with other names (found through Env.Inode).
+func TestPolicyReadGuard(t *testing.T) {
+	w := testtree.Tree(t, "keys/linked", "keys/single", "src/x.go")
+	inode := func(fi fs.FileInfo) (FileID, uint64, bool) {
+		if fi.Name() == "linked" {
+			return FileID{Dev: 1, Ino: 42}, 2, true
+		}
+		return FileID{Dev: 1, Ino: 7}, 1, true
+	}
+	for _, c := range []struct {
+		deny   []string
+		inode  bool
+		reason string
+	}{
+		{[]string{"keys"}, false, ""},
+		{[]string{"keys"}, true, "1 hidden files have other names"},
+		{[]string{"**/*.pem"}, false, "is a pattern"},
+		{[]string{"missing"}, false, "does not exist yet"},
+	} {
+		env := Env{Cwd: w, Home: filepath.Join(w, "home")}
+		if c.inode {
+			env.Inode = inode
+		}
+		p, err := Build(testtree.FSRules{DenyRead: c.deny}.Settings(), env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.reason == "" && p.ReadGuard != "" || !strings.Contains(p.ReadGuard, c.reason) {
+			t.Errorf("%v (inode %v): read guard %q, want %q", c.deny, c.inode, p.ReadGuard, c.reason)
+		}
+		if c.inode && p.HiddenInodes[FileID{Dev: 1, Ino: 42}] == "" {
+			t.Errorf("the hidden file with another name is not recorded: %v", p.HiddenInodes)
 		}
 	}
 }

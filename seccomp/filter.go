@@ -231,6 +231,8 @@ type Options struct {
 	// Guard sends every call that makes, moves or links a name, and every
 	// open or truncate for writing, to the supervisor's path guard.
 	Guard bool `json:"guard,omitempty"`
+	// GuardReads sends every open there, for reading too.
+	GuardReads bool `json:"guardReads,omitempty"`
 }
 
 // reportsSockets reports whether socket(AF_UNIX) goes to the supervisor.
@@ -318,6 +320,8 @@ func Filter(a Arch, o Options) []bpf.Instruction {
 			nr, ok := a.Nr[name]
 			switch {
 			case !ok:
+			case (name == "open" || name == "openat") && o.GuardReads:
+				p.jumpIf(nr, notify)
 			case name == "open":
 				p.jumpIf(nr, openArg1)
 			case name == "openat":

@@ -38,6 +38,10 @@ func TestGuardFilter(t *testing.T) {
 				cases = append(cases, tc{call{what: name, nr: name}, retUserNotif})
 			}
 		}
+		reads := Options{Guard: true, GuardReads: true}
+		if got := run(t, a, reads, call{what: "openat read", nr: "openat", args: []uint32{0xffffff9c, 0, rdonly}}); got != retUserNotif {
+			t.Errorf("%s openat read with GuardReads: %#x, want the supervisor", goarch, got)
+		}
 		if got := run(t, a, guard, call{what: "openat2", nr: "openat2"}); got != retErrno|errnoENOSYS {
 			t.Errorf("%s openat2: %#x, want ENOSYS", goarch, got)
 		}

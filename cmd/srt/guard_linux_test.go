@@ -308,3 +308,52 @@ echo %[1]s > secrets/host.pem; mv secrets/host.pem secrets/x; echo END`, b.canar
 		}
 	})
 }
+
+// What the launch's mounts could not hide stays unreadable: a denyRead
+// path and a denyRead pattern's match the host makes while the command
+// runs (by their names, through a symlink, through /proc/self/cwd, by a
+// thread racing the path's bytes), and a hidden file reached by a hard
+// link made before the run; nothing of the init's is opened in /proc.
+// Run as both users.
+func TestGuardReadsLater(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t, "~/.ssh/id_rsa")
+		if err := os.Link(b.path("~/.ssh/id_rsa"), b.path("innocent.txt")); err != nil {
+			t.Skipf("needs hard links between the test's directories: %v", err)
+		}
+		exe, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.write("race/open.txt", "PUBLIC")
+		fs := fsMap{"allowWrite": []string{"."}, "denyRead": []string{"~/.ssh", "**/*.env", "later-secret"}}
+		go func() {
+			for i := 0; i < 1000; i++ {
+				if _, err := os.Stat(b.path("race/ready")); err == nil {
+					for _, f := range []string{"later-secret", "sub/.env", "race/hide.env"} {
+						b.write(f, b.canary)
+					}
+					os.WriteFile(b.path("race/go"), nil, 0o644)
+					return
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		}()
+		script := fmt.Sprintf(`cat innocent.txt; %s=race-read %s race
+cat later-secret; cat sub/.env; ln -s later-secret l; cat l; cat /proc/self/cwd/sub/.env; cp later-secret copy
+cat /proc/1/environ; cat /proc/1/cmdline; ls /proc/1/fd; echo plain > p.txt; cat p.txt; echo END`, probeEnv, exe)
+		r := b.run(fs, script)
+		if !strings.Contains(r.stdout, "plain\nEND") || !strings.Contains(r.stdout, "race reads") || !strings.Contains(r.stdout, `read "PUBLIC"`) {
+			t.Fatalf("the script did not run, or ordinary reads failed: %+v", r)
+		}
+		b.noCanary(r)
+		if strings.Contains(r.stdout+r.stderr, "SRT_") {
+			t.Errorf("the init's environment was read: %+v", r)
+		}
+		if _, err := os.Stat(b.path("copy")); err == nil {
+			if got := b.read("copy"); strings.Contains(got, b.canary) {
+				t.Errorf("a hidden file was copied out: %q", got)
+			}
+		}
+	})
+}

@@ -117,3 +117,51 @@ func raceProbe(dir string, d time.Duration) {
 	fmt.Println("race left", matches)
 	os.Exit(0)
 }
+
+// raceReadProbe reads, from dir, a path whose bytes another thread keeps
+// flipping between open.txt and hide.env (a denyRead match the host made
+// after launch), once dir/go exists; it prints what it read.
+func raceReadProbe(dir string, d time.Duration) {
+	runtime.GOMAXPROCS(4)
+	os.Chdir(dir)
+	os.WriteFile("ready", nil, 0o644)
+	for i := 0; i < 500; i++ {
+		if _, err := os.Stat("go"); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	name := []byte("open.txt\x00")
+	stop := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				copy(name, "hide.env")
+				copy(name, "open.txt")
+			}
+		}
+	}()
+	cwd := uintptr(0xffffffffffffff9c) // AT_FDCWD
+	deadline := time.Now().Add(d)
+	reads, seen := 0, map[string]bool{}
+	buf := make([]byte, 256)
+	for time.Now().Before(deadline) {
+		fd, _, errno := unix.Syscall6(unix.SYS_OPENAT, cwd, uintptr(unsafe.Pointer(&name[0])), unix.O_RDONLY|unix.O_CLOEXEC, 0, 0, 0)
+		reads++
+		if errno != 0 {
+			continue
+		}
+		n, _ := unix.Read(int(fd), buf)
+		unix.Close(int(fd))
+		seen[string(buf[:n])] = true
+	}
+	close(stop)
+	fmt.Printf("race reads %d\n", reads)
+	for s := range seen {
+		fmt.Printf("read %q\n", s)
+	}
+	os.Exit(0)
+}

@@ -34,6 +34,8 @@ func probe(what string) {
 	switch what {
 	case "race":
 		raceProbe(os.Args[1], 1500*time.Millisecond)
+	case "race-read":
+		raceReadProbe(os.Args[1], 1500*time.Millisecond)
 	case "unix-socket":
 		fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
 		fmt.Printf("unix-socket: fd=%d err=%v\n", fd, err)
