@@ -2,6 +2,7 @@ package nsexec
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"runtime/debug"
@@ -739,6 +740,98 @@ func (k *call) creating(f func() error) unix.Errno {
 	return errnoOf(f())
 }
 
+// judge is what the name at pl is: the name rules (policy.Guard), and
+// what they cannot see from names alone — a git directory that is not
+// called .git (a bare repository, a --separate-git-dir, a worktree's
+// common directory), known by what it holds (HEAD, objects, refs or
+// commondir). Its hooks and its config are a .git's; and a directory
+// whose hooks hold more than git's samples, or whose config would run a
+// program, may not become one (no HEAD, objects, refs or commondir is
+// made in it). Every guarded call of a sandbox is judged and made on one
+// thread, in turn, so no two of them can each see the other's half
+// missing.
+func (k *call) judge(pl place) (policy.Name, string) {
+	full := pl.full()
+	n, rule := k.pol.Guard.Judge(full)
+	if n != policy.Free && n != policy.Context || pl.name == "" || pl.name == "." || pl.dir < 0 {
+		return n, rule
+	}
+	switch {
+	case path.Base(pl.path) == "hooks" && !isSample(pl.name):
+		if gitDirLike(pl.dir, "..") {
+			return policy.Protected, pl.path
+		}
+	case pl.name == "hooks":
+		if gitDirLike(pl.dir, ".") {
+			return policy.HooksDir, full
+		}
+	case pl.name == "config" && !k.pol.Guard.GitConfig:
+		if gitDirLike(pl.dir, ".") {
+			return policy.GitConfig, full
+		}
+	case gitMarks[pl.name]:
+		if !gitDirLike(pl.dir, ".") && k.unsafeToMark(pl.dir) {
+			return policy.Protected, full + " (its directory holds hooks, or a config that runs programs, and would become a git directory)"
+		}
+	}
+	return n, rule
+}
+
+// gitMarks are the names that make a directory a git directory to git.
+var gitMarks = map[string]bool{"HEAD": true, "objects": true, "refs": true, "commondir": true}
+
+func isSample(name string) bool {
+	return strings.HasSuffix(name, ".sample") && len(name) > len(".sample")
+}
+
+// gitDirLike reports whether the directory rel from dir holds a mark of
+// a git directory.
+func gitDirLike(dir int, rel string) bool {
+	d, err := unix.Openat(dir, rel, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(d)
+	var st unix.Stat_t
+	for m := range gitMarks {
+		if unix.Fstatat(d, m, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// unsafeToMark reports whether dir holds hooks other than samples, or a
+// config that would run a program.
+func (k *call) unsafeToMark(dir int) bool {
+	if h, err := unix.Openat(dir, "hooks", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
+		f := os.NewFile(uintptr(h), "hooks")
+		names, _ := f.Readdirnames(-1)
+		f.Close()
+		for _, n := range names {
+			if !isSample(n) {
+				return true
+			}
+		}
+	} else if err != unix.ENOENT {
+		return true // a hooks that is no directory, or cannot be read
+	}
+	if k.pol.Guard.GitConfig {
+		return false
+	}
+	c, err := unix.Openat(dir, "config", unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err == unix.ENOENT {
+		return false
+	}
+	if err != nil {
+		return true
+	}
+	f := os.NewFile(uintptr(c), "config")
+	defer f.Close()
+	content, err := io.ReadAll(io.LimitReader(f, maxGitConfig+1))
+	return err != nil || policy.GitConfigSafe(content) != nil
+}
+
 // blocked says whether a name of kind n may not be made or written.
 func blocked(n policy.Name) bool {
 	return n == policy.Protected || n == policy.HooksDir || n == policy.GitConfig
@@ -765,7 +858,7 @@ func (k *call) open(dir int, name string, flags int, mode uint32) answer {
 			return k.procOpen(pl, flags, truncate)
 		}
 		full := pl.full()
-		n, rule := k.pol.Guard.Judge(full)
+		n, rule := k.judge(pl)
 		if flags&(unix.O_CREAT|unix.O_EXCL) == unix.O_CREAT|unix.O_EXCL && !truncate && !pl.slash && !blocked(n) && k.writable(full) {
 			if e := k.makeDeniedLater("write", pl); e != 0 {
 				pl.close()
@@ -1136,7 +1229,7 @@ func (k *call) make(op seccomp.FileOp, dir int, name string, mode uint32, dev in
 		return unix.EEXIST
 	}
 	full := pl.full()
-	n, rule := k.pol.Guard.Judge(full)
+	n, rule := k.judge(pl)
 	if pl.proc {
 		return unix.EACCES
 	}
@@ -1182,7 +1275,7 @@ func (k *call) symlink(target string, dir int, name string) unix.Errno {
 	if pl.proc {
 		return unix.EACCES
 	}
-	if n, rule := k.pol.Guard.Judge(full); blocked(n) {
+	if n, rule := k.judge(pl); blocked(n) {
 		return k.deny(unix.EACCES, "symlink", full, rule, n)
 	}
 	if !k.writable(full) {
@@ -1242,7 +1335,7 @@ func (k *call) link(dir int, old string, dir2 int, name string, flags int) unix.
 		// would write it (the namespace sandbox's mounts say EXDEV).
 		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "link", Target: src.full(), Reason: "not writable here (allowWrite)"})
 	}
-	if n, rule := k.pol.Guard.Judge(src.full()); blocked(n) && strings.HasPrefix(src.full(), "/") {
+	if n, rule := k.judge(src); blocked(n) && strings.HasPrefix(src.full(), "/") {
 		return k.deny(unix.EACCES, "link", src.full(), rule, n)
 	}
 	dst, e := k.at(dir2, name)
@@ -1260,7 +1353,7 @@ func (k *call) link(dir int, old string, dir2 int, name string, flags int) unix.
 	if dst.proc {
 		return unix.EACCES
 	}
-	if n, rule := k.pol.Guard.Judge(full); blocked(n) {
+	if n, rule := k.judge(dst); blocked(n) {
 		return k.deny(unix.EACCES, "link", full, rule, n)
 	}
 	if !k.writable(full) {
@@ -1349,7 +1442,7 @@ func (k *call) rename(dir int, old string, dir2 int, name string, flags int) uni
 	// check judges moving something of kind to p.
 	check := func(kind uint32, p place) (policy.Name, unix.Errno) {
 		full := p.full()
-		n, rule := k.pol.Guard.Judge(full)
+		n, rule := k.judge(p)
 		switch {
 		case n == policy.Protected:
 			return n, k.deny(unix.EACCES, "rename", full, rule, n)

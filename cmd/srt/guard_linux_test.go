@@ -357,3 +357,38 @@ cat /proc/1/environ; cat /proc/1/cmdline; ls /proc/1/fd; echo plain > p.txt; cat
 		}
 	})
 }
+
+// A git directory not called .git — a bare repository, a
+// --separate-git-dir, one prepared by hand for a .git file or a
+// worktree's commondir to point at — is known by what it holds: its
+// hooks take only git's samples, its config only settings that run
+// nothing, and a directory whose hooks or config would run something
+// cannot become one. Ordinary git work there still succeeds. Judged
+// from outside; run as both users.
+func TestGuardGitDirsByContent(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		script := fmt.Sprintf(`export GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@example.com GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@example.com
+git init -q --bare bare.git; echo %[1]s > bare.git/hooks/post-receive
+git init -q --separate-git-dir=sep wt; echo %[1]s > sep/hooks/pre-commit
+mkdir -p g/hooks; echo %[1]s > g/hooks/pre-commit; touch g/HEAD; mkdir g/objects g/refs; echo x > g/commondir
+mkdir -p c; printf '[core]\n\tfsmonitor = %[1]s\n' > c/config; touch c/HEAD
+git -C bare.git config core.hooksPath /tmp
+git init -q work && git -C work commit -q --allow-empty -m one && git clone -q --bare work nb.git && git -C nb.git config user.name x && echo GIT-OK`, b.canary)
+		r := b.run(fsMap{"allowWrite": []string{"."}}, script)
+		if !strings.Contains(r.stdout, "GIT-OK") {
+			t.Fatalf("ordinary git work failed: %+v", r)
+		}
+		for _, f := range []string{"bare.git/hooks/post-receive", "sep/hooks/pre-commit", "g/HEAD", "g/objects", "g/refs", "g/commondir", "c/HEAD"} {
+			if _, err := os.Lstat(b.path(f)); err == nil {
+				t.Errorf("%s was made", f)
+			}
+		}
+		if cfg := b.read("bare.git/config"); strings.Contains(cfg, "hooksPath") {
+			t.Errorf("a bare repository's config took core.hooksPath:\n%s", cfg)
+		}
+		if cfg := b.read("nb.git/config"); !strings.Contains(cfg, "name = x") {
+			t.Errorf("git config user.name in a bare clone did not land:\n%s", cfg)
+		}
+	})
+}
