@@ -212,6 +212,32 @@ func TestGuardRealWork(t *testing.T) {
 			t.Fatalf("tar: %v %s", err, out)
 		}
 		os.RemoveAll(b.path("src"))
+		// A module to build and a package to install, when go and npm
+		// are here (each is skipped, and said, when not).
+		var extra []string
+		if goBin, err := exec.LookPath("go"); err == nil {
+			b.write("mod/go.mod", "module example.com/m\n\ngo 1.21\n")
+			b.write("mod/main.go", "package main\n\nfunc main() { println(\"built\") }\n")
+			extra = append(extra, "cd mod && GOCACHE=$PWD/../gocache GOPATH=$PWD/../gopath GOTOOLCHAIN=local GOFLAGS= "+goBin+" build -o m . && ./m 2>&1 && cd ..")
+		} else {
+			t.Log("go is not on PATH: the module build is not tried")
+		}
+		if npmBin, err := exec.LookPath("npm"); err == nil {
+			pkg := filepath.Join(filepath.Dir(b.W), "pkg")
+			os.MkdirAll(pkg, 0o755)
+			os.WriteFile(filepath.Join(pkg, "package.json"), []byte(`{"name":"guard-test-pkg","version":"1.0.0","main":"index.js"}`), 0o644)
+			os.WriteFile(filepath.Join(pkg, "index.js"), []byte("module.exports = 42;\n"), 0o644)
+			pack := exec.Command(npmBin, "pack", "--silent", "--pack-destination", filepath.Dir(b.W))
+			pack.Dir = pkg
+			pack.Env = append(os.Environ(), "npm_config_cache="+filepath.Join(filepath.Dir(b.W), "npmcache-host"))
+			if out, err := pack.CombinedOutput(); err != nil {
+				t.Fatalf("npm pack: %v %s", err, out)
+			}
+			b.write("app/package.json", `{"name":"app","version":"1.0.0"}`)
+			extra = append(extra, "cd app && npm_config_cache=$PWD/../npmcache "+npmBin+" install --offline --no-audit --no-fund --silent "+filepath.Join(filepath.Dir(b.W), "guard-test-pkg-1.0.0.tgz")+" && node -e 'console.log(\"npm \" + require(\"guard-test-pkg\"))' && cd ..")
+		} else {
+			t.Log("npm is not on PATH: the package install is not tried")
+		}
 		script := `set -e
 export GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@example.com GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@example.com
 git init -q repo && cd repo
@@ -222,10 +248,16 @@ git branch side && git worktree add -q ../wt side
 cd .. && git clone -q repo clone && test -f clone/a.txt
 printf 'new' > .notes.txt.swp && mv .notes.txt.swp notes.txt && cat notes.txt && echo
 mkdir x && tar xf ` + tarball + ` -C x && echo files=$(find x -type f | wc -l)
+` + strings.Join(extra, "\n") + `
 echo REAL-DONE`
 		r := b.exec(fsMap{"allowWrite": []string{"."}}, nil, "bash", "-c", script)
 		if !strings.Contains(r.stdout, "REAL-DONE") || !strings.Contains(r.stdout, "files=10000") {
 			t.Fatalf("real work failed: %+v", r)
+		}
+		for _, want := range []string{"built", "npm 42"} {
+			if strings.Contains(strings.Join(extra, " "), map[string]string{"built": "build", "npm 42": "npm"}[want]) && !strings.Contains(r.stdout, want) {
+				t.Errorf("output lacks %q: %+v", want, r)
+			}
 		}
 		cfg, _ := os.ReadFile(b.path("repo/.git/config"))
 		for _, want := range []string{"name = tester", "[remote \"origin\"]"} {
