@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -87,6 +88,8 @@ func (pol *ConnectPolicy) guard(gs *guardState, listener int, req *seccompNotif,
 		go func() {
 			b := refused(unix.EPERM)
 			blockingThreads.run(func() { b.fd, b.errno = open() })
+			runtime.LockOSThread() // answerGuard masks this thread's signals for a moment
+			defer runtime.UnlockOSThread()
 			answerGuard(listener, &r, b)
 		}()
 		return
@@ -101,30 +104,22 @@ func answerGuard(listener int, req *seccompNotif, a answer) {
 		if a.cloexec {
 			add.NewfdFlags = unix.O_CLOEXEC
 		}
-		// Not ADDFD with SEND: a signal that interrupts that ioctl after
-		// the kernel marked the call answered, before the descriptor was
-		// installed, leaves the command's call returning 0 (seen here
-		// when srt's thread took a signal). Installed first, then
-		// answered, an interrupted install is simply tried again.
-		var newfd uintptr
-		var e unix.Errno
-		for {
-			newfd, _, e = unix.Syscall(unix.SYS_IOCTL, uintptr(listener), seccompIoctlNotifAddfd, uintptr(unsafe.Pointer(&add)))
-			if e != unix.EINTR {
-				break
-			}
-		}
+		// ADDFD with SEND installs and answers in one step, sparing the
+		// command a wake-up. A signal that interrupted it after the
+		// kernel marked the call answered, before the descriptor was
+		// installed, would leave the command's call returning 0 (seen
+		// here): so no signal may, for its length.
+		add.Flags = addfdFlagSend
+		var all, old [1]uint64
+		all[0] = ^uint64(0)
+		unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_BLOCK, uintptr(unsafe.Pointer(&all)), uintptr(unsafe.Pointer(&old)), 8, 0, 0)
+		_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(listener), seccompIoctlNotifAddfd, uintptr(unsafe.Pointer(&add)))
+		unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&old)), 0, 8, 0, 0)
 		unix.Close(a.fd)
-		if e == unix.ENOENT {
-			return // the caller is gone
+		if e == 0 || e == unix.ENOENT {
+			return // answered, or the caller is gone
 		}
-		if e != 0 {
-			a.errno = e // EMFILE, say
-		} else {
-			resp := seccompNotifResp{ID: req.ID, Val: int64(newfd)}
-			ioctlPtr(listener, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
-			return
-		}
+		a.errno = e // EMFILE, say: the call still waits
 	}
 	resp := seccompNotifResp{ID: req.ID}
 	switch {
@@ -1225,34 +1220,41 @@ func (k *call) make(op seccomp.FileOp, dir int, name string, mode uint32, dev in
 		return e
 	}
 	defer pl.close()
-	if pl.name == "." || pl.name == "" {
-		return unix.EEXIST
-	}
-	full := pl.full()
-	n, rule := k.judge(pl)
-	if pl.proc {
-		return unix.EACCES
-	}
-	if n == policy.Protected || n == policy.GitConfig || n == policy.HooksDir && op != seccomp.FileMkdir {
-		var st unix.Stat_t
-		if unix.Fstatat(pl.dir, pl.name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
-			return unix.EEXIST // as the kernel says first; mkdir -p goes on
-		}
-		if pl.isReadOnly() {
-			return unix.EROFS
-		}
-		return k.deny(unix.EACCES, op.String(), full, rule, n)
-	}
-	if !k.writable(full) {
-		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op.String(), Target: full, Reason: "not writable here (allowWrite)"})
-	}
-	if e := k.makeDeniedLater(op.String(), pl); e != 0 {
+	if e := k.mayMake(op.String(), pl, op == seccomp.FileMkdir); e != 0 {
 		return e
 	}
 	if op == seccomp.FileMkdir {
 		return k.creating(func() error { return unix.Mkdirat(pl.dir, pl.name, mode&0o7777) })
 	}
 	return k.creating(func() error { return unix.Mknodat(pl.dir, pl.name, mode, dev) })
+}
+
+// mayMake judges making a name at pl (op names the call in a violation;
+// hooksDir: a repository's hooks directory may be made, as mkdir does).
+// A name refused gets first what the kernel would say first: EEXIST when
+// it exists (mkdir -p goes on), EROFS on a read-only mount.
+func (k *call) mayMake(op string, pl place, hooksDir bool) unix.Errno {
+	if pl.name == "." || pl.name == "" {
+		return unix.EEXIST
+	}
+	if pl.proc {
+		return unix.EACCES
+	}
+	full := pl.full()
+	if n, rule := k.judge(pl); blocked(n) && !(n == policy.HooksDir && hooksDir) {
+		var st unix.Stat_t
+		if unix.Fstatat(pl.dir, pl.name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+			return unix.EEXIST
+		}
+		if pl.isReadOnly() {
+			return unix.EROFS
+		}
+		return k.deny(unix.EACCES, op, full, rule, n)
+	}
+	if !k.writable(full) {
+		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: full, Reason: "not writable here (allowWrite)"})
+	}
+	return k.makeDeniedLater(op, pl)
 }
 
 // symlink performs symlink(target, name).
@@ -1265,23 +1267,7 @@ func (k *call) symlink(target string, dir int, name string) unix.Errno {
 		return e
 	}
 	defer pl.close()
-	if pl.name == "." || pl.name == "" {
-		return unix.EEXIST
-	}
-	full := pl.full()
-	if pl.isReadOnly() {
-		return unix.EROFS
-	}
-	if pl.proc {
-		return unix.EACCES
-	}
-	if n, rule := k.judge(pl); blocked(n) {
-		return k.deny(unix.EACCES, "symlink", full, rule, n)
-	}
-	if !k.writable(full) {
-		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "symlink", Target: full, Reason: "not writable here (allowWrite)"})
-	}
-	if e := k.makeDeniedLater("symlink", pl); e != 0 {
+	if e := k.mayMake("symlink", pl, false); e != 0 {
 		return e
 	}
 	return errnoOf(unix.Symlinkat(target, pl.dir, pl.name))
@@ -1343,23 +1329,7 @@ func (k *call) link(dir int, old string, dir2 int, name string, flags int) unix.
 		return e
 	}
 	defer dst.close()
-	if dst.name == "." || dst.name == "" {
-		return unix.EEXIST
-	}
-	full := dst.full()
-	if dst.isReadOnly() {
-		return unix.EROFS
-	}
-	if dst.proc {
-		return unix.EACCES
-	}
-	if n, rule := k.judge(dst); blocked(n) {
-		return k.deny(unix.EACCES, "link", full, rule, n)
-	}
-	if !k.writable(full) {
-		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "link", Target: full, Reason: "not writable here (allowWrite)"})
-	}
-	if e := k.makeDeniedLater("link", dst); e != 0 {
+	if e := k.mayMake("link", dst, false); e != 0 {
 		return e
 	}
 	if strings.HasPrefix(src.full(), "/") {
