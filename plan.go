@@ -45,6 +45,8 @@ type LinuxPlan struct {
 	Seccomp        seccomp.Options `json:"seccomp"`
 	Arch           string          `json:"arch"`
 	SeccompProgram []string        `json:"seccompProgram"`
+	// PathGuard says what the path guard judges while the command runs.
+	PathGuard string `json:"pathGuard"`
 	// Landlock is the Landlock layer; nil with NoLandlock saying why.
 	Landlock   *landlock.Rules `json:"landlock,omitempty"`
 	NoLandlock string          `json:"noLandlock,omitempty"`
@@ -86,7 +88,7 @@ func Plan(settings *config.Settings, o PlanOptions) (*RunPlan, error) {
 func linuxRunPlan(rp *nsexec.RunPlan, abi int) *RunPlan {
 	arch, _ := seccomp.ArchOf(runtime.GOARCH)
 	lp := &LinuxPlan{Mounts: rp.Mounts.Mounts, Skipped: rp.Mounts.Skipped, Seccomp: rp.Seccomp, Arch: arch.Name,
-		Landlock: rp.Landlock, NoLandlock: rp.NoLandlock}
+		Landlock: rp.Landlock, NoLandlock: rp.NoLandlock, PathGuard: rp.GuardLine()}
 	if lp.Mounts == nil {
 		lp.Mounts = []nsexec.Mount{}
 	}
@@ -108,6 +110,7 @@ func (p *RunPlan) String() string {
 		} else {
 			fmt.Fprintf(&b, "No Landlock layer: %s\n", l.NoLandlock)
 		}
+		b.WriteString(l.PathGuard + "\n")
 		fmt.Fprintf(&b, "Seccomp filter for %s, %+v:\n%s\n", l.Arch, l.Seccomp, strings.Join(l.SeccompProgram, "\n"))
 	}
 	return b.String()

@@ -281,6 +281,7 @@ func (s *linuxBackend) prepare(ctx context.Context, o Run, argv []string) (*run,
 		p := linuxRunPlan(l.RunPlan, landlock.ABI())
 		s.debugf("Mount plan:\n%s", l.Plan)
 		s.debugf("Enforcement: %s", p.Enforcement)
+		s.debugf("%s", l.RunPlan.GuardLine())
 		s.debugf("Seccomp filter for %s", seccomp.Describe(l.Seccomp))
 		if l.Landlock != nil {
 			s.debugf("Landlock layer: read %v; read files %v; list only %v; write %v", l.Landlock.Read, l.Landlock.ReadFile, l.Landlock.ListOnly, l.Landlock.Write)

@@ -114,14 +114,18 @@ func (rp *RunPlan) String() string {
 	} else {
 		fmt.Fprintf(&b, "No Landlock layer: %s\n", rp.NoLandlock)
 	}
-	switch {
-	case rp.Guard == nil:
-		b.WriteString("No path guard (filesystem.disabled)\n")
-	case rp.Seccomp.GuardReads:
-		fmt.Fprintf(&b, "Path guard: every name made, moved or linked and every file opened, also for reading (%s)\n", rp.Policy.ReadGuard)
-	default:
-		b.WriteString("Path guard: every name made, moved or linked and every file opened for writing\n")
-	}
+	b.WriteString(rp.GuardLine() + "\n")
 	fmt.Fprintf(&b, "Seccomp filter for %s", seccomp.Describe(rp.Seccomp))
 	return b.String()
+}
+
+// GuardLine says what the path guard judges in this run.
+func (rp *RunPlan) GuardLine() string {
+	switch {
+	case rp.Guard == nil:
+		return "No path guard (filesystem.disabled)"
+	case rp.Seccomp.GuardReads:
+		return fmt.Sprintf("Path guard: every name made, moved or linked and every file opened, also for reading (%s)", rp.Policy.ReadGuard)
+	}
+	return "Path guard: every name made, moved or linked and every file opened for writing"
 }

@@ -60,7 +60,11 @@ func (b *builder) add(list string, entries []config.PathEntry, allow, write bool
 				return fmt.Errorf("%s: %w", name, err)
 			}
 			if len(paths) == 0 {
-				b.skip(name, "the pattern matches nothing on disk now")
+				why := "the pattern matches nothing on disk now"
+				if !allow {
+					why += "; the path guard judges what matches it later"
+				}
+				b.skip(name, why)
 			}
 		} else {
 			paths = []string{p.Path}
