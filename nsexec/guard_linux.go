@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -61,7 +62,7 @@ type answer struct {
 	cloexec bool // the command asked for O_CLOEXEC
 	// open, if set, is an open that may block (a FIFO without a reader):
 	// made on a thread of its own rather than one of the guard's.
-	open func() (int, unix.Errno)
+	open *blockingOpen
 	// cont lets the kernel make the call itself (see procSelf).
 	cont bool
 }
@@ -84,10 +85,42 @@ func (pol *ConnectPolicy) guard(gs *guardState, listener int, req *seccompNotif,
 		a = pol.guardCall(gs, listener, req, c)
 	}()
 	if open := a.open; open != nil {
+		// A thread waits in it for the other end, as the command would.
+		// Each sandbox may have maxBlockedOpens waiting, srt
+		// maxBlockingThreads in all; past that the open fails EMFILE.
+		// When the caller is gone (killed, or the sandbox over), the
+		// other end is opened for a moment, which ends the wait.
+		if !pol.blocked.take(maxBlockedOpens) {
+			open.release()
+			answerGuard(listener, req, refused(unix.EMFILE))
+			return
+		}
 		r := *req
 		go func() {
-			b := refused(unix.EPERM)
-			blockingThreads.run(func() { b.fd, b.errno = open() })
+			defer pol.blocked.give()
+			done := make(chan struct{})
+			go func() {
+				tick := time.NewTicker(100 * time.Millisecond)
+				defer tick.Stop()
+				for {
+					select {
+					case <-done:
+						return
+					case <-tick.C:
+						if !stillWaiting(listener, r.ID) {
+							open.release()
+							return
+						}
+					}
+				}
+			}()
+			b := refused(unix.EMFILE)
+			if blockingThreads.tryRun(maxBlockingThreads, func() { b.fd, b.errno = open.open() }) {
+				close(done)
+			} else {
+				close(done)
+				open.release()
+			}
 			runtime.LockOSThread() // answerGuard masks this thread's signals for a moment
 			defer runtime.UnlockOSThread()
 			answerGuard(listener, &r, b)
@@ -95,6 +128,34 @@ func (pol *ConnectPolicy) guard(gs *guardState, listener int, req *seccompNotif,
 		return
 	}
 	answerGuard(listener, req, a)
+}
+
+// Bounds on opens that wait for a FIFO's other end.
+const (
+	maxBlockedOpens    = 64  // per sandbox
+	maxBlockingThreads = 256 // in srt
+)
+
+// counter is a bounded count.
+type counter struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (c *counter) take(max int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n >= max {
+		return false
+	}
+	c.n++
+	return true
+}
+
+func (c *counter) give() {
+	c.mu.Lock()
+	c.n--
+	c.mu.Unlock()
 }
 
 // answerGuard answers req with a.
@@ -760,7 +821,7 @@ func (k *call) judge(pl place) (policy.Name, string) {
 		if gitDirLike(pl.dir, ".") {
 			return policy.HooksDir, full
 		}
-	case pl.name == "config" && !k.pol.Guard.GitConfig:
+	case gitConfigNames[pl.name] && !k.pol.Guard.GitConfig:
 		if gitDirLike(pl.dir, ".") {
 			return policy.GitConfig, full
 		}
@@ -772,8 +833,76 @@ func (k *call) judge(pl place) (policy.Name, string) {
 	return n, rule
 }
 
-// gitMarks are the names that make a directory a git directory to git.
-var gitMarks = map[string]bool{"HEAD": true, "objects": true, "refs": true, "commondir": true}
+// gitMarks are the names that make a directory a git directory to git;
+// gitConfigNames the config files git reads in one.
+var (
+	gitMarks       = map[string]bool{"HEAD": true, "objects": true, "refs": true, "commondir": true}
+	gitConfigNames = map[string]bool{"config": true, "config.worktree": true}
+)
+
+// sealForMark runs before a call makes the name at pl: when that name is
+// a mark that makes its directory a git directory, the directory's config
+// files are first replaced by copies the guard makes of what they hold
+// now (judged safe by judge, through unsafeToMark), so that no descriptor
+// or second name the command kept from before can change them after.
+func (k *call) sealForMark(pl place) unix.Errno {
+	if !gitMarks[pl.name] || pl.dir < 0 || k.pol.Guard.GitConfig || gitDirLike(pl.dir, ".") {
+		return 0
+	}
+	for name := range gitConfigNames {
+		if e := k.sealConfig(pl.dir, name); e != 0 {
+			return k.pol.deny(e, Event{Kind: "filesystem", Call: "write", Target: path.Join(pl.path, pl.name),
+				Reason: "its directory's " + name + " could not be sealed before it became a git directory"})
+		}
+	}
+	return 0
+}
+
+// sealConfig replaces dir/name, if it is there, by a copy of its content.
+func (k *call) sealConfig(dir int, name string) unix.Errno {
+	in, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err == unix.ENOENT {
+		return 0
+	}
+	if err != nil {
+		return unix.EACCES
+	}
+	f := os.NewFile(uintptr(in), name)
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(in, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return unix.EACCES
+	}
+	content, err := io.ReadAll(io.LimitReader(f, maxGitConfig+1))
+	if err != nil || policy.GitConfigSafe(content) != nil {
+		return unix.EACCES
+	}
+	return k.putCopy(dir, name, content, st.Mode)
+}
+
+// putCopy gives dir/name a new inode holding content (mode), made by the
+// guard: whatever reached the old one no longer reaches the name.
+func (k *call) putCopy(dir int, name string, content []byte, mode uint32) unix.Errno {
+	var tmp int
+	if e := k.creating(func() (err error) {
+		tmp, err = unix.Openat(dir, ".", unix.O_WRONLY|oTmpfile|unix.O_DIRECTORY|unix.O_CLOEXEC, mode&0o777)
+		return err
+	}); e != 0 {
+		return e
+	}
+	out := os.NewFile(uintptr(tmp), name)
+	defer out.Close()
+	if _, err := out.Write(content); err != nil {
+		return errnoOf(err)
+	}
+	if err := unix.Fchmod(tmp, mode&0o7777); err != nil {
+		return errnoOf(err)
+	}
+	if err := unix.Unlinkat(dir, name, 0); err != nil && err != unix.ENOENT {
+		return errnoOf(err)
+	}
+	return errnoOf(unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(tmp), dir, name, unix.AT_SYMLINK_FOLLOW))
+}
 
 func isSample(name string) bool {
 	return strings.HasSuffix(name, ".sample") && len(name) > len(".sample")
@@ -814,17 +943,22 @@ func (k *call) unsafeToMark(dir int) bool {
 	if k.pol.Guard.GitConfig {
 		return false
 	}
-	c, err := unix.Openat(dir, "config", unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err == unix.ENOENT {
-		return false
+	for name := range gitConfigNames {
+		c, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if err == unix.ENOENT {
+			continue
+		}
+		if err != nil {
+			return true
+		}
+		f := os.NewFile(uintptr(c), name)
+		content, err := io.ReadAll(io.LimitReader(f, maxGitConfig+1))
+		f.Close()
+		if err != nil || policy.GitConfigSafe(content) != nil {
+			return true
+		}
 	}
-	if err != nil {
-		return true
-	}
-	f := os.NewFile(uintptr(c), "config")
-	defer f.Close()
-	content, err := io.ReadAll(io.LimitReader(f, maxGitConfig+1))
-	return err != nil || policy.GitConfigSafe(content) != nil
+	return false
 }
 
 // blocked says whether a name of kind n may not be made or written.
@@ -863,6 +997,9 @@ func (k *call) open(dir int, name string, flags int, mode uint32) answer {
 			// followed and nothing that exists is opened, so the kernel's
 			// answer is the whole answer.
 			defer pl.close()
+			if e := k.sealForMark(pl); e != 0 {
+				return refused(e)
+			}
 			var fd int
 			if e := k.creating(func() (err error) {
 				fd, err = unix.Openat(pl.dir, pl.name, flags|unix.O_NOFOLLOW|unix.O_NOCTTY|unix.O_CLOEXEC, mode)
@@ -892,6 +1029,10 @@ func (k *call) open(dir int, name string, flags int, mode uint32) answer {
 				return refused(k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "write", Target: full, Reason: "not writable here (allowWrite)"}))
 			}
 			if e := k.makeDeniedLater("write", pl); e != 0 {
+				pl.close()
+				return refused(e)
+			}
+			if e := k.sealForMark(pl); e != 0 {
 				pl.close()
 				return refused(e)
 			}
@@ -1091,7 +1232,13 @@ func (k *call) procRead(pl place, flags int) answer {
 			}
 		}
 	}
-	fd, err := unix.Openat(pl.dir, pl.name, flags|unix.O_NOFOLLOW|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	// The command's own magic links (/proc/self/exe) lead where they
+	// would for it; nobody else's are followed.
+	nofollow := unix.O_NOFOLLOW
+	if pl.self != "" {
+		nofollow = 0
+	}
+	fd, err := unix.Openat(pl.dir, pl.name, flags|nofollow|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return refused(errnoOf(err))
 	}
@@ -1169,16 +1316,45 @@ func (k *call) reopen(pl place, flags int) answer {
 // reopenFD opens the file of srt's descriptor fd anew with flags, and
 // closes fd.
 func reopenFD(fd int, flags int, mayBlock bool) answer {
-	do := func() (int, unix.Errno) {
-		defer unix.Close(fd)
-		nfd, err := unix.Open("/proc/self/fd/"+strconv.Itoa(fd), flags|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
-		return nfd, errnoOf(err)
-	}
+	b := &blockingOpen{fd: fd, flags: flags}
 	if mayBlock {
-		return answer{fd: -1, cloexec: flags&unix.O_CLOEXEC != 0, open: do}
+		return answer{fd: -1, cloexec: flags&unix.O_CLOEXEC != 0, open: b}
 	}
-	nfd, e := do()
+	nfd, e := b.open()
 	return answer{errno: e, fd: nfd, cloexec: flags&unix.O_CLOEXEC != 0}
+}
+
+// blockingOpen is an open of srt's O_PATH descriptor fd of a FIFO (or
+// block device) that may wait for the other end; release ends the wait
+// by opening that other end, without waiting, for a moment.
+type blockingOpen struct {
+	fd, flags int
+	mu        sync.Mutex
+	done      bool
+}
+
+func (b *blockingOpen) open() (int, unix.Errno) {
+	nfd, err := unix.Open("/proc/self/fd/"+strconv.Itoa(b.fd), b.flags|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	b.mu.Lock()
+	b.done = true
+	unix.Close(b.fd)
+	b.mu.Unlock()
+	return nfd, errnoOf(err)
+}
+
+func (b *blockingOpen) release() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.done {
+		return
+	}
+	other := unix.O_WRONLY
+	if b.flags&unix.O_ACCMODE != unix.O_RDONLY {
+		other = unix.O_RDONLY
+	}
+	if fd, err := unix.Open("/proc/self/fd/"+strconv.Itoa(b.fd), other|unix.O_NONBLOCK|unix.O_CLOEXEC, 0); err == nil {
+		unix.Close(fd)
+	}
 }
 
 // controllingTTY opens what /dev/tty is for the process: its controlling
@@ -1254,7 +1430,10 @@ func (k *call) mayMake(op string, pl place, hooksDir bool) unix.Errno {
 	if !k.writable(full) {
 		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: full, Reason: "not writable here (allowWrite)"})
 	}
-	return k.makeDeniedLater(op, pl)
+	if e := k.makeDeniedLater(op, pl); e != 0 {
+		return e
+	}
+	return k.sealForMark(pl)
 }
 
 // symlink performs symlink(target, name).
@@ -1452,8 +1631,91 @@ func (k *call) rename(dir int, old string, dir2 int, name string, flags int) uni
 	if n == policy.GitConfig {
 		return k.replaceConfig(src, dst)
 	}
+	if srcKind == unix.S_IFDIR && k.laterBeneath(src, dst) {
+		// A deny entry reaches beneath the directory moved, where it is or
+		// where it goes: moved whole, a denied path would appear (or a
+		// hidden one leave) without a call the guard judges. Copied, every
+		// file is judged.
+		return unix.EXDEV
+	}
+	if e := k.sealForMark(dst); e != 0 {
+		return e
+	}
+	if flags&unix.RENAME_EXCHANGE != 0 {
+		if e := k.sealForMark(src); e != 0 {
+			return e
+		}
+	}
 	return errnoOf(unix.Renameat2(src.dir, src.name, dst.dir, dst.name, uint(flags)))
 }
+
+// laterBeneath reports whether a denyRead or denyWrite entry covers a
+// path beneath the directory src, where it is or as it would be at dst.
+// Every guarded call of the sandbox waits while this looks (they are made
+// on this thread, in turn); a tree too big to look through counts as
+// covered.
+func (k *call) laterBeneath(src, dst place) bool {
+	p := k.pol.Guard.Policy
+	if p == nil || len(p.Later) == 0 {
+		return false
+	}
+	from, to := src.full(), dst.full()
+	var patterns []policy.LaterRule
+	for _, r := range p.Later {
+		if r.Glob == nil {
+			if r.Path != from && policy.Under(r.Path, from) || r.Path != to && policy.Under(r.Path, to) {
+				return true
+			}
+			continue
+		}
+		root := r.Root
+		if root == "" {
+			root = r.Glob.Root()
+		}
+		if policy.Under(from, root) || policy.Under(root, from) || policy.Under(to, root) || policy.Under(root, to) {
+			patterns = append(patterns, r)
+		}
+	}
+	if len(patterns) == 0 {
+		return false
+	}
+	dir, err := unix.Openat(src.dir, src.name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return true
+	}
+	seen := 0
+	var walk func(dir int, rel string) bool
+	walk = func(dir int, rel string) bool {
+		f := os.NewFile(uintptr(dir), rel)
+		defer f.Close()
+		entries, err := f.ReadDir(-1)
+		if err != nil {
+			return true
+		}
+		for _, e := range entries {
+			if seen++; seen > maxMovedTree {
+				return true
+			}
+			r := path.Join(rel, e.Name())
+			for _, pat := range patterns {
+				if pat.CoversPath(from+"/"+r) || pat.CoversPath(to+"/"+r) {
+					return true
+				}
+			}
+			if e.IsDir() {
+				sub, err := unix.Openat(dir, e.Name(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+				if err != nil || walk(sub, r) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return walk(dir, ".")
+}
+
+// maxMovedTree bounds the entries laterBeneath looks through.
+const maxMovedTree = 10_000
 
 // replaceConfig puts a repository's config in place from the file at
 // src (git's config.lock): the content is read once, judged, and written
@@ -1472,38 +1734,17 @@ func (k *call) replaceConfig(src, dst place) unix.Errno {
 	if err := unix.Fstat(in, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return unix.EACCES
 	}
-	content := make([]byte, 0, st.Size)
-	buf := make([]byte, 64<<10)
-	for len(content) <= maxGitConfig {
-		n, err := f.Read(buf)
-		content = append(content, buf[:n]...)
-		if err != nil {
-			break
-		}
+	content, err := io.ReadAll(io.LimitReader(f, maxGitConfig+1))
+	if err != nil {
+		return errnoOf(err)
 	}
 	if err := policy.GitConfigSafe(content); err != nil {
 		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "rename", Target: full, Reason: "a repository's config may hold only settings that run nothing: " + err.Error()})
 	}
-	var tmp int
-	if e := k.creating(func() (err error) {
-		tmp, err = unix.Openat(dst.dir, ".", unix.O_WRONLY|oTmpfile|unix.O_DIRECTORY|unix.O_CLOEXEC, uint32(st.Mode&0o777))
-		return err
-	}); e != 0 {
+	// The command's file under src's name becomes the guard's copy, which
+	// then takes the config's name.
+	if e := k.putCopy(src.dir, src.name, content, st.Mode); e != 0 {
 		return e
-	}
-	out := os.NewFile(uintptr(tmp), "config")
-	defer out.Close()
-	if _, err := out.Write(content); err != nil {
-		return errnoOf(err)
-	}
-	if err := unix.Fchmod(tmp, st.Mode&0o7777); err != nil {
-		return errnoOf(err)
-	}
-	if err := unix.Unlinkat(src.dir, src.name, 0); err != nil {
-		return errnoOf(err)
-	}
-	if err := unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(tmp), src.dir, src.name, unix.AT_SYMLINK_FOLLOW); err != nil {
-		return errnoOf(err)
 	}
 	return errnoOf(unix.Renameat(src.dir, src.name, dst.dir, dst.name))
 }

@@ -29,11 +29,12 @@ var (
 )
 
 type threadPool struct {
-	fixed int
-	once  sync.Once
-	jobs  chan func(ok bool)
-	mu    sync.Mutex
-	idle  int
+	fixed   int
+	once    sync.Once
+	jobs    chan func(ok bool)
+	mu      sync.Mutex
+	idle    int
+	threads int // made so far (a growing pool's threads never end)
 }
 
 func newThreadPool(fixed int) *threadPool {
@@ -53,6 +54,7 @@ func (p *threadPool) run(f func()) {
 		p.mu.Lock()
 		if p.idle == 0 {
 			p.idle++
+			p.threads++
 			go p.thread(true)
 		}
 		p.idle--
@@ -73,6 +75,19 @@ func (p *threadPool) run(f func()) {
 		}
 	}
 	<-done
+}
+
+// tryRun is run for a growing pool, which first makes sure it holds at
+// most max threads: false (f not run) when it would need more.
+func (p *threadPool) tryRun(max int, f func()) bool {
+	p.mu.Lock()
+	if p.idle == 0 && p.threads >= max {
+		p.mu.Unlock()
+		return false
+	}
+	p.mu.Unlock()
+	p.run(f)
+	return true
 }
 
 func (p *threadPool) thread(counted bool) {

@@ -108,6 +108,9 @@ func runInit() error {
 	if err := handOverSockets(spec, link); err != nil {
 		return setupError(StepSockets, err)
 	}
+	if err := nullStdio(); err != nil {
+		return setupError(StepRoot, err)
+	}
 	path, err := findCommand(spec)
 	if err != nil {
 		return setupError(StepWorkingDir, err)
@@ -248,6 +251,33 @@ func runInit() error {
 			}
 		}
 	}
+}
+
+// nullStdio gives the init (and so the command) the sandbox's /dev/null
+// where its stdin, stdout or stderr is the host's (srt's own stdin, say):
+// the same device, but through the sandbox's read-only mount of it, so a
+// command running as root cannot fchmod or fchown the host's /dev/null.
+func nullStdio() error {
+	for fd := 0; fd <= 2; fd++ {
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFCHR || st.Rdev != unix.Mkdev(1, 3) {
+			continue
+		}
+		fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+		if err != nil {
+			return err
+		}
+		null, err := unix.Open("/dev/null", fl&unix.O_ACCMODE|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("opening the sandbox's /dev/null: %w", err)
+		}
+		err = unix.Dup3(null, fd, 0)
+		unix.Close(null)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // findCommand enters the command's working directory and finds its

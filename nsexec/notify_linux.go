@@ -83,6 +83,7 @@ type ConnectPolicy struct {
 	// NestedNamespaces is allowNestedUserNamespaces: the command may make
 	// user namespaces, and write their maps.
 	NestedNamespaces bool
+	blocked          counter // the guard's opens waiting for a FIFO's other end
 
 	mu        sync.Mutex
 	listening map[uint16]bool // loopback ports the command listens on

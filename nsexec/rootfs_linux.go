@@ -358,6 +358,13 @@ func buildDev(dev string) error {
 		if err := unix.Mount("/dev/"+name, p, "", unix.MS_BIND, ""); err != nil {
 			return pathErr("binding", "/dev/"+name, err)
 		}
+		// Read-only: the device still takes writes (a read-only mount
+		// guards a file's content and metadata, not a device's), but its
+		// mode, owner and times, the host's, stay as they are — a command
+		// running as root owns /dev/null and could chmod it 000.
+		if err := setAttr(p, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC, false); err != nil {
+			return err
+		}
 	}
 	for _, d := range []string{"pts", "shm"} {
 		if err := os.Mkdir(filepath.Join(dev, d), 0o755); err != nil {

@@ -160,6 +160,10 @@ func (p *Policy) deniedLater(path string, readsOnly bool) (LaterRule, bool) {
 	return LaterRule{}, false
 }
 
+// CoversPath reports whether the entry covers path (absolute,
+// symlink-free), whatever its grants.
+func (r LaterRule) CoversPath(path string) bool { return r.covers(path) }
+
 func (r LaterRule) covers(path string) bool {
 	if r.Glob == nil {
 		return Under(path, r.Path)

@@ -306,7 +306,7 @@ func TestGuardDenyLater(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
 		b := newBox(t)
 		b.write("secrets/", "")
-		fs := fsMap{"allowWrite": []string{"."}, "denyWrite": []string{"secrets/*.pem", "later.txt"}, "denyRead": []string{"hidden-later", "**/.env"}}
+		fs := fsMap{"allowWrite": []string{"."}, "denyWrite": []string{"secrets/*.pem", "secrets2/*.pem", "later.txt"}, "denyRead": []string{"hidden-later", "**/.env"}}
 		// The host makes secrets/host.pem once the command is running;
 		// the command then tries to write it.
 		go func() {
@@ -321,16 +321,20 @@ func TestGuardDenyLater(t *testing.T) {
 		}()
 		script := fmt.Sprintf(`echo %[1]s > secrets/a.pem; echo %[1]s > later.txt; mkdir hidden-later; echo %[1]s > hidden-later/f
 mkdir -p sub sub2; echo %[1]s > sub/.env; echo %[1]s > fine.txt; cp fine.txt f2; mv f2 sub2/.env
+mkdir t; echo %[1]s > t/secret.pem; mv t secrets2; mkdir u; echo %[1]s > u/later.txt; mv u/later.txt .; mkdir v; echo %[1]s > v/.env; mv v w2
 touch ready; for i in $(seq 100); do [ -e go ] && break; sleep 0.05; done
 echo %[1]s > secrets/host.pem; mv secrets/host.pem secrets/x; echo END`, b.canary)
 		r := b.run(fs, script)
 		if !strings.Contains(r.stdout, "END") {
 			t.Fatalf("the script did not run: %+v", r)
 		}
-		for _, f := range []string{"secrets/a.pem", "later.txt", "hidden-later", "sub/.env", "sub2/.env", "secrets/x"} {
+		for _, f := range []string{"secrets/a.pem", "later.txt", "hidden-later", "sub/.env", "sub2/.env", "secrets/x", "w2/.env"} {
 			if _, err := os.Lstat(b.path(f)); err == nil {
 				t.Errorf("%s was made: %+v", f, r)
 			}
+		}
+		if strings.Contains(b.read("secrets2/secret.pem"), b.canary) {
+			t.Errorf("a directory moved into place made a denyWrite match: %q", b.read("secrets2/secret.pem"))
 		}
 		if got := b.read("secrets/host.pem"); got != "ORIGINAL" {
 			t.Errorf("a denyWrite match made by the host during the run was written: %q", got)
@@ -373,9 +377,10 @@ func TestGuardReadsLater(t *testing.T) {
 		}()
 		script := fmt.Sprintf(`cat innocent.txt; %s=race-read %s race
 cat later-secret; cat sub/.env; ln -s later-secret l; cat l; cat /proc/self/cwd/sub/.env; cp later-secret copy
+mv sub moved-sub; cat moved-sub/.env; [ "$(head -c 4 /proc/self/exe | tail -c 3)" = ELF ] && echo OWN-EXE
 cat /proc/1/environ; cat /proc/1/cmdline; ls /proc/1/fd; echo plain > p.txt; cat p.txt; echo END`, probeEnv, exe)
 		r := b.run(fs, script)
-		if !strings.Contains(r.stdout, "plain\nEND") || !strings.Contains(r.stdout, "race reads") || !strings.Contains(r.stdout, `read "PUBLIC"`) {
+		if !strings.Contains(r.stdout, "plain\nEND") || !strings.Contains(r.stdout, "race reads") || !strings.Contains(r.stdout, `read "PUBLIC"`) || !strings.Contains(r.stdout, "OWN-EXE") {
 			t.Fatalf("the script did not run, or ordinary reads failed: %+v", r)
 		}
 		b.noCanary(r)
@@ -405,6 +410,9 @@ git init -q --bare bare.git; echo %[1]s > bare.git/hooks/post-receive
 git init -q --separate-git-dir=sep wt; echo %[1]s > sep/hooks/pre-commit
 mkdir -p g/hooks; echo %[1]s > g/hooks/pre-commit; touch g/HEAD; mkdir g/objects g/refs; echo x > g/commondir
 mkdir -p c; printf '[core]\n\tfsmonitor = %[1]s\n' > c/config; touch c/HEAD
+mkdir x; exec 3<>x/config; mkdir x/objects x/refs; echo 'ref: refs/heads/main' > x/HEAD; printf '[core]\n\tfsmonitor = %[1]s\n' >&3; exec 3>&-
+mkdir y; : > y/config; ln y/config y-alias; mkdir y/objects y/refs; printf '[core]\n\tfsmonitor = %[1]s\n' > y-alias
+git init -q --bare z; printf '[core]\n\tfsmonitor = %[1]s\n' > z/config.worktree
 git -C bare.git config core.hooksPath /tmp
 git init -q work && git -C work commit -q --allow-empty -m one && git clone -q --bare work nb.git && git -C nb.git config user.name x && echo GIT-OK`, b.canary)
 		r := b.run(fsMap{"allowWrite": []string{"."}}, script)
@@ -416,11 +424,86 @@ git init -q work && git -C work commit -q --allow-empty -m one && git clone -q -
 				t.Errorf("%s was made", f)
 			}
 		}
+		// A config opened, or given a second name, before its directory
+		// became a git directory is not the one that directory holds.
+		for _, f := range []string{"x/config", "y/config", "z/config.worktree"} {
+			if strings.Contains(b.read(f), b.canary) {
+				t.Errorf("%s took core.fsmonitor: %q", f, b.read(f))
+			}
+		}
 		if cfg := b.read("bare.git/config"); strings.Contains(cfg, "hooksPath") {
 			t.Errorf("a bare repository's config took core.hooksPath:\n%s", cfg)
 		}
 		if cfg := b.read("nb.git/config"); !strings.Contains(cfg, "name = x") {
 			t.Errorf("git config user.name in a bare clone did not land:\n%s", cfg)
+		}
+	})
+}
+
+// A command opening FIFOs nobody will open from the other end holds at
+// most a bounded number of srt's threads (the rest fail EMFILE), and when
+// it ends, srt ends too. The host's device nodes keep their mode, owner
+// and times whatever the command does to the sandbox's /dev (as root it
+// owns them) or to its stdin, the host's /dev/null. Run as both users.
+func TestGuardSpecialFiles(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		before := map[string]string{}
+		for _, d := range []string{"/dev/null", "/dev/full", "/dev/zero"} {
+			out, _ := exec.Command("stat", "-c", "%a %u %Y", d).Output()
+			before[d] = string(out)
+			// A failing run must not leave the host broken.
+			if fi, err := os.Stat(d); err == nil && os.Geteuid() == 0 {
+				mode, mtime := fi.Mode().Perm(), fi.ModTime()
+				t.Cleanup(func() {
+					os.Chmod(d, mode)
+					os.Chown(d, 0, 0)
+					os.Chtimes(d, mtime, mtime)
+				})
+			}
+		}
+		script := `for i in $(seq 200); do mkfifo f$i; (exec 3>f$i) 2>/dev/null & done; sleep 1
+ls /proc | grep -c '^[0-9]' > procs; chmod 000 /dev/null /dev/full; chown 1:1 /dev/zero; touch -d @0 /dev/null; chmod 000 /proc/self/fd/0
+python3 -c 'import os; os.fchmod(0, 0)' 2>/dev/null; echo x > /dev/null && echo NULL-WRITES; kill $(jobs -p) 2>/dev/null; echo END`
+		cmd := exec.Command(os.Getenv(srtEnv), "--settings", b.settingsFile(fsMap{"allowWrite": []string{"."}}), "-c", script)
+		cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + b.H}
+		cmd.Dir = b.W
+		cmd.Stdin = nil // the host's /dev/null
+		var out strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		maxThreads := 0
+		deadline := time.Now().Add(time.Minute)
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+	watch:
+		for {
+			select {
+			case <-exited:
+				break watch
+			case <-time.After(20 * time.Millisecond):
+				if tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", cmd.Process.Pid)); err == nil && len(tasks) > maxThreads {
+					maxThreads = len(tasks)
+				}
+				if time.Now().After(deadline) {
+					cmd.Process.Kill()
+					t.Fatalf("srt did not end after its command: %s", out.String())
+				}
+			}
+		}
+		if !strings.Contains(out.String(), "NULL-WRITES") || !strings.Contains(out.String(), "END") {
+			t.Errorf("the script did not run through: %s", out.String())
+		}
+		if maxThreads > 2*64+40 {
+			t.Errorf("srt grew to %d threads for FIFO opens that wait", maxThreads)
+		}
+		for d, was := range before {
+			out, _ := exec.Command("stat", "-c", "%a %u %Y", d).Output()
+			if string(out) != was {
+				t.Errorf("the host's %s changed: %q -> %q", d, was, out)
+			}
 		}
 	})
 }

@@ -88,19 +88,7 @@ func (b *box) exec(fs map[string]any, env []string, args ...string) result {
 	b.t.Helper()
 	var pre []string
 	if len(env) == 0 || env[0] != "NOSETTINGS" {
-		settings := map[string]any{
-			"network":    map[string]any{"allowedDomains": []string{}, "deniedDomains": []string{}},
-			"filesystem": map[string]any{"denyRead": []string{}, "allowWrite": []string{}, "denyWrite": []string{}},
-		}
-		for k, v := range fs {
-			settings["filesystem"].(map[string]any)[k] = v
-		}
-		data, _ := json.Marshal(settings)
-		cfg := filepath.Join(filepath.Dir(b.W), "settings.json")
-		if err := os.WriteFile(cfg, data, 0o644); err != nil {
-			b.t.Fatal(err)
-		}
-		pre = []string{"--settings", cfg}
+		pre = []string{"--settings", b.settingsFile(fs)}
 	} else {
 		env = env[1:]
 	}
@@ -112,6 +100,24 @@ func (b *box) exec(fs map[string]any, env []string, args ...string) result {
 		b.t.Fatal(err)
 	}
 	return result{out, errOut, code}
+}
+
+// settingsFile writes BASE with the filesystem keys of fs and returns
+// its path.
+func (b *box) settingsFile(fs map[string]any) string {
+	settings := map[string]any{
+		"network":    map[string]any{"allowedDomains": []string{}, "deniedDomains": []string{}},
+		"filesystem": map[string]any{"denyRead": []string{}, "allowWrite": []string{}, "denyWrite": []string{}},
+	}
+	for k, v := range fs {
+		settings["filesystem"].(map[string]any)[k] = v
+	}
+	data, _ := json.Marshal(settings)
+	cfg := filepath.Join(filepath.Dir(b.W), "settings.json")
+	if err := os.WriteFile(cfg, data, 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+	return cfg
 }
 
 // runJSON runs a shell command with a whole settings document.
