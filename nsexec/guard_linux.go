@@ -63,8 +63,12 @@ type answer struct {
 	// open, if set, is an open that may block (a FIFO without a reader):
 	// made on a thread of its own rather than one of the guard's.
 	open *blockingOpen
-	// cont lets the kernel make the call itself (see procSelf).
+	// cont lets the kernel make the call itself: only for the init's own
+	// calls.
 	cont bool
+	// askInit, if set, is a user namespace map the init opens for the
+	// command (procOpen).
+	askInit *mapRequest
 }
 
 func refused(e unix.Errno) answer { return answer{errno: e, fd: -1} }
@@ -84,6 +88,20 @@ func (pol *ConnectPolicy) guard(gs *guardState, listener int, req *seccompNotif,
 		}()
 		a = pol.guardCall(gs, listener, req, c)
 	}()
+	if ask := a.askInit; ask != nil {
+		r := *req
+		go func() {
+			fd, errno := pol.askInitMap(ask)
+			b := answer{fd: fd, errno: errno, cloexec: a.cloexec}
+			if errno != 0 {
+				b.fd = -1
+			}
+			runtime.LockOSThread() // answerGuard masks this thread's signals for a moment
+			defer runtime.UnlockOSThread()
+			answerGuard(listener, &r, b)
+		}()
+		return
+	}
 	if open := a.open; open != nil {
 		// A thread waits in it for the other end, as the command would.
 		// Each sandbox may have maxBlockedOpens waiting, srt
@@ -1767,9 +1785,16 @@ func mountPoint(p place) bool {
 // command's (the init is undumpable to the command, not to srt): the
 // guard opens only what a process may open of its own, named as its own
 // (/proc/self/…), through srt's procfs; anything else there is refused.
-// The user namespace maps, which the kernel reads as the opener's, are
-// opened by the command itself (allowNestedUserNamespaces only).
+// A user namespace map, which the kernel reads as its opener's (who must
+// be in the namespace or its parent), is opened by the sandbox's init,
+// asked over the run's link (allowNestedUserNamespaces only): no call is
+// let through to the kernel after the guard read its path.
 func (k *call) procOpen(pl place, flags int, truncate bool) answer {
+	if k.pol.NestedNamespaces && k.ofInitThread() {
+		// The init opening a map for the command (askInitMap): its own
+		// call, from memory the command cannot reach (it is undumpable).
+		return answer{fd: -1, cont: true}
+	}
 	if pl.self == "" || truncate {
 		return refused(unix.EACCES)
 	}
@@ -1778,10 +1803,16 @@ func (k *call) procOpen(pl place, flags int, truncate bool) answer {
 	}
 	switch {
 	case procSelfMaps[pl.self]:
-		if !k.pol.NestedNamespaces || flags&(unix.O_CREAT|unix.O_TRUNC) != 0 {
+		// A shell's ">" adds O_CREAT and O_TRUNC, which mean nothing
+		// there; the init opens it for writing.
+		if !k.pol.NestedNamespaces {
 			return refused(unix.EPERM)
 		}
-		return answer{fd: -1, cont: true}
+		pid, ok := k.sandboxTgid()
+		if !ok {
+			return refused(unix.ESRCH)
+		}
+		return answer{fd: -1, cloexec: flags&unix.O_CLOEXEC != 0, askInit: &mapRequest{Pid: pid, File: pl.self}}
 	case procSelfFiles[pl.self]:
 		fd, err := unix.Openat(pl.dir, pl.name, flags&^(unix.O_CREAT|unix.O_EXCL|unix.O_TRUNC)|unix.O_NOFOLLOW|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 		if err != nil {
@@ -1790,6 +1821,99 @@ func (k *call) procOpen(pl place, flags int, truncate bool) answer {
 		return answer{fd: fd, cloexec: flags&unix.O_CLOEXEC != 0}
 	}
 	return refused(unix.EACCES)
+}
+
+// ofInitThread reports whether the call comes from a thread of the
+// sandbox's init.
+func (k *call) ofInitThread() bool {
+	init := int(k.pol.initPid.Load())
+	if init <= 0 {
+		return false
+	}
+	var st unix.Stat_t
+	return k.pid == init || unix.Stat(k.pol.Proc+"/"+strconv.Itoa(init)+"/task/"+strconv.Itoa(k.pid), &st) == nil
+}
+
+// sandboxTgid is the calling process's pid in the sandbox's PID
+// namespace (NStgid's second field: the first is srt's own namespace).
+func (k *call) sandboxTgid() (int, bool) {
+	status, err := os.ReadFile(k.pol.Proc + "/" + strconv.Itoa(k.pid) + "/status")
+	if err != nil {
+		return 0, false
+	}
+	_, rest, ok := strings.Cut(string(status), "\nNStgid:")
+	if !ok {
+		return 0, false
+	}
+	line, _, _ := strings.Cut(rest, "\n")
+	f := strings.Fields(line)
+	if len(f) < 2 {
+		return 0, false
+	}
+	n, err := strconv.Atoi(f[1])
+	return n, err == nil && n > 0
+}
+
+// mapResult is the init's answer to a map request.
+type mapResult struct {
+	fd    int
+	errno unix.Errno
+}
+
+// askInitMap has the init open the user namespace map of r and returns
+// the descriptor, waiting at most 5 seconds.
+func (pol *ConnectPolicy) askInitMap(r *mapRequest) (int, unix.Errno) {
+	if pol.sendInit == nil {
+		return -1, unix.EPERM
+	}
+	ch := make(chan mapResult, 1)
+	pol.mapMu.Lock()
+	pol.mapID++
+	r.ID = pol.mapID
+	if pol.maps == nil {
+		pol.maps = map[uint64]chan mapResult{}
+	}
+	pol.maps[r.ID] = ch
+	pol.mapMu.Unlock()
+	defer func() {
+		pol.mapMu.Lock()
+		delete(pol.maps, r.ID)
+		pol.mapMu.Unlock()
+	}()
+	if err := pol.sendInit(&initRequest{OpenMap: r}); err != nil {
+		return -1, unix.EPERM
+	}
+	select {
+	case res := <-ch:
+		return res.fd, res.errno
+	case <-time.After(5 * time.Second):
+		return -1, unix.EAGAIN
+	}
+}
+
+// mapReplied takes the init's answer to a map request.
+func (pol *ConnectPolicy) mapReplied(m *mapReply, fds []int) {
+	pol.mapMu.Lock()
+	ch := pol.maps[m.ID]
+	pol.mapMu.Unlock()
+	res := mapResult{fd: -1, errno: unix.Errno(m.Errno)}
+	if m.Errno == 0 {
+		if len(fds) != 1 {
+			closeAll(fds)
+			res.errno = unix.EIO
+		} else {
+			res.fd = fds[0]
+			fds = nil
+		}
+	}
+	closeAll(fds)
+	if ch == nil {
+		if res.fd >= 0 {
+			unix.Close(res.fd)
+		}
+		return
+	}
+	ch <- res
 }
 
 // procSelfFiles are the entries of its own /proc directory a process may

@@ -87,14 +87,7 @@ func runInit() error {
 	if err != nil {
 		return setupError(StepSpec, err)
 	}
-	go func() {
-		var b [1]byte
-		for {
-			if _, err := link.Read(b[:]); err != nil {
-				os.Exit(137) // PID 1 gone: the kernel kills the namespace
-			}
-		}
-	}()
+	go serveRequests(link)
 	spec, err := readSpec()
 	if err != nil {
 		return setupError(StepSpec, err)

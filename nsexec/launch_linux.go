@@ -195,6 +195,7 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 	}
 	l.nsPolicy = &ConnectPolicy{Proc: "/proc", Unix: filter.Unix, UnixPaths: unixPaths, OnDeny: o.OnEvent, Guard: l.RunPlan.Guard,
 		NestedNamespaces: filter.NestedNamespaces}
+	l.nsPolicy.sendInit = l.sendInit
 	spec.ProxyPorts, spec.Intercept, spec.WeakerProc = ports, intercept, s.EnableWeakerNestedSandbox
 	cmd, err := l.child(o.Context, roleInit, spec)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 
 	"golang.org/x/sys/unix"
 )
@@ -31,6 +32,9 @@ import (
 //	     |<--- {stopped:true} --------------------|  whenever the command stops
 //	     |     (srt stops too; its SIGCONT goes   |  (job control)
 //	     |     on to the init)                    |
+//	     |---- {openMap:{id,pid,file}} ---------->|  allowNestedUserNamespaces: a
+//	     |<--- {map:{id,errno}} + fd -------------|  user namespace map, opened by
+//	     |     (the guard hands it on)            |  the init for the command
 //	     |                 ...                    |
 //	     |<--- end of the link -------------------|  the init exited: the run is over
 //	     |                                        |
@@ -61,6 +65,28 @@ type linkMessage struct {
 	// Stopped: the command was stopped (Ctrl-Z on its terminal, or the
 	// SIGTSTP srt relayed); SIGCONT from srt lets it go on.
 	Stopped bool `json:"stopped,omitempty"`
+	// Map answers an initRequest's OpenMap: the descriptor, or Errno.
+	Map *mapReply `json:"map,omitempty"`
+}
+
+// initRequest is the one message srt sends the init (allowNested-
+// UserNamespaces only): open, for writing, a user namespace map of a
+// process of the sandbox — a map the kernel reads as its opener's, which
+// the init, in the sandbox's user namespace, may open, and srt, outside
+// it, may not (see procOpen).
+type initRequest struct {
+	OpenMap *mapRequest `json:"openMap,omitempty"`
+}
+
+type mapRequest struct {
+	ID   uint64 `json:"id"`
+	Pid  int    `json:"pid"`  // as the sandbox's PID namespace numbers it
+	File string `json:"file"` // uid_map, gid_map, setgroups or projid_map
+}
+
+type mapReply struct {
+	ID    uint64 `json:"id"`
+	Errno int    `json:"errno,omitempty"`
 }
 
 // linkSocket says what one handed-over socket is.
@@ -96,6 +122,63 @@ func sayHello() (*os.File, error) {
 		return nil, fmt.Errorf("saying hello to srt: %w", err)
 	}
 	return link, nil
+}
+
+// sendInit sends the init a request over the link (srt's end).
+func (l *Launch) sendInit(r *initRequest) error {
+	data, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	rc, err := l.link.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	if err := rc.Write(func(fd uintptr) bool {
+		serr = unix.Sendmsg(int(fd), data, nil, nil, 0)
+		return serr != unix.EAGAIN
+	}); err != nil {
+		return err
+	}
+	return serr
+}
+
+// serveRequests reads srt's requests on the link, for the init's life:
+// its end (srt gone) ends the run.
+func serveRequests(link *os.File) {
+	// The maps are opened with no capability: the kernel judges a map by
+	// its opener, and the init's other threads keep capabilities in the
+	// sandbox's user namespace (CAP_SETFCAP would let a map of uid 0
+	// through) that the command, which writes the map, never has.
+	runtime.LockOSThread() // for good: this thread's credentials are its own
+	capless := unprivilegedThread() == nil
+	buf := make([]byte, 4096)
+	for {
+		n, err := link.Read(buf)
+		if err != nil || n == 0 {
+			os.Exit(137) // PID 1 gone: the kernel kills the namespace
+		}
+		var r initRequest
+		if json.Unmarshal(buf[:n], &r) != nil || r.OpenMap == nil {
+			continue
+		}
+		m := r.OpenMap
+		reply := &linkMessage{Map: &mapReply{ID: m.ID}}
+		if !capless || !procSelfMaps[m.File] || m.Pid <= 1 {
+			reply.Map.Errno = int(unix.EPERM)
+			sendLink(link, reply, nil)
+			continue
+		}
+		fd, err := unix.Open(fmt.Sprintf("/proc/%d/%s", m.Pid, m.File), unix.O_WRONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			reply.Map.Errno = int(errnoOf(err))
+			sendLink(link, reply, nil)
+			continue
+		}
+		sendLink(link, reply, []int{fd})
+		unix.Close(fd)
+	}
 }
 
 // sendLink sends one message to srt over the link, with descriptors.
@@ -275,6 +358,8 @@ func (l *Launch) watch() {
 				close(served)
 			}()
 			defer func() { <-served }()
+		case msg.Map != nil && l.nsPolicy != nil:
+			l.nsPolicy.mapReplied(msg.Map, fds)
 		case len(msg.Sockets) > 0 && len(msg.Sockets) == len(fds) && !gotSockets:
 			gotSockets = true
 			served = append(served, l.serveSockets(msg.Sockets, fds)...)
@@ -299,6 +384,9 @@ func (l *Launch) notePid(oob []byte) {
 	}
 	for _, m := range msgs {
 		if cred, err := unix.ParseUnixCredentials(&m); err == nil && cred.Pid > 0 {
+			if l.nsPolicy != nil {
+				l.nsPolicy.initPid.Store(cred.Pid)
+			}
 			if fd, err := unix.PidfdOpen(int(cred.Pid), 0); err == nil {
 				l.pidMu.Lock()
 				l.pidfd = fd

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/srt-go/srt/policy"
@@ -84,6 +85,15 @@ type ConnectPolicy struct {
 	// user namespaces, and write their maps.
 	NestedNamespaces bool
 	blocked          counter // the guard's opens waiting for a FIFO's other end
+
+	// initPid is the sandbox's init, as srt numbers it (0 in the
+	// fallback); sendInit sends it a request over the run's link, and
+	// maps are the requests waiting for its answer.
+	initPid  atomic.Int32
+	sendInit func(*initRequest) error
+	mapMu    sync.Mutex
+	maps     map[uint64]chan mapResult
+	mapID    uint64
 
 	mu        sync.Mutex
 	listening map[uint16]bool // loopback ports the command listens on

@@ -458,6 +458,14 @@ func TestSandboxNestedNamespaces(t *testing.T) {
 				t.Errorf("allowNestedUserNamespaces: no mount in a nested namespace: %+v", r)
 			}
 			b.noCanary(r)
+		} else {
+			// The map is opened for the command by the sandbox's init
+			// (the path guard), with no capability: mapping the host's
+			// uid 0 still needs CAP_SETFCAP, which no one there holds.
+			r = b.runJSON(doc, `unshare -U sh -c 'echo 0 0 1 > /proc/self/uid_map && echo MAPPED-ROOT'`)
+			if strings.Contains(r.stdout, "MAPPED-ROOT") {
+				t.Errorf("a nested namespace mapped the host's uid 0: %+v", r)
+			}
 		}
 	})
 }
