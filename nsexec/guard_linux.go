@@ -344,26 +344,32 @@ func (pol *ConnectPolicy) guardCall(gs *guardState, listener int, req *seccompNo
 		}
 		return int(int32(arg(i)))
 	}
-	str := func(i int) (string, unix.Errno) { return readString(k.pid, uintptr(arg(i)), unix.PathMax) }
+	// Every call names one path, two for symlink (its target, then its
+	// name), link and rename; each is read from the command's memory once.
+	name, e := readString(k.pid, uintptr(arg(c.Path)), unix.PathMax)
+	if e != 0 {
+		return refused(e)
+	}
+	var name2 string
+	if c.Path2 >= 0 {
+		if name2, e = readString(k.pid, uintptr(arg(c.Path2)), unix.PathMax); e != 0 {
+			return refused(e)
+		}
+	}
+	flags := 0
+	if c.Flags >= 0 {
+		flags = int(uint32(arg(c.Flags)))
+	}
 	switch c.Op {
 	case seccomp.FileOpen:
-		flags := unix.O_CREAT | unix.O_WRONLY | unix.O_TRUNC
-		if !c.Creat {
-			flags = int(int32(arg(c.Flags)))
-		}
-		name, e := str(c.Path)
-		if e != 0 {
-			return refused(e)
+		if c.Creat {
+			flags = unix.O_CREAT | unix.O_WRONLY | unix.O_TRUNC
 		}
 		if flags&seccomp.OpenWrites == 0 {
 			return k.openRead(dirArg(c.Dir), name, flags) // GuardReads
 		}
 		return k.open(dirArg(c.Dir), name, flags, uint32(arg(c.Mode))&0o7777)
 	case seccomp.FileTruncate:
-		name, e := str(c.Path)
-		if e != 0 {
-			return refused(e)
-		}
 		length := int64(arg(1))
 		if length < 0 {
 			return refused(unix.EINVAL)
@@ -375,50 +381,13 @@ func (pol *ConnectPolicy) guardCall(gs *guardState, listener int, req *seccompNo
 		defer unix.Close(a.fd)
 		return refused(errnoOf(unix.Ftruncate(a.fd, length)))
 	case seccomp.FileMkdir, seccomp.FileMknod:
-		name, e := str(c.Path)
-		if e != 0 {
-			return refused(e)
-		}
-		mode := uint32(arg(c.Mode))
-		return refused(k.make(c.Op, dirArg(c.Dir), name, mode, int(arg(c.Mode+1))))
+		return refused(k.make(c.Op, dirArg(c.Dir), name, uint32(arg(c.Mode)), int(arg(c.Mode+1))))
 	case seccomp.FileSymlink:
-		target, e := str(c.Path)
-		if e != 0 {
-			return refused(e)
-		}
-		name, e := str(c.Path2)
-		if e != 0 {
-			return refused(e)
-		}
-		return refused(k.symlink(target, dirArg(c.Dir2), name))
+		return refused(k.symlink(name, dirArg(c.Dir2), name2))
 	case seccomp.FileLink:
-		old, e := str(c.Path)
-		if e != 0 {
-			return refused(e)
-		}
-		name, e := str(c.Path2)
-		if e != 0 {
-			return refused(e)
-		}
-		flags := 0
-		if c.Flags >= 0 {
-			flags = int(arg(c.Flags))
-		}
-		return refused(k.link(dirArg(c.Dir), old, dirArg(c.Dir2), name, flags))
+		return refused(k.link(dirArg(c.Dir), name, dirArg(c.Dir2), name2, flags))
 	case seccomp.FileRename:
-		old, e := str(c.Path)
-		if e != 0 {
-			return refused(e)
-		}
-		name, e := str(c.Path2)
-		if e != 0 {
-			return refused(e)
-		}
-		flags := 0
-		if c.Flags >= 0 {
-			flags = int(uint32(arg(c.Flags)))
-		}
-		return refused(k.rename(dirArg(c.Dir), old, dirArg(c.Dir2), name, flags))
+		return refused(k.rename(dirArg(c.Dir), name, dirArg(c.Dir2), name2, flags))
 	}
 	return refused(unix.ENOSYS)
 }
@@ -487,6 +456,12 @@ func (k *call) onReadOnlyMount(pl place) bool {
 	defer unix.Close(fd)
 	var fs unix.Statfs_t
 	return unix.Fstatfs(fd, &fs) == nil && fs.Flags&unix.ST_RDONLY != 0
+}
+
+// notWritable refuses (EACCES, reported) op on a path the fallback's
+// plan does not make writable.
+func (k *call) notWritable(op, path string) unix.Errno {
+	return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: path, Reason: "not writable here (allowWrite)"})
 }
 
 // writable says whether the fallback's plan lets path be written; in the
@@ -1044,7 +1019,7 @@ func (k *call) open(dir int, name string, flags int, mode uint32) answer {
 			}
 			if !k.writable(full) {
 				pl.close()
-				return refused(k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "write", Target: full, Reason: "not writable here (allowWrite)"}))
+				return refused(k.notWritable("write", full))
 			}
 			if e := k.makeDeniedLater("write", pl); e != 0 {
 				pl.close()
@@ -1098,7 +1073,7 @@ func (k *call) openExisting(pl place, st *unix.Stat_t, full string, n policy.Nam
 			return refused(k.deny(unix.EROFS, "write", full, rule, n)), false
 		}
 		if !k.writable(full) {
-			return refused(k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "write", Target: full, Reason: "not writable here (allowWrite)"})), false
+			return refused(k.notWritable("write", full)), false
 		}
 		if flags&(unix.O_CREAT|unix.O_EXCL) == unix.O_CREAT|unix.O_EXCL {
 			return refused(unix.EEXIST), false
@@ -1446,7 +1421,7 @@ func (k *call) mayMake(op string, pl place, hooksDir bool) unix.Errno {
 		return k.deny(unix.EACCES, op, full, rule, n)
 	}
 	if !k.writable(full) {
-		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: full, Reason: "not writable here (allowWrite)"})
+		return k.notWritable(op, full)
 	}
 	if e := k.makeDeniedLater(op, pl); e != 0 {
 		return e
@@ -1516,7 +1491,7 @@ func (k *call) link(dir int, old string, dir2 int, name string, flags int) unix.
 	if src.name != "" && !k.writable(src.full()) {
 		// The fallback: a new name in a writable tree for a file outside
 		// would write it (the namespace sandbox's mounts say EXDEV).
-		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "link", Target: src.full(), Reason: "not writable here (allowWrite)"})
+		return k.notWritable("link", src.full())
 	}
 	if n, rule := k.judge(src); blocked(n) && strings.HasPrefix(src.full(), "/") {
 		return k.deny(unix.EACCES, "link", src.full(), rule, n)
@@ -1621,7 +1596,7 @@ func (k *call) rename(dir int, old string, dir2 int, name string, flags int) uni
 			return n, k.deny(unix.EACCES, "rename", full, rule, n)
 		}
 		if !k.writable(full) {
-			return n, k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "rename", Target: full, Reason: "not writable here (allowWrite)"})
+			return n, k.notWritable("rename", full)
 		}
 		return n, 0
 	}
@@ -1635,7 +1610,7 @@ func (k *call) rename(dir int, old string, dir2 int, name string, flags int) uni
 		}
 	}
 	if !k.writable(src.full()) {
-		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "rename", Target: src.full(), Reason: "not writable here (allowWrite)"})
+		return k.notWritable("rename", src.full())
 	}
 	if flags&unix.RENAME_EXCHANGE != 0 {
 		dstKind, e := kindOf(dst)
