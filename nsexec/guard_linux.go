@@ -419,6 +419,21 @@ func (k *call) deniedLater(op, full string) unix.Errno {
 	return k.reportLater(op, full, r)
 }
 
+// aboveLater refuses (EACCES) a symlink at full when a literal deny
+// entry's path lies beneath it: the path would lead where the link does.
+func (k *call) aboveLater(op, full string) unix.Errno {
+	p := k.pol.Guard.Policy
+	if p == nil {
+		return 0
+	}
+	for _, r := range p.Later {
+		if r.Glob == nil && r.Path != full && policy.Under(r.Path, full) {
+			return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: full, Reason: r.Why + " lies beneath: a symlink here would lead it elsewhere"})
+		}
+	}
+	return 0
+}
+
 // makeDeniedLater is deniedLater for a name about to be made at pl,
 // answering first what the kernel would: EEXIST for a name that exists
 // (mkdir -p goes on), EROFS in a read-only mount (a hidden directory of
@@ -1442,6 +1457,9 @@ func (k *call) symlink(target string, dir int, name string) unix.Errno {
 	if e := k.mayMake("symlink", pl, false); e != 0 {
 		return e
 	}
+	if e := k.aboveLater("symlink", pl.full()); e != 0 {
+		return e
+	}
 	return errnoOf(unix.Symlinkat(target, pl.dir, pl.name))
 }
 
@@ -1612,9 +1630,9 @@ func (k *call) rename(dir int, old string, dir2 int, name string, flags int) uni
 	if !k.writable(src.full()) {
 		return k.notWritable("rename", src.full())
 	}
+	var dstKind uint32
 	if flags&unix.RENAME_EXCHANGE != 0 {
-		dstKind, e := kindOf(dst)
-		if e != 0 {
+		if dstKind, e = kindOf(dst); e != 0 {
 			return e
 		}
 		if _, e := check(dstKind, src); e != 0 {
@@ -1624,12 +1642,25 @@ func (k *call) rename(dir int, old string, dir2 int, name string, flags int) uni
 	if n == policy.GitConfig {
 		return k.replaceConfig(src, dst)
 	}
-	if srcKind == unix.S_IFDIR && k.laterBeneath(src, dst) {
-		// A deny entry reaches beneath the directory moved, where it is or
-		// where it goes: moved whole, a denied path would appear (or a
-		// hidden one leave) without a call the guard judges. Copied, every
-		// file is judged.
+	// A deny entry that reaches beneath a directory moved, where it is
+	// or where it goes (either way, for an exchange), gets EXDEV: moved
+	// whole, a denied path would appear (or a hidden one leave) without a
+	// call the guard judges. Copied, every file is judged.
+	if srcKind == unix.S_IFDIR && k.laterBeneath(src, dst) || dstKind == unix.S_IFDIR && k.laterBeneath(dst, src) {
 		return unix.EXDEV
+	}
+	// A symlink put where a literal deny entry's path goes through it
+	// would send what the host later writes there (a secret at a
+	// denyRead path that did not exist yet) where the command reads it.
+	for _, m := range []struct {
+		kind uint32
+		at   place
+	}{{srcKind, dst}, {dstKind, src}} {
+		if m.kind == unix.S_IFLNK {
+			if e := k.aboveLater("rename", m.at.full()); e != 0 {
+				return e
+			}
+		}
 	}
 	if e := k.sealForMark(dst); e != 0 {
 		return e

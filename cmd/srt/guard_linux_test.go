@@ -306,7 +306,7 @@ func TestGuardDenyLater(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
 		b := newBox(t)
 		b.write("secrets/", "")
-		fs := fsMap{"allowWrite": []string{"."}, "denyWrite": []string{"secrets/*.pem", "secrets2/*.pem", "later.txt"}, "denyRead": []string{"hidden-later", "**/.env"}}
+		fs := fsMap{"allowWrite": []string{"."}, "denyWrite": []string{"secrets/*.pem", "secrets2/*.pem", "ex/*.pem", "later.txt"}, "denyRead": []string{"hidden-later", "**/.env", "rd/hidden.txt"}}
 		// The host makes secrets/host.pem once the command is running;
 		// the command then tries to write it.
 		go func() {
@@ -322,13 +322,15 @@ func TestGuardDenyLater(t *testing.T) {
 		script := fmt.Sprintf(`echo %[1]s > secrets/a.pem; echo %[1]s > later.txt; mkdir hidden-later; echo %[1]s > hidden-later/f
 mkdir -p sub sub2; echo %[1]s > sub/.env; echo %[1]s > fine.txt; cp fine.txt f2; mv f2 sub2/.env
 mkdir t; echo %[1]s > t/secret.pem; mv t secrets2; mkdir u; echo %[1]s > u/later.txt; mv u/later.txt .; mkdir v; echo %[1]s > v/.env; mv v w2
+mkdir -p x2; echo %[1]s > x2/a.pem; touch ex; python3 -c 'import ctypes; ctypes.CDLL(None).renameat2(-100, b"ex", -100, b"x2", 2)' 2>/dev/null
+ln -s elsewhere rd; mkdir -p sym; ln -s ../elsewhere sym/s; mv sym/s rd 2>/dev/null
 touch ready; for i in $(seq 100); do [ -e go ] && break; sleep 0.05; done
 echo %[1]s > secrets/host.pem; mv secrets/host.pem secrets/x; echo END`, b.canary)
 		r := b.run(fs, script)
 		if !strings.Contains(r.stdout, "END") {
 			t.Fatalf("the script did not run: %+v", r)
 		}
-		for _, f := range []string{"secrets/a.pem", "later.txt", "hidden-later", "sub/.env", "sub2/.env", "secrets/x", "w2/.env"} {
+		for _, f := range []string{"secrets/a.pem", "later.txt", "hidden-later", "sub/.env", "sub2/.env", "secrets/x", "w2/.env", "ex/a.pem", "rd"} {
 			if _, err := os.Lstat(b.path(f)); err == nil {
 				t.Errorf("%s was made: %+v", f, r)
 			}
