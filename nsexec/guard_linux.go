@@ -706,6 +706,16 @@ func (k *call) ofDescriptor(n int) (place, unix.Errno) {
 	return place{dir: fd, path: strings.TrimSuffix(p, " (deleted)")}, 0
 }
 
+// followLink moves from the symlink at pl (closed) to where it leads.
+func (k *call) followLink(pl place) (place, unix.Errno) {
+	target, err := readlinkat(pl.dir, pl.name)
+	pl.close()
+	if err != nil {
+		return place{dir: -1}, errnoOf(err)
+	}
+	return k.follow(place{path: pl.path, slash: pl.slash}, target)
+}
+
 // follow moves pl to where the symlink target leads, as the kernel would
 // from the symlink's directory.
 func (k *call) follow(pl place, target string) (place, unix.Errno) {
@@ -997,25 +1007,12 @@ func (k *call) open(dir int, name string, flags int, mode uint32) answer {
 		full := pl.full()
 		n, rule := k.judge(pl)
 		if flags&(unix.O_CREAT|unix.O_EXCL) == unix.O_CREAT|unix.O_EXCL && !truncate && !pl.slash && !blocked(n) && k.writable(full) {
-			if e := k.makeDeniedLater("write", pl); e != 0 {
-				pl.close()
-				return refused(e)
-			}
 			// A file that must be new (tar, git checkout): nothing is
 			// followed and nothing that exists is opened, so the kernel's
 			// answer is the whole answer.
 			defer pl.close()
-			if e := k.sealForMark(pl); e != 0 {
-				return refused(e)
-			}
-			var fd int
-			if e := k.creating(func() (err error) {
-				fd, err = unix.Openat(pl.dir, pl.name, flags|unix.O_NOFOLLOW|unix.O_NOCTTY|unix.O_CLOEXEC, mode)
-				return err
-			}); e != 0 {
-				return refused(e)
-			}
-			return answer{fd: fd, cloexec: flags&unix.O_CLOEXEC != 0}
+			a, _ := k.createAt(pl, flags, mode)
+			return a
 		}
 		var st unix.Stat_t
 		err := unix.Fstatat(pl.dir, pl.name, &st, unix.AT_SYMLINK_NOFOLLOW)
@@ -1036,38 +1033,17 @@ func (k *call) open(dir int, name string, flags int, mode uint32) answer {
 				pl.close()
 				return refused(k.notWritable("write", full))
 			}
-			if e := k.makeDeniedLater("write", pl); e != 0 {
-				pl.close()
-				return refused(e)
-			}
-			if e := k.sealForMark(pl); e != 0 {
-				pl.close()
-				return refused(e)
-			}
-			var fd int
-			e := k.creating(func() (err error) {
-				fd, err = unix.Openat(pl.dir, pl.name, flags|unix.O_NOFOLLOW|unix.O_NOCTTY|unix.O_CLOEXEC, mode)
-				return err
-			})
-			if e == unix.EEXIST && flags&unix.O_EXCL == 0 || e == unix.ELOOP && flags&unix.O_NOFOLLOW == 0 {
+			a, opened := k.createAt(pl, flags, mode)
+			if opened && (a.errno == unix.EEXIST && flags&unix.O_EXCL == 0 || a.errno == unix.ELOOP && flags&unix.O_NOFOLLOW == 0) {
 				continue // made meanwhile: look again
 			}
 			pl.close()
-			if e != 0 {
-				return refused(e)
-			}
-			return answer{fd: fd, cloexec: flags&unix.O_CLOEXEC != 0}
+			return a
 		case err != nil:
 			pl.close()
 			return refused(errnoOf(err))
 		case st.Mode&unix.S_IFMT == unix.S_IFLNK && flags&unix.O_NOFOLLOW == 0 && flags&(unix.O_CREAT|unix.O_EXCL) != unix.O_CREAT|unix.O_EXCL:
-			target, err := readlinkat(pl.dir, pl.name)
-			dirPath := pl.path
-			pl.close()
-			if err != nil {
-				return refused(errnoOf(err))
-			}
-			pl, e = k.follow(place{path: dirPath, slash: pl.slash}, target)
+			pl, e = k.followLink(pl)
 			continue
 		}
 		// It exists: a write to it is judged by its name.
@@ -1078,6 +1054,27 @@ func (k *call) open(dir int, name string, flags int, mode uint32) answer {
 		pl.close()
 		return a
 	}
+}
+
+// createAt makes the file at pl, judged free, for open(flags, mode): the
+// deny entries that apply later, the seal of a directory about to become
+// a git directory, then the open itself under the command's umask;
+// opened says the answer is the open's own.
+func (k *call) createAt(pl place, flags int, mode uint32) (a answer, opened bool) {
+	if e := k.makeDeniedLater("write", pl); e != 0 {
+		return refused(e), false
+	}
+	if e := k.sealForMark(pl); e != 0 {
+		return refused(e), false
+	}
+	var fd int
+	if e := k.creating(func() (err error) {
+		fd, err = unix.Openat(pl.dir, pl.name, flags|unix.O_NOFOLLOW|unix.O_NOCTTY|unix.O_CLOEXEC, mode)
+		return err
+	}); e != 0 {
+		return refused(e), true
+	}
+	return answer{fd: fd, cloexec: flags&unix.O_CLOEXEC != 0}, true
 }
 
 // openExisting opens the existing file at pl (st) for writing; again:
@@ -1161,13 +1158,7 @@ func (k *call) openRead(dir int, name string, flags int) answer {
 			return refused(errnoOf(err))
 		}
 		if st.Mode&unix.S_IFMT == unix.S_IFLNK && flags&(unix.O_NOFOLLOW|unix.O_PATH) == 0 {
-			target, err := readlinkat(pl.dir, pl.name)
-			dirPath, slash := pl.path, pl.slash
-			pl.close()
-			if err != nil {
-				return refused(errnoOf(err))
-			}
-			pl, e = k.follow(place{path: dirPath, slash: slash}, target)
+			pl, e = k.followLink(pl)
 			continue
 		}
 		if e := k.readDenied(full, &st); e != 0 {
@@ -1488,12 +1479,7 @@ func (k *call) link(dir int, old string, dir2 int, name string, flags int) unix.
 				src.close()
 				return unix.ELOOP
 			}
-			target, err := readlinkat(src.dir, src.name)
-			src.close()
-			if err != nil {
-				return errnoOf(err)
-			}
-			src, e = k.follow(place{path: src.path}, target)
+			src, e = k.followLink(src)
 		}
 	}
 	if e != 0 {

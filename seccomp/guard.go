@@ -88,18 +88,7 @@ var fileCalls = map[string]FileCall{
 	"truncate":  {Op: FileTruncate, Dir: -1, Path: 0, Dir2: -1, Path2: -1, Flags: -1, Mode: -1},
 }
 
-// guardNr are the numbers of fileCalls on arch a.
-func fileCallsOf(a Arch) map[uint32]FileCall {
-	out := map[uint32]FileCall{}
-	for name, c := range fileCalls {
-		if nr, ok := a.Nr[name]; ok {
-			out[nr] = c
-		}
-	}
-	return out
-}
-
-var fileByNr = fileCallsOf(arches[runtime.GOARCH])
+var fileByNr = numbered(arches[runtime.GOARCH], fileCalls)
 
 // FileCallOf says whether syscall nr of the running architecture is a
 // guarded call, and where its arguments are.

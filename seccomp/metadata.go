@@ -79,9 +79,12 @@ var metaCalls = map[string]MetaCall{
 }
 
 // metaCallsOf maps arch a's syscall numbers to the metadata calls it has.
-func metaCallsOf(a Arch) map[uint32]MetaCall {
-	out := map[uint32]MetaCall{}
-	for name, c := range metaCalls {
+func metaCallsOf(a Arch) map[uint32]MetaCall { return numbered(a, metaCalls) }
+
+// numbered keys calls, by name, by their numbers on arch a (those a has).
+func numbered[C any](a Arch, calls map[string]C) map[uint32]C {
+	out := map[uint32]C{}
+	for name, c := range calls {
 		if nr, ok := a.Nr[name]; ok {
 			out[nr] = c
 		}
