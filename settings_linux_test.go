@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/srt-go/srt"
-	"github.com/srt-go/srt/config"
 	"github.com/srt-go/srt/internal/testenv"
 )
 
@@ -22,33 +21,23 @@ func withNetwork(network string) string {
 	return `{"network":{"allowedDomains":[],"deniedDomains":[]` + network + `},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}`
 }
 
-// Settings that ask for what srt does not do yet are refused by New, with
-// every such key named, and by Update, which keeps the previous settings;
-// defaults spelled out are taken.
-func TestRefusedSettings(t *testing.T) {
-	refused := settings(t, withNetwork(`,"requireHostMatch":true`)+`,"credentials":{"envVars":[{"name":"SECRET_TOKEN","mode":"deny"}]}}`)
-	sb, err := srt.New(context.Background(), refused)
-	var re *config.RefusedError
-	if sb != nil || !errors.As(err, &re) {
-		t.Fatalf("New = %v, %v; want a *config.RefusedError", sb, err)
-	}
-	if len(re.Refusals) != 2 || re.Refusals[0].Key != "network.requireHostMatch" || re.Refusals[1].Key != "credentials" ||
-		!strings.Contains(err.Error(), "credentials is not supported on linux yet (denying and masking credentials arrives with issue #20)") {
-		t.Errorf("New: %v", err)
-	}
-	if srt.CheckSettings(refused) == nil {
-		t.Error("CheckSettings takes what New refuses")
-	}
-
-	prev := settings(t, baseDoc+`}`)
-	sb, err = srt.New(context.Background(), prev)
+// The inspecting proxy's keys and credentials are taken by New and by
+// Update; an Update whose CA cannot be loaded is refused and the previous
+// settings stay.
+func TestInspectionSettings(t *testing.T) {
+	taken := settings(t, withNetwork(`,"requireHostMatch":true`)+`,"credentials":{"envVars":[{"name":"SECRET_TOKEN","mode":"deny"}]}}`)
+	sb, err := srt.New(context.Background(), taken)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("New: %v", err)
 	}
 	defer sb.Close()
-	err = sb.Update(settings(t, withNetwork(`,"tlsTerminate":{}`)+`}`))
-	if !errors.As(err, &re) || re.Refusals[0].Key != "network.tlsTerminate" || !strings.Contains(err.Error(), "remove it from the settings to run") {
-		t.Errorf("Update = %v, want the refusal of network.tlsTerminate", err)
+	if err := sb.Update(settings(t, withNetwork(`,"tlsTerminate":{}`)+`}`)); err != nil {
+		t.Errorf("Update with tlsTerminate: %v", err)
+	}
+	prev := sb.Settings()
+	bad := settings(t, withNetwork(`,"tlsTerminate":{"caCertPath":"/nonexistent/ca.pem","caKeyPath":"/nonexistent/ca.key"}`)+`}`)
+	if err := sb.Update(bad); err == nil || !strings.Contains(err.Error(), "caCertPath") {
+		t.Errorf("Update with a CA that is not there = %v", err)
 	}
 	if sb.Settings() != prev {
 		t.Error("a refused Update replaced the settings")

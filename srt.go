@@ -31,7 +31,9 @@ package srt
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"runtime"
 	"strconv"
@@ -97,9 +99,17 @@ func WithViolationHandler(h func(Violation)) Option {
 	return func(s *Sandbox) { s.onViolation = h }
 }
 
+// WithWarningHandler sends warnings to h instead of srt's stderr: a
+// credential rule that protects nothing (its pattern found nothing to
+// mask, and its onExtractNoMatch is "warn").
+func WithWarningHandler(h func(string)) Option {
+	return func(s *Sandbox) { s.warn = h }
+}
+
 // Sandbox is a session of sandboxed commands sharing one set of proxies.
 type Sandbox struct {
 	debugf      func(format string, args ...any)
+	warn        func(string)
 	debug       bool
 	onViolation func(Violation)
 	store       *store
@@ -124,8 +134,9 @@ type backend interface {
 	supported() error
 	// start starts the session (its proxies) for settings.
 	start(settings *config.Settings) error
-	// setPolicy puts the network policy of an Update in force.
-	setPolicy(*netfilter.Policy)
+	// setNetwork puts the network section of an Update in force: its
+	// compiled policy, and its inspecting proxy.
+	setNetwork(config.Network, *netfilter.Policy) error
 	// stop stops the session's proxies.
 	stop()
 	// enforcement is the level a command with settings gets.
@@ -161,7 +172,8 @@ func New(ctx context.Context, settings *config.Settings, opts ...Option) (*Sandb
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	s := &Sandbox{debugf: func(string, ...any) {}, runs: map[*run]struct{}{}, plans: map[string]*planInfo{}}
+	s := &Sandbox{debugf: func(string, ...any) {}, runs: map[*run]struct{}{}, plans: map[string]*planInfo{},
+		warn: func(w string) { fmt.Fprintf(os.Stderr, "srt: warning: %s\n", w) }}
 	s.be = newBackend(s)
 	for _, o := range opts {
 		o(s)
@@ -241,11 +253,13 @@ func (s *Sandbox) Update(settings *config.Settings) error {
 	if s.closed {
 		return ErrClosed
 	}
+	if err := s.be.setNetwork(settings.Network, p); err != nil {
+		return err
+	}
 	s.settings = settings
 	s.store.mu.Lock()
 	s.store.ignore = settings.IgnoreViolations
 	s.store.mu.Unlock()
-	s.be.setPolicy(p)
 	return nil
 }
 

@@ -43,6 +43,10 @@ type linuxBackend struct {
 	*Sandbox
 	proxies  *proxy.Server
 	fallback bool
+	// inspection is the inspecting proxy in force, and bundle the trust
+	// bundle of its TLS termination; nil without them. Guarded by mu.
+	inspection *proxy.Inspection
+	bundle     []byte
 }
 
 func newBackend(s *Sandbox) backend { return &linuxBackend{Sandbox: s} }
@@ -74,15 +78,36 @@ func (s *linuxBackend) start(settings *config.Settings) error {
 		}
 	}
 	s.proxies = p
+	return s.inspect(settings.Network)
+}
+
+// inspect puts n's inspecting proxy, and its MITM proxy, in force. The caller holds mu, or
+// the session has not started.
+func (s *linuxBackend) inspect(n config.Network) error {
+	in, bundle, err := inspection(n, s.inspection)
+	if err != nil {
+		return err
+	}
+	m, err := mitmProxy(n)
+	if err != nil {
+		return err
+	}
+	s.proxies.SetInspection(in)
+	s.proxies.SetMITM(m)
+	s.inspection, s.bundle = in, bundle
 	return nil
 }
 
 // supported: Linux has a sandbox backend.
 func (s *linuxBackend) supported() error { return nil }
 
-func (s *linuxBackend) setPolicy(p *netfilter.Policy) {
+func (s *linuxBackend) setNetwork(n config.Network, p *netfilter.Policy) error {
+	if err := s.inspect(n); err != nil {
+		return err
+	}
 	p.HostAddrs = hostAddrs
 	s.proxies.SetPolicy(p)
+	return nil
 }
 
 func (s *linuxBackend) stop() {
@@ -249,6 +274,29 @@ func (s *linuxBackend) prepare(ctx context.Context, o Run, argv []string) (*run,
 		r.client.Allow = extra
 	}
 	env = withGitSafeDirectories(env, gitSafeDirectories(settings))
+	// The credentials first: srt's own variables, set later, win.
+	creds, err := credentials(settings, env, home, cwd)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range creds.Warnings {
+		s.warn(w)
+	}
+	env = creds.Env(env)
+	settings, masks, err := withCredentials(settings, creds)
+	if err != nil {
+		return nil, err
+	}
+	if inj := creds.Injector(); inj != nil {
+		r.client.Inject = inj.For
+	}
+	var files []nsexec.RunFile
+	s.mu.Lock()
+	bundle := s.bundle
+	s.mu.Unlock()
+	if bundle != nil {
+		files = append(files, nsexec.RunFile{Name: "trust-bundle.crt", Data: bundle, Env: trustVars})
+	}
 	// The run's proxies first; the plan and the start then in nsexec,
 	// which calls nothing back but the event sinks and the proxies'
 	// serving.
@@ -256,7 +304,7 @@ func (s *linuxBackend) prepare(ctx context.Context, o Run, argv []string) (*run,
 	var l *nsexec.Launch
 	if err == nil {
 		l, err = nsexec.Prepare(settings, nsexec.Options{Argv: argv, Env: env, Cwd: cwd, Home: home, Debug: s.debug,
-			Terminal: o.Terminal, OnStop: o.OnStop, Net: &side, Intercept: !s.fallback, Fallback: s.fallback, Context: ctx, NullFDs: o.NullFDs,
+			Terminal: o.Terminal, OnStop: o.OnStop, Net: &side, Intercept: !s.fallback, Fallback: s.fallback, Context: ctx, NullFDs: o.NullFDs, Masks: masks, Files: files,
 			OnEvent: func(e nsexec.Event) {
 				// Libraries probe for Unix sockets (nscd) on every lookup:
 				// a refused socket(AF_UNIX) is told once a run.

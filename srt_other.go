@@ -24,13 +24,13 @@ func noBackend() error {
 		Err: errors.New("no sandbox backend for " + runtime.GOOS + " yet; refusing to run commands unconfined")}
 }
 
-func (unsupportedBackend) supported() error                         { return noBackend() }
-func (unsupportedBackend) start(*config.Settings) error             { return noBackend() }
-func (unsupportedBackend) setPolicy(*netfilter.Policy)              {}
-func (unsupportedBackend) stop()                                    {}
-func (unsupportedBackend) enforcement(*config.Settings) Enforcement { return Enforcement{Level: None} }
-func (unsupportedBackend) hostWritable(string) bool                 { return false }
-func (unsupportedBackend) settle(string)                            {}
+func (unsupportedBackend) supported() error                                   { return noBackend() }
+func (unsupportedBackend) start(*config.Settings) error                       { return noBackend() }
+func (unsupportedBackend) setNetwork(config.Network, *netfilter.Policy) error { return nil }
+func (unsupportedBackend) stop()                                              {}
+func (unsupportedBackend) enforcement(*config.Settings) Enforcement           { return Enforcement{Level: None} }
+func (unsupportedBackend) hostWritable(string) bool                           { return false }
+func (unsupportedBackend) settle(string)                                      {}
 func (unsupportedBackend) command(context.Context, Run, []string) (*exec.Cmd, error) {
 	return nil, noBackend()
 }

@@ -208,12 +208,6 @@ func core(key string, linux Rule, set func(*Settings) bool) KeyRule {
 	return KeyRule{Key: key, Linux: linux, Darwin: noMacBackend, Windows: noWindowsBackend, set: set}
 }
 
-// issue20 is a key of the inspecting proxy, which is not built yet: a run
-// that asks for it would go without the protection it names.
-func issue20(key, what string, set func(*Settings) bool) KeyRule {
-	return core(key, Rule{Refused, what + " arrives with issue #20"}, set)
-}
-
 // macOnly is a key only the macOS backend has a use for.
 func macOnly(key, what string, set func(*Settings) bool) KeyRule {
 	no := Rule{NoMeaning, "macOS only: " + what}
@@ -255,16 +249,21 @@ var keyRules = []KeyRule{
 	macOnly("network.allowMachLookup", "Mach services", func(s *Settings) bool { return len(s.Network.AllowMachLookup) > 0 }),
 	core("network.httpProxyPort", applied, func(s *Settings) bool { return s.Network.HTTPProxyPort != nil }),
 	core("network.socksProxyPort", applied, func(s *Settings) bool { return s.Network.SOCKSProxyPort != nil }),
-	issue20("network.mitmProxy", "routing hosts to a MITM proxy", func(s *Settings) bool { return s.Network.MITMProxy != nil }),
+	core("network.mitmProxy", Rule{Applied, "allowed connections to its domains go over its Unix socket with a CONNECT, and nowhere else"},
+		func(s *Settings) bool { return s.Network.MITMProxy != nil }),
 	core("network.parentProxy", applied, func(s *Settings) bool { return s.Network.ParentProxy != nil }),
-	issue20("network.tlsTerminate", "TLS termination", func(s *Settings) bool { return s.Network.TLSTerminate != nil }),
+	core("network.tlsTerminate", Rule{Applied, "an ephemeral CA in srt's memory (or caCertPath/caKeyPath) signs a leaf per name; HTTP/1.1 and HTTP/2 on both sides; tunnels by CONNECT, SOCKS5 and the transparent path alike"},
+		func(s *Settings) bool { return s.Network.TLSTerminate != nil }),
 	// A library callback: a settings file cannot hold it (the schema
 	// refuses it with its own message) and Settings has no field for it.
 	everywhere("network.filterRequest", Rule{Refused, "a callback of the reference's library: no settings file can hold it, and this library has none"}, nil),
 	everywhere("network.allowPlaintextHeaderSet", Rule{NoMeaning, noFilterRequest}, func(s *Settings) bool { return s.Network.AllowPlaintextHeaderSet }),
-	issue20("network.stripResponseHeaders", "stripping response headers", func(s *Settings) bool { return len(s.Network.StripResponseHeaders) > 0 }),
-	issue20("network.refuseOpaqueTunnels", "refusing tunnels the proxy cannot inspect", func(s *Settings) bool { return s.Network.RefuseOpaqueTunnels }),
-	issue20("network.requireHostMatch", "matching Host and TLS server name against the CONNECT target", func(s *Settings) bool { return s.Network.RequireHostMatch }),
+	core("network.stripResponseHeaders", Rule{Applied, "on every response the proxies relay from a request they read (terminated TLS, plain HTTP)"},
+		func(s *Settings) bool { return len(s.Network.StripResponseHeaders) > 0 }),
+	core("network.refuseOpaqueTunnels", Rule{Applied, "a tunnel to a host the proxy does not terminate, or whose bytes are not TLS, is refused; SOCKS5 tunnels are terminated like CONNECT ones, so only their opaque ones are refused"},
+		func(s *Settings) bool { return s.Network.RefuseOpaqueTunnels }),
+	core("network.requireHostMatch", Rule{Applied, "a request inside a terminated tunnel whose TLS server name or Host names another host gets 421 (without it, the Host sent upstream is the tunnel's target all the same)"},
+		func(s *Settings) bool { return s.Network.RequireHostMatch }),
 	everywhere("network.ambiguousRequestTarget", Rule{NoMeaning, noFilterRequest}, func(s *Settings) bool {
 		return s.Network.AmbiguousRequestTarget != "" && s.Network.AmbiguousRequestTarget != "refuse"
 	}),
@@ -278,7 +277,8 @@ var keyRules = []KeyRule{
 
 	// Running with a credential rule dropped would put the very secret
 	// the rule names into the command's environment or files.
-	issue20("credentials", "denying and masking credentials", credentialsSet),
+	{Key: "credentials", Linux: Rule{Applied, "denied variables unset, denied files hidden; masked ones hold sentinels, and only srt's proxy puts the real values back, for their hosts, over TLS it terminated; a masked file reads as its masked copy (the fallback sandbox hides it instead)"},
+		Darwin: Rule{Refused, "no macOS backend yet; it will hide masked files, as the reference does"}, Windows: Rule{Refused, "no Windows backend yet; it will hide masked files, as the reference does"}, set: credentialsSet},
 	core("ignoreViolations", applied, func(s *Settings) bool { return len(s.IgnoreViolations) > 0 }),
 	linuxOnly("enableWeakerNestedSandbox", applied, "the fallback for hosts without user namespaces", func(s *Settings) bool { return s.EnableWeakerNestedSandbox }),
 	linuxOnly("allowNestedUserNamespaces", applied, "user namespaces", func(s *Settings) bool { return s.AllowNestedUserNamespaces }),

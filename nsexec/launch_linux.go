@@ -96,6 +96,19 @@ type Options struct {
 	// the fallback, to anything but the proxies), and socket(AF_UNIX)
 	// where no Unix socket is allowed (seccomp.Options.ReportSockets).
 	OnEvent func(Event)
+	// Masks are masked credential files: PlanOptions.Masks.
+	Masks map[string][]byte
+	// Files are written into the run's directory, which the command can
+	// read and not write, before it starts; each variable of a file's
+	// Env names its path.
+	Files []RunFile
+}
+
+// RunFile is a file of one run's directory.
+type RunFile struct {
+	Name string
+	Data []byte
+	Env  []string
 }
 
 // command is the re-executed binary in role, under ctx when there is one.
@@ -155,7 +168,16 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 	if !s.Filesystem.Disabled {
 		env = environ.Set(env, "TMPDIR", tmp)
 	}
-	rp, err := PlanRun(s, PlanOptions{Home: home, Cwd: cwd, TempDir: tmp, RunDirs: filepath.Dir(dir), Fallback: o.Fallback, Report: o.OnEvent != nil})
+	for _, f := range o.Files {
+		path := filepath.Join(dir, f.Name)
+		if err := os.WriteFile(path, f.Data, 0o444); err != nil {
+			return nil, err
+		}
+		for _, k := range f.Env {
+			env = environ.Set(env, k, path)
+		}
+	}
+	rp, err := PlanRun(s, PlanOptions{Home: home, Cwd: cwd, TempDir: tmp, RunDirs: filepath.Dir(dir), Fallback: o.Fallback, Report: o.OnEvent != nil, Masks: o.Masks})
 	if err != nil {
 		return nil, err
 	}

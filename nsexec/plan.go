@@ -54,6 +54,10 @@ type Mount struct {
 	// beneath it: relative paths, directories unless in KeepFiles.
 	Keep      []string `json:"keep,omitempty"`
 	KeepFiles []string `json:"keepFiles,omitempty"`
+	// Content, for a MaskFile, is what the file reads as inside instead
+	// of nothing: a masked credential file, with sentinels in place of
+	// the secrets (read-only, mode 0444).
+	Content []byte `json:"content,omitempty"`
 }
 
 // Skip is a rule that made no mount, and why.
@@ -161,8 +165,11 @@ func HiddenInWritable(p *Plan) (mask, bind Mount, found bool) {
 func planLandlock(p *Plan) landlock.Input {
 	var in landlock.Input
 	for _, m := range p.Mounts {
-		switch m.Kind {
-		case MaskDir, MaskFile:
+		switch {
+		case m.Kind == MaskFile && m.Content != nil:
+			// A masked credential file reads as its masked copy, which
+			// the mount puts where Landlock's rules will find it.
+		case m.Kind == MaskDir, m.Kind == MaskFile:
 			in.Hidden = append(in.Hidden, m.Path)
 		}
 	}

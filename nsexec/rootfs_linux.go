@@ -294,7 +294,14 @@ func applyMount(root, stage string, i int, m Mount) error {
 		// Mode 000 on a read-only mount: reading it fails with EACCES
 		// (the command has no capability to override that), and chmod
 		// fails with EROFS.
-		if err := os.WriteFile(src, nil, 0o000); err != nil {
+		mode := os.FileMode(0o000)
+		if m.Content != nil {
+			mode = 0o444
+		}
+		if err := os.WriteFile(src, m.Content, mode); err != nil {
+			return err
+		}
+		if err := os.Chmod(src, mode); err != nil { // not the umask's
 			return err
 		}
 		if err := unix.Mount(src, target, "", unix.MS_BIND, ""); err != nil {

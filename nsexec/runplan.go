@@ -46,6 +46,10 @@ type PlanOptions struct {
 	// Report sends the refused Unix sockets to srt's supervisor, to be
 	// reported as violations.
 	Report bool
+	// Masks are masked credential files (hidden like denyRead entries,
+	// which the settings must name): what each reads as inside instead.
+	// The fallback, which cannot bind a file, hides them.
+	Masks map[string][]byte
 }
 
 // NestedNoLandlock says why allowNestedUserNamespaces goes without Landlock.
@@ -65,6 +69,14 @@ func PlanRun(s *config.Settings, o PlanOptions) (*RunPlan, error) {
 		return nil, err
 	}
 	rp := &RunPlan{Policy: pol, Mounts: Mounts(pol), Fallback: o.Fallback}
+	if !o.Fallback {
+		for i, m := range rp.Mounts.Mounts {
+			if c, ok := o.Masks[m.Path]; ok && m.Kind == MaskFile {
+				rp.Mounts.Mounts[i].Content = c
+				rp.Mounts.Mounts[i].Why += "; masked credential file"
+			}
+		}
+	}
 	rp.Seccomp, rp.UnixSocketPaths = seccomp.FromSettings(s, o.Home, o.Cwd)
 	rp.Seccomp.ReportSockets = o.Report
 	if !s.Filesystem.Disabled && guardBuilt {

@@ -30,6 +30,16 @@ func (s *Server) handleHTTP(c net.Conn, client *Client, full bool) {
 		writeStatus(c, 400, "Bad Request", "", err.Error()+"\n")
 		return
 	}
+	if ins := s.inspect.Load(); ins != nil && !full {
+		// Plain requests are read, and each decided, by the inspecting
+		// server: it strips response headers and may put credentials in.
+		if start, _ := br.Peek(len("CONNECT ")); string(start) != "CONNECT " {
+			c.SetDeadline(time.Time{})
+			head, _ := br.Peek(br.Buffered())
+			ins.servePlain(c, head, client)
+			return
+		}
+	}
 	req, err := http.ReadRequest(br)
 	if err != nil {
 		writeStatus(c, 400, "Bad Request", "", "malformed request\n")
@@ -69,6 +79,29 @@ func (s *Server) handleHTTP(c net.Conn, client *Client, full bool) {
 		}
 		return
 	}
+	if req.Method == http.MethodConnect {
+		if ins, refuse := s.terminating(target.host); ins != nil {
+			if !ins.acquire(client, protocol, target.host, target.port) {
+				writeStatus(c, 503, "Service Unavailable", "too-many-tunnels", "too many TLS-terminated tunnels at once")
+				return
+			}
+			c.SetDeadline(time.Time{})
+			if _, err := io.WriteString(c, "HTTP/1.1 200 Connection Established\r\n\r\n"); err != nil {
+				ins.release(client)
+				return
+			}
+			var head []byte
+			if n := br.Buffered(); n > 0 {
+				head, _ = br.Peek(n)
+			}
+			ins.serveTunnel(c, head, newTunnel(client, protocol, target.host, target.port), true)
+			return
+		} else if refuse {
+			s.refuseOpaque(client, protocol, target.host, target.port, "this proxy does not tunnel CONNECTs it cannot inspect")
+			writeStatus(c, 403, "Forbidden", "blocked-by-sandbox-runtime", "this proxy does not tunnel CONNECTs it cannot inspect")
+			return
+		}
+	}
 	up, err := s.dialAllowed(context.Background(), client, p, protocol, target.host, target.port)
 	if err != nil {
 		var re *netfilter.ResolvedError
@@ -99,7 +132,7 @@ func (s *Server) handleHTTP(c net.Conn, client *Client, full bool) {
 		relay(c, up, s.IdleTimeout)
 		return
 	}
-	removeHopByHop(req.Header)
+	RemoveHopByHop(req.Header)
 	req.Header.Set("Connection", "close")
 	req.RequestURI = ""
 	if err := req.Write(up); err != nil {
@@ -226,7 +259,9 @@ func splitTarget(s string, defPort uint16) (target, error) {
 // hopByHop are the headers a proxy must not forward.
 var hopByHop = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
 
-func removeHopByHop(h http.Header) {
+// RemoveHopByHop removes the headers a proxy must not forward: the
+// hop-by-hop ones, and those the Connection header names.
+func RemoveHopByHop(h http.Header) {
 	for _, f := range h.Values("Connection") {
 		for _, name := range strings.Split(f, ",") {
 			h.Del(strings.TrimSpace(name))

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Parent is an upstream proxy the policy proxies dial through, after the
@@ -105,29 +106,43 @@ func dialParent(ctx context.Context, dial func(context.Context, string, string) 
 	if err != nil {
 		return nil, fmt.Errorf("parent proxy %s: %w", u.Host, err)
 	}
-	target := net.JoinHostPort(host, strconv.Itoa(int(port)))
-	req := "CONNECT " + target + " HTTP/1.1\r\nHost: " + target + "\r\n"
+	auth := ""
 	if u.User != nil {
 		pw, _ := u.User.Password()
-		req += "Proxy-Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+pw)) + "\r\n"
+		auth = "Basic " + base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+pw))
 	}
+	return connectThrough(c, "parent proxy "+u.Host, host, port, auth)
+}
+
+// connectThrough asks the proxy at the other end of c (called name in
+// errors) for a tunnel to host:port with an HTTP CONNECT, and returns the
+// tunnel; c is closed on failure. Bytes the proxy sent after its answer
+// are the tunnel's first.
+func connectThrough(c net.Conn, name, host string, port uint16, auth string) (net.Conn, error) {
+	target := net.JoinHostPort(host, strconv.Itoa(int(port)))
+	req := "CONNECT " + target + " HTTP/1.1\r\nHost: " + target + "\r\n"
+	if auth != "" {
+		req += "Proxy-Authorization: " + auth + "\r\n"
+	}
+	c.SetDeadline(time.Now().Add(DialTimeout))
+	defer c.SetDeadline(time.Time{})
 	if _, err := c.Write([]byte(req + "\r\n")); err != nil {
 		c.Close()
 		return nil, err
 	}
-	br := bufio.NewReader(c)
+	br := bufio.NewReaderSize(c, 16<<10)
 	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
 	if err != nil {
 		c.Close()
-		return nil, fmt.Errorf("parent proxy %s: %w", u.Host, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	if resp.StatusCode != 200 {
+	if resp.StatusCode/100 != 2 {
 		c.Close()
-		return nil, fmt.Errorf("parent proxy %s refused %s: %s", u.Host, target, resp.Status)
+		return nil, fmt.Errorf("%s refused %s: %s", name, target, resp.Status)
 	}
-	if br.Buffered() > 0 {
-		c.Close()
-		return nil, fmt.Errorf("parent proxy %s sent data before the tunnel", u.Host)
+	if n := br.Buffered(); n > 0 {
+		head, _ := br.Peek(n)
+		return &prefixConn{Conn: c, head: append([]byte(nil), head...), closed: make(chan struct{})}, nil
 	}
 	return c, nil
 }

@@ -62,6 +62,10 @@ type Client struct {
 	// answers for hosts the policy's lists do not name, and not at all
 	// under a Strict policy.
 	Allow *netfilter.Rules
+	// Inject, when set, returns what is done to the client's requests
+	// to host (canonical) that the proxies read: over TLS they
+	// terminated and verified (tls), or plain HTTP; nil: nothing.
+	Inject func(host netfilter.Host, tls bool) Injector
 }
 
 // Server is the pair of proxies and their policy. The zero value is not
@@ -91,6 +95,14 @@ type Server struct {
 	// its own and every other command's connections would fail. New sets
 	// the default, MaxConnsPerClient; change it before serving.
 	MaxConnsPerClient int
+
+	// mitm routes some hosts to a MITM proxy of the user's (SetMITM).
+	mitm atomic.Pointer[MITM]
+	// inspect terminates tunnels (SetInspection); nil: none are.
+	inspect atomic.Pointer[inspector]
+	// retired are inspectors replaced by SetInspection, still serving
+	// the tunnels they had; Close stops them.
+	retired []*inspector
 
 	mu      sync.Mutex
 	conns   map[net.Conn]struct{}
@@ -133,6 +145,17 @@ func New(p *netfilter.Policy) *Server {
 	s.policy.Store(p)
 	return s
 }
+
+// MITM is a MITM proxy of the user's on a Unix socket (spec d.6
+// network.mitmProxy): connections to hosts that match Domains, once
+// allowed, go through it with an HTTP CONNECT, and through nothing else.
+type MITM struct {
+	SocketPath string
+	Domains    []netfilter.Pattern
+}
+
+// SetMITM puts m in force for the next connections (nil: none).
+func (s *Server) SetMITM(m *MITM) { s.mitm.Store(m) }
 
 // SetPolicy replaces the policy for the next connections. Readers never
 // lock: each connection loads the pointer once.
@@ -223,7 +246,14 @@ func (s *Server) Close() error {
 	for c := range s.conns {
 		c.Close()
 	}
+	retired := s.retired
 	s.mu.Unlock()
+	if ins := s.inspect.Load(); ins != nil {
+		ins.close()
+	}
+	for _, ins := range retired {
+		ins.close()
+	}
 	s.wg.Wait()
 	return nil
 }
@@ -282,6 +312,16 @@ func (s *Server) dialAllowed(ctx context.Context, c *Client, p *netfilter.Policy
 		var d net.Dialer
 		dial = d.DialContext
 	}
+	// The user's MITM proxy, for its hosts, resolves and dials; nothing
+	// else is tried when it fails.
+	if m := s.mitm.Load(); m != nil && matchesAny(m.Domains, h) {
+		var d net.Dialer
+		c, err := d.DialContext(ctx, "unix", m.SocketPath)
+		if err != nil {
+			return nil, fmt.Errorf("mitmProxy %s: %w", m.SocketPath, err)
+		}
+		return connectThrough(c, "mitmProxy "+m.SocketPath, h.String(), port, "")
+	}
 	// Through a parent proxy, the name goes to it as decided; it resolves
 	// and dials (the resolved-address check does not apply there).
 	if u := s.Parent.via(h.String(), protocol == "http"); u != nil {
@@ -321,6 +361,15 @@ func (s *Server) dialAllowed(ctx context.Context, c *Client, p *netfilter.Policy
 		}
 	}
 	return nil, fmt.Errorf("connecting to %s:%d: %w", host, port, firstErr)
+}
+
+func matchesAny(ps []netfilter.Pattern, h netfilter.Host) bool {
+	for _, p := range ps {
+		if p.MatchHost(h) {
+			return true
+		}
+	}
+	return false
 }
 
 // halfCloser is a connection whose write side can be shut alone.

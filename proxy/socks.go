@@ -161,6 +161,27 @@ func (s *Server) handleSOCKS(c net.Conn, client *Client, full bool) {
 		socksReply(c, socksNotAllowed)
 		return
 	}
+	if ins, refuse := s.terminating(req.host); ins != nil {
+		if !ins.acquire(client, "socks5", req.host, req.port) {
+			socksReply(c, socksGeneralFailure)
+			return
+		}
+		if socksReply(c, socksSucceeded) != nil {
+			ins.release(client)
+			return
+		}
+		c.SetDeadline(time.Time{})
+		var head []byte
+		if n := br.Buffered(); n > 0 {
+			head, _ = br.Peek(n)
+		}
+		ins.serveTunnel(c, head, newTunnel(client, "socks5", req.host, req.port), true)
+		return
+	} else if refuse {
+		s.refuseOpaque(client, "socks5", req.host, req.port, "")
+		socksReply(c, socksGeneralFailure)
+		return
+	}
 	up, err := s.dialAllowed(context.Background(), client, p, "socks5", req.host, req.port)
 	if err != nil {
 		var re *netfilter.ResolvedError

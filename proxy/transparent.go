@@ -103,6 +103,14 @@ func (s *Server) handleTransparent(tp *transparentPath, c net.Conn, client *Clie
 		reset(c)
 		return
 	}
+	if ins, refuse := s.terminating(host); ins != nil {
+		ins.serveTunnel(c, head, newTunnel(client, protocolTransparent, host, port), false)
+		return
+	} else if refuse {
+		s.refuseOpaque(client, protocolTransparent, host, port, "the connection cannot be inspected: its host is in tlsTerminate.excludeDomains")
+		reset(c)
+		return
+	}
 	up, err := s.dialAllowed(context.Background(), client, p, protocolTransparent, host, port)
 	if err != nil {
 		reset(c)

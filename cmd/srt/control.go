@@ -56,18 +56,22 @@ func readControl(c *cli, sb *srt.Sandbox, fd int) *controlChannel {
 
 func (ch *controlChannel) apply(sb *srt.Sandbox, line []byte) {
 	s, _, err := config.Parse(bytes.TrimSpace(line))
-	if err == nil {
+	parsed := err == nil
+	if parsed {
 		err = sb.Update(s)
 	}
 	if err != nil {
 		ch.c.errorf("Invalid config on control fd %d: ignored, previous config still in force", ch.fd)
+		// Not only under --debug: the sender asked for something srt
+		// does not do, or cannot now, and must learn why.
 		var re *config.RefusedError
-		if errors.As(err, &re) {
-			// Not only under --debug: the sender asked for something
-			// srt does not do, and must learn which key it was.
+		switch {
+		case errors.As(err, &re):
 			for _, r := range re.Refusals {
 				ch.c.errorf("control fd %d: %s", ch.fd, r)
 			}
+		case parsed:
+			ch.c.errorf("control fd %d: %v", ch.fd, err)
 		}
 		ch.c.debugf("control fd %d: %v: %q", ch.fd, err, line)
 		return

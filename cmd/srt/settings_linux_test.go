@@ -12,12 +12,13 @@ import (
 	"github.com/srt-go/srt/internal/testenv"
 )
 
-// A settings file that asks for a key srt refuses on Linux stops srt with
-// exit 1 and a line per key saying why, and the command does not run; a
-// file that spells out the same keys' defaults runs it; --debug lists the
-// keys that have no meaning here.
+// Linux applies every key a settings file can hold: the inspecting
+// proxy's and the credentials' run (a denied variable does not reach the
+// command); a file that spells out defaults runs; --debug lists the keys
+// that have no meaning here.
 func TestSettingsKeyRules(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		testenv.RequireUserNamespaces(t)
 		dir := t.TempDir()
 		canary := filepath.Join(dir, "ran")
 		// write makes a settings file with more network keys and more
@@ -31,28 +32,20 @@ func TestSettingsKeyRules(t *testing.T) {
 			return p
 		}
 		credentials := write("credentials.json", "", `,"credentials":{"envVars":[{"name":"SECRET_TOKEN","mode":"deny"}]}`)
-		tls := write("tls.json", `,"tlsTerminate":{},"requireHostMatch":true`, "")
-		for _, tc := range []struct {
-			name, path, stderr string
-		}{
-			{"credentials deny", credentials,
-				"srt: credentials is not supported on linux yet (denying and masking credentials arrives with issue #20)\n" +
-					"srt: Refusing to run without what " + credentials + " asks for; remove the key above from it to run.\n"},
-			{"tlsTerminate and requireHostMatch", tls,
-				"srt: network.tlsTerminate is not supported on linux yet (TLS termination arrives with issue #20)\n" +
-					"srt: network.requireHostMatch is not supported on linux yet (matching Host and TLS server name against the CONNECT target arrives with issue #20)\n" +
-					"srt: Refusing to run without what " + tls + " asks for; remove the keys above from it to run.\n"},
-		} {
-			r := runSrt(t, []string{"SECRET_TOKEN=s3cret"}, "--settings", tc.path, "/bin/sh", "-c", `echo "$SECRET_TOKEN" > `+canary)
-			if r.code != 1 || r.stderr != tc.stderr || r.stdout != "" {
-				t.Errorf("%s: exit %d, stderr:\n%s\nwant exit 1, stderr:\n%s", tc.name, r.code, r.stderr, tc.stderr)
+		tls := write("tls.json", `,"tlsTerminate":{},"requireHostMatch":true,"refuseOpaqueTunnels":true,"stripResponseHeaders":["Set-Cookie"]`, "")
+		for _, path := range []string{credentials, tls} {
+			os.Remove(canary)
+			r := runSrt(t, []string{"SECRET_TOKEN=s3cret"}, "--settings", path, "/bin/sh", "-c", `echo "token=$SECRET_TOKEN" > `+canary)
+			data, _ := os.ReadFile(canary)
+			want := "token=s3cret\n"
+			if path == credentials {
+				want = "token=\n"
 			}
-			if _, err := os.Stat(canary); err == nil {
-				t.Fatalf("%s: the command ran", tc.name)
+			if r.code != 0 || string(data) != want {
+				t.Errorf("%s: exit %d, the command wrote %q (want %q); stderr:\n%s", filepath.Base(path), r.code, data, want, r.stderr)
 			}
 		}
 
-		testenv.RequireUserNamespaces(t)
 		spelled := write("spelled.json", `,"strictAllowlist":false,"requireHostMatch":false`, `,"credentials":{"envVars":[]},"git":{},"allowPty":true,"bwrapPath":"/usr/bin/bwrap"`)
 		r := runSrt(t, nil, "--debug", "--settings", spelled, "/bin/touch", canary)
 		if r.code != 0 {
@@ -74,9 +67,9 @@ func TestSettingsKeyRules(t *testing.T) {
 	})
 }
 
-// A --control-fd line that asks for a refused key is refused with the
-// same reasons, and the previous settings stay: the loopback server the
-// line would have allowed stays out of reach.
+// A --control-fd line that cannot be put in force (a CA that cannot be
+// read) is refused with why, and the previous settings stay: the loopback
+// server the line would have allowed stays out of reach.
 func TestControlFDRefusedKey(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
 		testenv.RequireUserNamespaces(t)
@@ -88,7 +81,7 @@ func TestControlFDRefusedKey(t *testing.T) {
 		if err := json.Unmarshal([]byte(settingsDoc(local)), &line); err != nil {
 			t.Fatal(err)
 		}
-		line["credentials"] = map[string]any{"envVars": []any{map[string]any{"name": "SECRET_TOKEN", "mode": "deny"}}}
+		line["network"].(map[string]any)["tlsTerminate"] = map[string]any{"caCertPath": "/nonexistent/ca.pem", "caKeyPath": "/nonexistent/ca.key"}
 		data, _ := json.Marshal(line)
 		cmd, ctlW := controlCmd(t, `sleep 0.5; curl --noproxy '' -s -o /dev/null -w '%{http_code}' http://`+local+`/`)
 		io.WriteString(ctlW, string(data)+"\n")
@@ -98,7 +91,7 @@ func TestControlFDRefusedKey(t *testing.T) {
 			t.Errorf("after a refused update: %q, exit %d, %v, stderr %q", out, code, err, errOut)
 		}
 		want := "srt: Invalid config on control fd 3: ignored, previous config still in force\n" +
-			"srt: control fd 3: credentials is not supported on linux yet (denying and masking credentials arrives with issue #20)\n"
+			"srt: control fd 3: network.tlsTerminate.caCertPath: open /nonexistent/ca.pem: no such file or directory\n"
 		if !strings.HasPrefix(errOut, want) {
 			t.Errorf("stderr:\n%s\nwant it to start with:\n%s", errOut, want)
 		}

@@ -1,0 +1,323 @@
+package credential
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/srt-go/srt/config"
+	"github.com/srt-go/srt/netfilter"
+)
+
+var sentinelRe = regexp.MustCompile(`^fake_value_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}[a-z0-9_-]*$`)
+
+func TestSentinel(t *testing.T) {
+	seen := map[string]bool{}
+	for _, n := range []int{0, 5, 47, 48, 72, 500} {
+		s := NewSentinel(n)
+		if !sentinelRe.MatchString(s) {
+			t.Errorf("NewSentinel(%d) = %q: not of the spec's form", n, s)
+		}
+		if want := max(n, 47); len(s) != want {
+			t.Errorf("NewSentinel(%d) has %d bytes, want %d", n, len(s), want)
+		}
+		if seen[s] {
+			t.Errorf("NewSentinel repeated %q", s)
+		}
+		seen[s] = true
+	}
+}
+
+func build(t *testing.T, c *config.Credentials, env []string, files map[string]string) *Plan {
+	t.Helper()
+	p, err := Build(Input{Credentials: c, AllowedDomains: []string{"api.example.com:443", "*.example.org"}, Env: env, Home: "/home/u", Cwd: "/work",
+		Resolve: func(p string) (string, error) {
+			if _, ok := files[p]; !ok {
+				return "", fs.ErrNotExist
+			}
+			return p, nil
+		},
+		ReadFile: func(p string) ([]byte, error) { return []byte(files[p]), nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func envVar(name, mode string) config.CredentialEnvVar {
+	return config.CredentialEnvVar{Name: name, CredentialRule: config.CredentialRule{Mode: mode}}
+}
+
+func TestEnvVars(t *testing.T) {
+	real := strings.Repeat("s", 72)
+	db := envVar("DB", "mask")
+	db.Extract = `://[^:]+:([^@]+)@`
+	nomatch := envVar("NOMATCH", "mask")
+	nomatch.Extract = `key=(\w+)`
+	nodeny := envVar("NODENY", "mask")
+	nodeny.Extract, nodeny.OnExtractNoMatch = `key=(\w+)`, "deny"
+	p := build(t, &config.Credentials{EnvVars: []config.CredentialEnvVar{
+		envVar("TOKEN", "mask"), envVar("SHORT", "mask"), envVar("GONE", "deny"), envVar("UNSET", "mask"), db, nomatch, nodeny,
+	}}, []string{"TOKEN=" + real, "SHORT=abc", "GONE=x", "DB=postgres://bob:hunter2@db:5432/x", "NOMATCH=plain", "NODENY=plain", "OTHER=1"}, nil)
+	env := map[string]string{}
+	for _, kv := range p.Env([]string{"TOKEN=" + real, "SHORT=abc", "GONE=x", "DB=postgres://bob:hunter2@db:5432/x", "NOMATCH=plain", "NODENY=plain", "OTHER=1"}) {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	if !sentinelRe.MatchString(env["TOKEN"]) || len(env["TOKEN"]) != len(real) {
+		t.Errorf("TOKEN inside = %q", env["TOKEN"])
+	}
+	if !sentinelRe.MatchString(env["SHORT"]) || len(env["SHORT"]) != 47 {
+		t.Errorf("SHORT inside = %q", env["SHORT"])
+	}
+	if _, ok := env["GONE"]; ok {
+		t.Error("a denied variable is set inside")
+	}
+	if _, ok := env["UNSET"]; ok {
+		t.Error("a masked variable unset on the host is set inside")
+	}
+	if _, ok := env["NODENY"]; ok {
+		t.Error("onExtractNoMatch deny left the variable set")
+	}
+	if m := regexp.MustCompile(`^postgres://bob:(fake_value_[^@]+)@db:5432/x$`).FindStringSubmatch(env["DB"]); m == nil {
+		t.Errorf("DB inside = %q", env["DB"])
+	}
+	if env["NOMATCH"] != "plain" || len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "UNPROTECTED") {
+		t.Errorf("onExtractNoMatch warn: %q, warnings %q", env["NOMATCH"], p.Warnings)
+	}
+	if env["OTHER"] != "1" {
+		t.Error("an unrelated variable changed")
+	}
+	for _, kv := range p.Env([]string{"TOKEN=" + real, "DB=postgres://bob:hunter2@db:5432/x"}) {
+		if strings.Contains(kv, real) || strings.Contains(kv, "hunter2") {
+			t.Errorf("a real value is inside: %q", kv)
+		}
+	}
+	// onExtractNoMatch error stops the run.
+	nomatch.OnExtractNoMatch = "error"
+	if _, err := Build(Input{Credentials: &config.Credentials{EnvVars: []config.CredentialEnvVar{nomatch}}, Env: []string{"NOMATCH=plain"}}); err == nil {
+		t.Error("onExtractNoMatch error: no error")
+	}
+}
+
+func jwt(header, payload string) string {
+	return b64.EncodeToString([]byte(header)) + "." + b64.EncodeToString([]byte(payload)) + ".c2lnbmF0dXJl"
+}
+
+func TestJWT(t *testing.T) {
+	token := jwt(`{"alg":"RS256","kid":"k1"}`, `{"iss":"me","sub":"user42","secret":"s3cr3t","n":5}`)
+	whole := envVar("WHOLE", "mask")
+	whole.Decode = "jwt"
+	claims := envVar("CLAIMS", "mask")
+	claims.Decode, claims.MaskClaims = "jwt", &[]string{"sub", "secret", "missing"}
+	notjwt := envVar("NOTJWT", "mask")
+	notjwt.Decode = "jwt"
+	p := build(t, &config.Credentials{EnvVars: []config.CredentialEnvVar{whole, claims, notjwt}},
+		[]string{"WHOLE=" + token, "CLAIMS=" + token, "NOTJWT=abc"}, nil)
+	parts := strings.Split(p.Set["WHOLE"], ".")
+	if len(parts) != 3 || parts[2] != fakeSignature {
+		t.Fatalf("WHOLE inside = %q", p.Set["WHOLE"])
+	}
+	pl, _ := b64.DecodeString(parts[1])
+	var fake map[string]any
+	if json.Unmarshal(pl, &fake) != nil || !sentinelRe.MatchString(fake["sub"].(string)) {
+		t.Errorf("fake token's payload: %s", pl)
+	}
+	parts = strings.Split(p.Set["CLAIMS"], ".")
+	if len(parts) != 3 || parts[0] != strings.Split(token, ".")[0] || parts[2] != fakeSignature {
+		t.Fatalf("CLAIMS inside = %q", p.Set["CLAIMS"])
+	}
+	pl, _ = b64.DecodeString(parts[1])
+	var got map[string]any
+	if err := json.Unmarshal(pl, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got["iss"] != "me" || got["n"] != float64(5) || !sentinelRe.MatchString(got["sub"].(string)) || !sentinelRe.MatchString(got["secret"].(string)) {
+		t.Errorf("masked claims: %s", pl)
+	}
+	if !strings.HasPrefix(string(pl), `{"iss":"me","sub":"fake_value_`) {
+		t.Errorf("claim order changed: %s", pl)
+	}
+	if _, ok := p.Set["NOTJWT"]; ok || len(p.Warnings) != 1 {
+		t.Errorf("a value that is no token: set %q, warnings %q", p.Set["NOTJWT"], p.Warnings)
+	}
+	// The proxy can put back the whole token and each claim.
+	var reals []string
+	for _, s := range p.Secrets {
+		reals = append(reals, s.Real)
+	}
+	for _, want := range []string{token, "user42", "s3cr3t"} {
+		if !strings.Contains(strings.Join(reals, "\n"), want) {
+			t.Errorf("no secret for %q", want)
+		}
+	}
+}
+
+func TestFiles(t *testing.T) {
+	files := map[string]string{
+		"/home/u/.token":   "token-file-secret-value\n",
+		"/work/cfg.json":   `{"password":"hunter2","copy":"hunter2","user":"bob"}`,
+		"/work/jwts.txt":   "a=" + jwt(`{"alg":"HS256"}`, `{"sub":"x"}`) + "\n",
+		"/work/binary.bin": "\xff\xfe",
+	}
+	dup := config.CredentialFile{Path: "cfg.json", MaskDuplicates: true, CredentialRule: config.CredentialRule{Mode: "mask", Extract: `"password":"([^"]+)"`}}
+	p := build(t, &config.Credentials{Files: []config.CredentialFile{
+		{Path: "~/.token", CredentialRule: config.CredentialRule{Mode: "mask"}},
+		dup,
+		{Path: "jwts.txt", CredentialRule: config.CredentialRule{Mode: "mask", Decode: "jwt"}},
+		{Path: "binary.bin", CredentialRule: config.CredentialRule{Mode: "mask"}},
+		{Path: "missing", CredentialRule: config.CredentialRule{Mode: "mask"}},
+		{Path: "~/.aws/**", CredentialRule: config.CredentialRule{Mode: "deny"}},
+	}}, nil, files)
+	got := map[string]string{}
+	for _, f := range p.Files {
+		got[f.Path] = string(f.Content)
+	}
+	if !sentinelRe.MatchString(got["/home/u/.token"]) {
+		t.Errorf(".token inside = %q", got["/home/u/.token"])
+	}
+	if m := regexp.MustCompile(`^\{"password":"(fake_value_[^"]+)","copy":"(fake_value_[^"]+)","user":"bob"\}$`).FindStringSubmatch(got["/work/cfg.json"]); m == nil || m[1] != m[2] {
+		t.Errorf("maskDuplicates: %q", got["/work/cfg.json"])
+	}
+	if !strings.HasPrefix(got["/work/jwts.txt"], "a=eyJ") || !strings.HasSuffix(got["/work/jwts.txt"], fakeSignature+"\n") {
+		t.Errorf("jwts.txt inside = %q", got["/work/jwts.txt"])
+	}
+	for _, f := range p.Files {
+		for real := range files {
+			if strings.Contains(string(f.Content), strings.TrimSpace(files[real])) {
+				t.Errorf("%s holds the real content of %s", f.Path, real)
+			}
+		}
+	}
+	var denied []string
+	for _, d := range p.DenyRead {
+		denied = append(denied, d.Path)
+	}
+	for _, want := range []string{"/work/binary.bin", "/work/missing", "~/.aws/**"} {
+		if !strings.Contains(strings.Join(denied, " "), want) {
+			t.Errorf("%s is not hidden: %q", want, denied)
+		}
+	}
+}
+
+func host(t *testing.T, s string) netfilter.Host {
+	h, err := netfilter.ParseHost(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func TestInjector(t *testing.T) {
+	real, short := strings.Repeat("R", 60), "abc"
+	only := envVar("ONLY", "mask")
+	only.InjectHosts = &[]string{"only.example.org"}
+	p := build(t, &config.Credentials{EnvVars: []config.CredentialEnvVar{envVar("TOKEN", "mask"), envVar("SHORT", "mask"), only}},
+		[]string{"TOKEN=" + real, "SHORT=" + short, "ONLY=only-secret"}, nil)
+	inj := p.Injector()
+	tok, sh, on := p.Set["TOKEN"], p.Set["SHORT"], p.Set["ONLY"]
+
+	if inj.For(host(t, "api.example.com"), false) != nil {
+		t.Error("plain HTTP gets real values without allowPlaintextInject")
+	}
+	if inj.For(host(t, "evil.test"), true) != nil {
+		t.Error("a host no rule names gets real values")
+	}
+	req, _ := http.NewRequest("POST", "https://api.example.com/p?q="+tok, strings.NewReader("a="+tok+"&b="+sh+"&c="+on))
+	req.Header.Set("Authorization", "Bearer "+tok)
+	req.Header.Add("X-Multi", sh)
+	req.Header.Add("X-Multi", "no")
+	if err := inj.For(host(t, "api.example.com"), true).Request(req); err != nil {
+		t.Fatal(err)
+	}
+	if req.Header.Get("Authorization") != "Bearer "+real || req.Header.Values("X-Multi")[0] != short {
+		t.Errorf("headers: %v", req.Header)
+	}
+	if !strings.Contains(req.URL.RawQuery, tok) {
+		t.Errorf("the request target was changed: %s", req.URL)
+	}
+	body, _ := io.ReadAll(req.Body)
+	if string(body) != "a="+real+"&b="+short+"&c="+on {
+		t.Errorf("body: %q", body)
+	}
+	if req.ContentLength != -1 {
+		t.Errorf("a body whose length changes keeps Content-Length %d", req.ContentLength)
+	}
+	// A credential with its own injectHosts goes there alone.
+	req, _ = http.NewRequest("GET", "https://only.example.org/", nil)
+	req.Header.Set("X", on+" "+tok)
+	inj.For(host(t, "only.example.org"), true).Request(req)
+	if req.Header.Get("X") != "only-secret "+real {
+		t.Errorf("only.example.org got %q", req.Header.Get("X"))
+	}
+	req, _ = http.NewRequest("GET", "https://x.example.org/", nil)
+	req.Header.Set("X", on)
+	inj.For(host(t, "x.example.org"), true).Request(req)
+	if req.Header.Get("X") != on {
+		t.Errorf("x.example.org got %q", req.Header.Get("X"))
+	}
+	// An encoded body is not read.
+	req, _ = http.NewRequest("POST", "https://api.example.com/", strings.NewReader(tok))
+	req.Header.Set("Content-Encoding", "gzip")
+	inj.For(host(t, "api.example.com"), true).Request(req)
+	if body, _ := io.ReadAll(req.Body); string(body) != tok {
+		t.Errorf("an encoded body was changed")
+	}
+}
+
+// The stream replacer agrees with replacing the whole at once, whatever
+// the reads' sizes: a sentinel may straddle two reads.
+func TestReplaceStream(t *testing.T) {
+	pairs := []pair{{[]byte("fake_value_aaaa"), []byte("R1")}, {[]byte("aa_x"), []byte("LONGER-THAN-IT")}, {[]byte("fake_value_aaaa_long"), []byte("R3")}}
+	r := newReplacer(pairs)
+	inputs := []string{
+		"", "fake_value_aaaa", "xxfake_value_aaaa_longyy", "fake_value_aaa", "fake_value_aaaafake_value_aaaa",
+		strings.Repeat("z", 40000) + "fake_value_aaaa" + strings.Repeat("z", 70000) + "aa_x",
+	}
+	for _, in := range inputs {
+		want := string(r.replace([]byte(in)))
+		for _, chunk := range []int{1, 2, 3, 7, 4096} {
+			got, err := io.ReadAll(r.reader(iotest.OneByteReader(chunkReader(in, chunk))))
+			if err != nil || string(got) != want {
+				t.Errorf("chunk %d of %.40q: got %.60q, want %.60q (%v)", chunk, in, got, want, err)
+			}
+		}
+	}
+	if got := string(r.replace([]byte("fake_value_aaaa_long"))); got != "R1_long" {
+		t.Errorf("the earliest match, first pair on a tie: %q", got)
+	}
+}
+
+func chunkReader(s string, n int) io.Reader {
+	return &chunks{s: s, n: n}
+}
+
+type chunks struct {
+	s string
+	n int
+}
+
+func (c *chunks) Read(b []byte) (int, error) {
+	if c.s == "" {
+		return 0, io.EOF
+	}
+	k := copy(b[:min(len(b), c.n)], c.s)
+	c.s = c.s[k:]
+	return k, nil
+}
+
+func TestReaderError(t *testing.T) {
+	r := newReplacer([]pair{{[]byte("abc"), []byte("x")}})
+	boom := errors.New("boom")
+	_, err := io.ReadAll(r.reader(io.MultiReader(strings.NewReader("ab"), iotest.ErrReader(boom))))
+	if !errors.Is(err, boom) {
+		t.Errorf("the source's error was lost: %v", err)
+	}
+}
+

@@ -1,0 +1,678 @@
+package proxy
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/srt-go/srt/netfilter"
+)
+
+// TLS termination (spec d.6): a tunnel to an allowed host that the
+// command opens with a TLS ClientHello is answered by srt with a leaf of
+// its CA for the name asked, and every request inside goes on over a TLS
+// connection of srt's own to that host, verified against the host's
+// roots. Only there, where srt reads the request and knows it speaks to
+// the real host, may a masked credential's sentinel become the real
+// value. Tunnels that do not start with TLS are relayed as they are
+// (opaque), unless RefuseOpaque.
+
+// Termination default limits (spec b.4 network.tlsTerminate).
+const (
+	DefaultMaxTunnels       = 256
+	DefaultHandshakeTimeout = 10 * time.Second
+	// requestHeadTimeout bounds the wait for a request head after the
+	// handshake, and keepAliveTimeout the wait for the next one after a
+	// response (the reference's 10 s and 6 s; it announces 5).
+	requestHeadTimeout = 10 * time.Second
+	keepAliveTimeout   = 6 * time.Second
+)
+
+// Inspection is what the proxies do with the tunnels they terminate and
+// the requests they read. A Server with none relays every tunnel.
+type Inspection struct {
+	// CA signs the leaves shown to the command.
+	CA *CA
+	// Exclude are host-only patterns whose tunnels are relayed, never
+	// terminated (tlsTerminate.excludeDomains).
+	Exclude []netfilter.Pattern
+	// MaxTunnels bounds the terminated tunnels open at once across the
+	// server; past it a CONNECT is answered 503 (0: DefaultMaxTunnels).
+	MaxTunnels int
+	// HandshakeTimeout bounds the command's TLS handshake (0:
+	// DefaultHandshakeTimeout).
+	HandshakeTimeout time.Duration
+	// RootCAs verify the upstream servers; nil means the host's roots
+	// (SSL_CERT_FILE and SSL_CERT_DIR of srt's environment count).
+	RootCAs *x509.CertPool
+	// RefuseOpaque refuses tunnels that cannot be inspected: to an
+	// excluded host, or whose first bytes are not a TLS ClientHello.
+	RefuseOpaque bool
+	// RequireHostMatch refuses (421) a request whose Host is not the
+	// tunnel's target, and shows a leaf for the target whatever name the
+	// ClientHello asks for.
+	RequireHostMatch bool
+	// StripResponseHeaders are removed from every response (any case).
+	StripResponseHeaders []string
+}
+
+// Injector changes a request on its way upstream: the sentinels of
+// masked credentials become the real values (spec b.4).
+type Injector interface {
+	// Request rewrites r (headers, target, body) in place. A non-nil
+	// error refuses the request with the error's status.
+	Request(r *http.Request) error
+}
+
+// StatusError is an error that carries the HTTP status to answer with.
+type StatusError struct {
+	Status int
+	Reason string
+}
+
+func (e *StatusError) Error() string { return e.Reason }
+
+// terminates says whether host's tunnels are terminated.
+func (in *Inspection) terminates(host netfilter.Host) bool { return !matchesAny(in.Exclude, host) }
+
+func (in *Inspection) maxTunnels() int {
+	if in.MaxTunnels > 0 {
+		return in.MaxTunnels
+	}
+	return DefaultMaxTunnels
+}
+
+func (in *Inspection) handshakeTimeout() time.Duration {
+	if in.HandshakeTimeout > 0 {
+		return in.HandshakeTimeout
+	}
+	return DefaultHandshakeTimeout
+}
+
+// tunnel is one terminated tunnel: who opened it, to where.
+type tunnel struct {
+	client   *Client
+	protocol string
+	host     string // as the client spelled it
+	canon    netfilter.Host
+	port     uint16
+	// tls: the tunnel was terminated (false: a plain HTTP connection
+	// read by the inspecting server).
+	tls bool
+	// sni is the server name the ClientHello asked for ("" for none).
+	sni string
+	// plain: a connection of plain HTTP proxy requests, each of which
+	// names (and is decided for) its own target.
+	plain bool
+}
+
+// inspector is a Server's machinery for terminated tunnels: one HTTP
+// server that reads the requests of every terminated tunnel, and one
+// transport that carries them upstream.
+type inspector struct {
+	in      *Inspection
+	s       *Server
+	srv     *http.Server
+	ln      *chanListener
+	proxy   *httputil.ReverseProxy
+	tunnels sync.Map // *tls.Conn or net.Conn → *tunnel
+	open    atomic.Int64
+	// told: the tunnel cap was reported for these clients, until the
+	// count is back below half the cap.
+	toldMu sync.Mutex
+	told   map[*Client]bool
+}
+
+type tunnelKey struct{}
+
+// SetInspection puts in in force for the next connections (nil: no
+// inspection). Tunnels already terminated stay with what they had.
+func (s *Server) SetInspection(in *Inspection) {
+	var ins *inspector
+	if in != nil {
+		ins = s.newInspector(in)
+	}
+	if old := s.inspect.Swap(ins); old != nil {
+		s.mu.Lock()
+		s.retired = append(s.retired, old)
+		s.mu.Unlock()
+	}
+}
+
+func (s *Server) newInspector(in *Inspection) *inspector {
+	ins := &inspector{in: in, s: s, ln: newChanListener(), told: map[*Client]bool{}}
+	transport := &http.Transport{
+		DialContext:           ins.dial,
+		TLSClientConfig:       &tls.Config{RootCAs: in.RootCAs, MinVersion: tls.VersionTLS12},
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          256,
+		MaxIdleConnsPerHost:   8,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   DialTimeout,
+		ResponseHeaderTimeout: 0,
+		ExpectContinueTimeout: time.Second,
+	}
+	ins.proxy = &httputil.ReverseProxy{
+		Rewrite:        ins.rewrite,
+		Transport:      transport,
+		ModifyResponse: ins.modifyResponse,
+		ErrorHandler:   ins.upstreamError,
+		FlushInterval:  -1,
+		ErrorLog:       discardLog,
+	}
+	ins.srv = &http.Server{
+		Handler:           http.HandlerFunc(ins.serveHTTP),
+		ReadHeaderTimeout: requestHeadTimeout,
+		IdleTimeout:       keepAliveTimeout,
+		ErrorLog:          discardLog,
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			if t, ok := ins.tunnels.Load(c); ok {
+				return context.WithValue(ctx, tunnelKey{}, t)
+			}
+			return ctx
+		},
+		ConnState: func(c net.Conn, st http.ConnState) {
+			if st == http.StateClosed || st == http.StateHijacked {
+				if t, ok := ins.tunnels.LoadAndDelete(c); ok && !t.(*tunnel).plain && t.(*tunnel).tls {
+					ins.release(t.(*tunnel).client)
+				}
+			}
+		},
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		ins.srv.Serve(ins.ln)
+	}()
+	return ins
+}
+
+// closeInspector stops the inspecting server and its tunnels.
+func (ins *inspector) close() {
+	ins.srv.Close()
+	ins.ln.Close()
+	ins.proxy.Transport.(*http.Transport).CloseIdleConnections()
+}
+
+// acquire counts a tunnel about to be terminated; false: at the cap, and
+// the refusal was reported if this client had not been told.
+func (ins *inspector) acquire(client *Client, protocol, host string, port uint16) bool {
+	limit := int64(ins.in.maxTunnels())
+	if ins.open.Add(1) <= limit {
+		return true
+	}
+	ins.open.Add(-1)
+	ins.toldMu.Lock()
+	tell := !ins.told[client]
+	ins.told[client] = true
+	ins.toldMu.Unlock()
+	if tell {
+		ins.s.report(client, ProtocolHTTPRequest, "CONNECT "+hostPortText(host, port), 0,
+			fmt.Sprintf("the sandbox's limit of %d TLS-terminated tunnels at once is reached; the limit is network.tlsTerminate.maxTunnels in the sandbox's configuration", limit))
+	}
+	return false
+}
+
+func (ins *inspector) release(client *Client) {
+	if ins.open.Add(-1) < int64(ins.in.maxTunnels())/2 {
+		ins.toldMu.Lock()
+		clear(ins.told)
+		ins.toldMu.Unlock()
+	}
+}
+
+// serveTunnel serves an allowed tunnel to host:port whose opening the
+// client has already been answered: terminated when it starts with a
+// TLS ClientHello, else relayed (or refused with RefuseOpaque). head is
+// what was read from c already; counted says that a slot of the tunnel
+// cap was taken for it (and is given back here).
+func (ins *inspector) serveTunnel(c net.Conn, head []byte, t *tunnel, counted bool) {
+	in := ins.in
+	if len(head) == 0 {
+		// A client that speaks first (TLS does) sends at once; a
+		// tunnel whose server speaks first is relayed as it is.
+		c.SetReadDeadline(time.Now().Add(peekTimeout))
+		var b [1]byte
+		n, _ := c.Read(b[:])
+		c.SetReadDeadline(time.Time{})
+		head = b[:n]
+	}
+	if len(head) == 0 || head[0] != recordHandshake {
+		if counted {
+			ins.release(t.client)
+		}
+		if in.RefuseOpaque {
+			ins.s.refuseOpaque(t.client, t.protocol, t.host, t.port, "tunnel carries no TLS and cannot be inspected")
+			return
+		}
+		ins.s.relayTo(c, head, t.client, t.protocol, t.host, t.port)
+		return
+	}
+	if !counted {
+		if !ins.acquire(t.client, t.protocol, t.host, t.port) {
+			return
+		}
+	}
+	name := t.canon.String()
+	cfg := &tls.Config{
+		MinVersion: tls.VersionTLS12,
+		NextProtos: []string{"h2", "http/1.1"},
+		GetCertificate: func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+			t.sni = hello.ServerName
+			if hello.ServerName != "" && !in.RequireHostMatch {
+				return in.CA.Leaf(hello.ServerName)
+			}
+			return in.CA.Leaf(name)
+		},
+	}
+	pc := &prefixConn{Conn: c, head: head, closed: make(chan struct{})}
+	tc := tls.Server(pc, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), in.handshakeTimeout())
+	err := tc.HandshakeContext(ctx)
+	cancel()
+	if err != nil {
+		ins.release(t.client)
+		return
+	}
+	t.tls = true
+	ins.tunnels.Store(net.Conn(tc), t)
+	if !ins.ln.put(tc) {
+		ins.tunnels.Delete(net.Conn(tc))
+		ins.release(t.client)
+		tc.Close()
+		return
+	}
+	// The HTTP server owns tc now; the caller's deferred close of c (and
+	// its count of the client's connections) waits for it to close tc.
+	<-pc.closed
+}
+
+// servePlain serves a connection of plain HTTP proxy requests (head
+// already read from c) on the inspecting server, which decides each.
+func (ins *inspector) servePlain(c net.Conn, head []byte, client *Client) {
+	pc := &prefixConn{Conn: c, head: head, closed: make(chan struct{})}
+	ins.tunnels.Store(net.Conn(pc), &tunnel{client: client, plain: true})
+	if !ins.ln.put(pc) {
+		ins.tunnels.Delete(net.Conn(pc))
+		return
+	}
+	<-pc.closed
+}
+
+// plainRequest decides one plain HTTP proxy request of conn's client, as
+// handleHTTP does a connection's first: the target it names, which the
+// Host header must name too, allowed by the policy. It returns the
+// request's own tunnel, or nil when it answered the request itself.
+func (ins *inspector) plainRequest(w http.ResponseWriter, r *http.Request, conn *tunnel) *tunnel {
+	s, client := ins.s, conn.client
+	if client != nil && client.Credential != nil {
+		user, password, ok := parseBasic(r.Header.Get("Proxy-Authorization"))
+		if !ok || !client.Credential.matches(user, password) {
+			w.Header().Set("Proxy-Authenticate", `Basic realm="srt"`)
+			http.Error(w, "proxy authentication required", http.StatusProxyAuthRequired)
+			return nil
+		}
+	}
+	hostHeader := ""
+	if hs := r.Header.Values("Host"); len(hs) > 0 {
+		hostHeader = hs[0]
+	}
+	if r.URL.IsAbs() && hostHeader == "" {
+		hostHeader = r.Host
+	}
+	tg, err := requestTarget(r, hostHeader)
+	if err != nil {
+		w.Header().Set("X-Proxy-Error", "bad-request-target")
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return nil
+	}
+	d, _ := s.decide(client, "http", tg.host, tg.port)
+	if !d.Allowed {
+		w.Header().Set("X-Proxy-Error", "blocked-by-allowlist")
+		w.Header().Set("Content-Type", "text/plain")
+		w.WriteHeader(http.StatusForbidden)
+		io.WriteString(w, "Connection blocked by network allowlist\n")
+		return nil
+	}
+	return newTunnel(client, "http", tg.host, tg.port)
+}
+
+// serveHTTP answers one request read from a terminated tunnel, or from
+// a connection of plain HTTP proxy requests.
+func (ins *inspector) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	t, _ := r.Context().Value(tunnelKey{}).(*tunnel)
+	if t == nil {
+		http.Error(w, "srt: no tunnel", http.StatusInternalServerError)
+		return
+	}
+	if t.plain {
+		if t = ins.plainRequest(w, r, t); t == nil {
+			return
+		}
+		r = r.WithContext(context.WithValue(r.Context(), tunnelKey{}, t))
+		r.URL.Scheme, r.URL.Host = "", ""
+	}
+	if ins.in.RequireHostMatch {
+		if why := t.hostMismatch(r); why != "" {
+			ins.s.reportRequest(t, r, why)
+			w.Header().Set("X-Proxy-Error", "blocked-by-sandbox-runtime")
+			http.Error(w, why, http.StatusMisdirectedRequest)
+			return
+		}
+	}
+	// The request goes to the host the tunnel was allowed for, and says
+	// so: a Host naming another site of the same server (a CDN's) would
+	// reach a destination no rule allowed.
+	r.Host = t.authority()
+	if t.client != nil && t.client.Inject != nil {
+		if inj := t.client.Inject(t.canon, t.tls); inj != nil {
+			if err := inj.Request(r); err != nil {
+				ins.refuseRequest(w, t, r, err)
+				return
+			}
+		}
+	}
+	ins.proxy.ServeHTTP(w, r)
+}
+
+// hostMismatch says why r does not name the tunnel's target (spec d.6
+// requireHostMatch), or "".
+func (t *tunnel) hostMismatch(r *http.Request) string {
+	tg := target{host: t.host, port: t.port}
+	switch {
+	case t.tls && t.sni != "" && !sameHost(target{host: t.sni, port: t.port}, tg):
+		return "TLS server name does not match the request target"
+	case r.URL.IsAbs() && !namesTarget(r.URL.Host, tg, defaultPort(t)):
+		return "request-target authority does not match the request target"
+	case len(r.Header.Values("Host")) > 1:
+		return "more than one Host header"
+	case r.Host != "" && !namesTarget(r.Host, tg, defaultPort(t)):
+		return "Host header does not match the request target"
+	}
+	return ""
+}
+
+// namesTarget says whether an authority ("host" or "host:port") names
+// target, the port absent only when the target's is def.
+func namesTarget(authority string, tg target, def uint16) bool {
+	h, err := splitTarget(authority, def)
+	return err == nil && sameHost(h, tg)
+}
+
+// authority is the tunnel's target as a Host header names it: the
+// canonical host, and the port unless it is the scheme's own.
+func (t *tunnel) authority() string {
+	h := t.canon.String()
+	if strings.Contains(h, ":") {
+		h = "[" + h + "]"
+	}
+	if t.port == defaultPort(t) {
+		return h
+	}
+	return h + ":" + strconv.Itoa(int(t.port))
+}
+
+// refuseRequest answers a request the injector refused.
+func (ins *inspector) refuseRequest(w http.ResponseWriter, t *tunnel, r *http.Request, err error) {
+	status, reason := http.StatusForbidden, err.Error()
+	var se *StatusError
+	if errors.As(err, &se) {
+		status = se.Status
+	}
+	ins.s.reportRequest(t, r, reason)
+	w.Header().Set("X-Proxy-Error", "blocked-by-sandbox-runtime")
+	http.Error(w, reason, status)
+}
+
+func defaultPort(t *tunnel) uint16 {
+	if t.tls {
+		return 443
+	}
+	return 80
+}
+
+// rewrite aims a request at the tunnel's target.
+func (ins *inspector) rewrite(pr *httputil.ProxyRequest) {
+	t, _ := pr.In.Context().Value(tunnelKey{}).(*tunnel)
+	out := pr.Out
+	out.URL.Scheme = "http"
+	if t.tls {
+		out.URL.Scheme = "https"
+	}
+	out.URL.Host = net.JoinHostPort(t.canon.String(), strconv.Itoa(int(t.port)))
+	out.Host = pr.In.Host
+	if pr.In.ProtoMajor == 1 {
+		// What the idle timer allows, less a margin.
+		out.Header.Del("Keep-Alive")
+	}
+}
+
+// dial connects to an upstream of a terminated tunnel: the target the
+// tunnel was allowed for, with the resolved-address check.
+func (ins *inspector) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	t, _ := ctx.Value(tunnelKey{}).(*tunnel)
+	if t == nil {
+		return nil, errors.New("srt: no tunnel")
+	}
+	host, _, _ := net.SplitHostPort(addr)
+	if host != t.canon.String() {
+		return nil, fmt.Errorf("srt: upstream %s is not the tunnel's target", addr)
+	}
+	return ins.s.dialAllowed(ctx, t.client, ins.s.policy.Load(), t.protocol, t.host, t.port)
+}
+
+func (ins *inspector) modifyResponse(resp *http.Response) error {
+	for _, h := range ins.in.StripResponseHeaders {
+		stripHeader(resp.Header, h)
+	}
+	if resp.Request != nil && resp.Request.ProtoMajor == 1 && resp.StatusCode != http.StatusSwitchingProtocols {
+		resp.Header.Set("Keep-Alive", fmt.Sprintf("timeout=%d", int(keepAliveTimeout/time.Second)-1))
+	}
+	return nil
+}
+
+// stripHeader removes every header whose name folds to name's: case
+// aside, and '_' and '.' read as '-'.
+func stripHeader(h http.Header, name string) {
+	want := foldHeader(name)
+	for k := range h {
+		if foldHeader(k) == want {
+			delete(h, k)
+		}
+	}
+}
+
+func foldHeader(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '_' || r == '.':
+			return '-'
+		case r >= 'A' && r <= 'Z':
+			return r + 'a' - 'A'
+		}
+		return r
+	}, s)
+}
+
+// upstreamError answers a request that could not be carried upstream.
+func (ins *inspector) upstreamError(w http.ResponseWriter, r *http.Request, err error) {
+	var se *StatusError
+	var re *netfilter.ResolvedError
+	switch {
+	case errors.As(err, &se):
+		w.Header().Set("X-Proxy-Error", "blocked-by-sandbox-runtime")
+		http.Error(w, se.Reason, se.Status)
+	case errors.As(err, &re):
+		t, _ := r.Context().Value(tunnelKey{}).(*tunnel)
+		w.Header().Set("X-Proxy-Error", "blocked-by-sandbox-runtime")
+		http.Error(w, fmt.Sprintf("Connection to %s blocked: %s", t.host, re.Error()), http.StatusForbidden)
+	case errors.Is(err, context.Canceled):
+		// The command went away.
+	default:
+		http.Error(w, "Bad Gateway", http.StatusBadGateway)
+	}
+}
+
+// relayTo dials an allowed destination and joins c to it, head first.
+func (s *Server) relayTo(c net.Conn, head []byte, client *Client, protocol, host string, port uint16) {
+	up, err := s.dialAllowed(context.Background(), client, s.policy.Load(), protocol, host, port)
+	if err != nil {
+		return
+	}
+	defer up.Close()
+	if len(head) > 0 {
+		if _, err := up.Write(head); err != nil {
+			return
+		}
+	}
+	relay(c, up, s.IdleTimeout)
+}
+
+// Protocols of the decisions the inspecting proxy reports: a refused
+// request ("METHOD url" in Host), a refused SOCKS tunnel.
+const (
+	ProtocolHTTPRequest = "http-request"
+	ProtocolSOCKSTunnel = "socks-tunnel"
+)
+
+// refuseOpaque reports a tunnel refused under RefuseOpaque.
+func (s *Server) refuseOpaque(client *Client, protocol, host string, port uint16, why string) {
+	if protocol == "socks5" {
+		s.report(client, ProtocolSOCKSTunnel, hostPortText(host, port), 0, "refuseOpaqueTunnels")
+		return
+	}
+	s.report(client, ProtocolHTTPRequest, "CONNECT "+hostPortText(host, port), 0, why)
+}
+
+func hostPortText(host string, port uint16) string {
+	return net.JoinHostPort(strings.Trim(host, "[]"), strconv.Itoa(int(port)))
+}
+
+// report records a refusal of an allowed destination for a reason of the
+// inspecting proxy.
+func (s *Server) report(client *Client, protocol, host string, port uint16, reason string) {
+	if s.OnDecision != nil {
+		s.OnDecision(Decision{Protocol: protocol, Host: host, Port: port, Decision: netfilter.Decision{Reason: reason}, Client: client})
+	}
+}
+
+// reportRequest records a refused request.
+func (s *Server) reportRequest(t *tunnel, r *http.Request, reason string) {
+	s.report(t.client, ProtocolHTTPRequest, r.Method+" "+requestURL(t, r), 0, reason)
+}
+
+// requestURL is a request's URL for a violation line: scheme, host and
+// path, with the query and fragment cut to "?…" and "#…".
+func requestURL(t *tunnel, r *http.Request) string {
+	scheme := "http"
+	if t.tls {
+		scheme = "https"
+	}
+	host := r.Host
+	if host == "" {
+		host = t.host
+	}
+	u := scheme + "://" + host + r.URL.EscapedPath()
+	if r.URL.RawQuery != "" || r.URL.ForceQuery {
+		u += "?…"
+	}
+	if r.URL.Fragment != "" {
+		u += "#…"
+	}
+	return u
+}
+
+// prefixConn is a connection whose first bytes were already read; closed
+// is closed with it.
+type prefixConn struct {
+	net.Conn
+	head   []byte
+	closed chan struct{}
+	once   sync.Once
+}
+
+func (p *prefixConn) Close() error {
+	err := p.Conn.Close()
+	p.once.Do(func() { close(p.closed) })
+	return err
+}
+
+func (p *prefixConn) Read(b []byte) (int, error) {
+	if len(p.head) > 0 {
+		n := copy(b, p.head)
+		p.head = p.head[n:]
+		return n, nil
+	}
+	return p.Conn.Read(b)
+}
+
+// chanListener hands connections to an http.Server.
+type chanListener struct {
+	ch     chan net.Conn
+	done   chan struct{}
+	closed sync.Once
+}
+
+func newChanListener() *chanListener {
+	return &chanListener{ch: make(chan net.Conn), done: make(chan struct{})}
+}
+
+func (l *chanListener) put(c net.Conn) bool {
+	select {
+	case l.ch <- c:
+		return true
+	case <-l.done:
+		return false
+	}
+}
+
+func (l *chanListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.ch:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *chanListener) Close() error {
+	l.closed.Do(func() { close(l.done) })
+	return nil
+}
+
+func (l *chanListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)} }
+
+var discardLog = log.New(io.Discard, "", 0)
+
+// terminating returns the inspector when tunnels to host are to be
+// terminated; refuse says that a tunnel there is to be refused instead
+// (RefuseOpaque, with host excluded from termination).
+func (s *Server) terminating(host string) (ins *inspector, refuse bool) {
+	ins = s.inspect.Load()
+	if ins == nil {
+		return nil, false
+	}
+	h, err := netfilter.ParseHost(host)
+	if err == nil && ins.in.CA != nil && ins.in.terminates(h) {
+		return ins, false
+	}
+	return nil, ins.in.RefuseOpaque
+}
+
+// newTunnel describes an allowed tunnel for serveTunnel.
+func newTunnel(client *Client, protocol, host string, port uint16) *tunnel {
+	h, _ := netfilter.ParseHost(host) // decided hosts parse
+	return &tunnel{client: client, protocol: protocol, host: host, canon: h, port: port}
+}

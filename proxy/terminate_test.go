@@ -1,0 +1,414 @@
+package proxy
+
+import (
+	"bufio"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/srt-go/srt/netfilter"
+)
+
+// tlsUpstream is an HTTPS server (HTTP/1.1 and HTTP/2) for example.com and
+// 127.0.0.1 whose CA only the proxy under test trusts. It answers with
+// what it received.
+func tlsUpstream(t testing.TB) (port string, roots *x509.CertPool) {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		w.Header().Set("X-Upstream-Secret", "s3")
+		w.Header().Set("X-Kept", "k")
+		fmt.Fprintf(w, "proto=%s host=%s auth=%s body=%s", r.Proto, r.Host, r.Header.Get("Authorization"), body)
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	roots = x509.NewCertPool()
+	roots.AddCert(srv.Certificate())
+	_, port, _ = net.SplitHostPort(srv.Listener.Addr().String())
+	return port, roots
+}
+
+// injectAuth is an Injector that sets Authorization, and records where
+// it was asked to act.
+type injectAuth struct {
+	mu    sync.Mutex
+	asked []string
+}
+
+func (ia *injectAuth) inject(h netfilter.Host, isTLS bool) Injector {
+	ia.mu.Lock()
+	ia.asked = append(ia.asked, fmt.Sprintf("%s tls=%v", h, isTLS))
+	ia.mu.Unlock()
+	return injectorFunc(func(r *http.Request) error {
+		if r.Header.Get("Authorization") == "Bearer refuse" {
+			return &StatusError{Status: 403, Reason: "refused by the test"}
+		}
+		r.Header.Set("Authorization", strings.ReplaceAll(r.Header.Get("Authorization"), "SENTINEL", "real"))
+		return nil
+	})
+}
+
+type injectorFunc func(*http.Request) error
+
+func (f injectorFunc) Request(r *http.Request) error { return f(r) }
+
+// terminating is a server that terminates TLS to example.com, which
+// resolves to the loopback upstream.
+func terminating(t testing.TB, in *Inspection, inject ...func(netfilter.Host, bool) Injector) (s *Server, httpAddr, socksAddr string, ca *x509.CertPool, port string) {
+	t.Helper()
+	port, roots := tlsUpstream(t)
+	c, err := NewCA()
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.CA, in.RootCAs = c, roots
+	s = New(policy(t, []string{"example.com", "127.0.0.1", "other.example"}, nil, nil))
+	s.Resolve = fakeDNS(map[string]string{"example.com": "127.0.0.1", "other.example": "127.0.0.1"})
+	s.SetInspection(in)
+	cl := &Client{ID: "cmd"}
+	if len(inject) > 0 {
+		cl.Inject = inject[0]
+	}
+	httpAddr, socksAddr = startFor(t, s, cl)
+	ca = x509.NewCertPool()
+	ca.AddCert(c.Certificate())
+	return s, httpAddr, socksAddr, ca, port
+}
+
+func client(proxyURL string, roots *x509.CertPool, h2 bool) *http.Client {
+	u, _ := url.Parse(proxyURL)
+	tr := &http.Transport{Proxy: http.ProxyURL(u), TLSClientConfig: &tls.Config{RootCAs: roots}, ForceAttemptHTTP2: h2, DisableKeepAlives: false}
+	if !h2 {
+		tr.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
+	}
+	return &http.Client{Transport: tr, Timeout: 10 * time.Second}
+}
+
+func get(t *testing.T, c *http.Client, u string, auth string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", u, strings.NewReader("payload"))
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("%s: %v", u, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+func TestTerminateTLS(t *testing.T) {
+	ia := &injectAuth{}
+	_, httpAddr, socksAddr, ca, port := terminating(t, &Inspection{StripResponseHeaders: []string{"x-upstream-SECRET"}}, ia.inject)
+	for _, tc := range []struct {
+		name, proxy string
+		h2          bool
+	}{
+		{"connect-h1", "http://" + httpAddr, false},
+		{"connect-h2", "http://" + httpAddr, true},
+		{"socks-h2", "socks5://" + socksAddr, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := client(tc.proxy, ca, tc.h2)
+			resp, body := get(t, c, "https://example.com:"+port+"/x", "Bearer SENTINEL")
+			want := "proto=HTTP/2.0 host=example.com:" + port + " auth=Bearer real body=payload"
+			if body != want {
+				t.Errorf("upstream saw %q, want %q", body, want)
+			}
+			if tc.h2 != (resp.ProtoMajor == 2) {
+				t.Errorf("the command's side spoke %s", resp.Proto)
+			}
+			if resp.TLS == nil || resp.TLS.PeerCertificates[0].Issuer.CommonName != "srt sandbox TLS inspection (ephemeral)" {
+				t.Errorf("the command was not shown a leaf of srt's CA")
+			}
+			if resp.Header.Get("X-Upstream-Secret") != "" || resp.Header.Get("X-Kept") != "k" {
+				t.Errorf("stripResponseHeaders: got %v", resp.Header)
+			}
+			// The injector may refuse.
+			resp, _ = get(t, c, "https://example.com:"+port+"/x", "Bearer refuse")
+			if resp.StatusCode != 403 {
+				t.Errorf("a refused request got %d", resp.StatusCode)
+			}
+		})
+	}
+	ia.mu.Lock()
+	defer ia.mu.Unlock()
+	for _, a := range ia.asked {
+		if a != "example.com tls=true" {
+			t.Errorf("the injector was asked for %q", a)
+		}
+	}
+}
+
+// An upstream the host's roots (here: the test's) do not vouch for is not
+// reached: the command gets 502, not a tunnel to an impostor.
+func TestTerminateVerifiesUpstream(t *testing.T) {
+	_, httpAddr, _, ca, port := terminating(t, &Inspection{})
+	// other.example resolves to the upstream, whose certificate does not
+	// name it.
+	resp, _ := get(t, client("http://"+httpAddr, ca, false), "https://other.example:"+port+"/", "")
+	if resp.StatusCode != http.StatusBadGateway {
+		t.Errorf("an unverified upstream got %d, want 502", resp.StatusCode)
+	}
+}
+
+func TestTerminateRequireHostMatch(t *testing.T) {
+	_, httpAddr, _, ca, port := terminating(t, &Inspection{RequireHostMatch: true})
+	c := client("http://"+httpAddr, ca, false)
+	req, _ := http.NewRequest("GET", "https://example.com:"+port+"/", nil)
+	req.Host = "other.example"
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMisdirectedRequest {
+		t.Errorf("a Host that is not the CONNECT target got %d, want 421", resp.StatusCode)
+	}
+	if resp, _ := get(t, c, "https://example.com:"+port+"/", ""); resp.StatusCode != 200 {
+		t.Errorf("a matching Host got %d", resp.StatusCode)
+	}
+	// Without the setting, the same request goes through.
+	_, httpAddr, _, ca, port = terminating(t, &Inspection{})
+	c = client("http://"+httpAddr, ca, false)
+	req, _ = http.NewRequest("GET", "https://example.com:"+port+"/", nil)
+	req.Host = "other.example"
+	resp, err = c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("without requireHostMatch: %d", resp.StatusCode)
+	}
+}
+
+func TestTerminateMaxTunnels(t *testing.T) {
+	var mu sync.Mutex
+	var reasons []string
+	s, httpAddr, _, ca, port := terminating(t, &Inspection{MaxTunnels: 1})
+	s.OnDecision = func(d Decision) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !d.Allowed {
+			reasons = append(reasons, d.Reason)
+		}
+	}
+	// The first tunnel stays open (keep-alive).
+	c1 := client("http://"+httpAddr, ca, false)
+	if resp, _ := get(t, c1, "https://example.com:"+port+"/", ""); resp.StatusCode != 200 {
+		t.Fatalf("first tunnel: %d", resp.StatusCode)
+	}
+	for range 2 {
+		head, conn := connectHTTP(t, httpAddr, "example.com:"+port)
+		closeConn(conn)
+		if !strings.HasPrefix(head, "HTTP/1.1 503") || !strings.Contains(head, "X-Proxy-Error: too-many-tunnels") {
+			t.Errorf("a tunnel past maxTunnels got %q", head)
+		}
+	}
+	mu.Lock()
+	if len(reasons) != 1 {
+		t.Errorf("the cap was reported %d times, want once: %q", len(reasons), reasons)
+	}
+	mu.Unlock()
+	c1.CloseIdleConnections()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		head, conn := connectHTTP(t, httpAddr, "example.com:"+port)
+		closeConn(conn)
+		if strings.HasPrefix(head, "HTTP/1.1 200") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the slot of a closed tunnel was not given back: %q", head)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestTerminateRefuseOpaque(t *testing.T) {
+	s, httpAddr, socksAddr, _, port := terminating(t, &Inspection{RefuseOpaque: true,
+		Exclude: []netfilter.Pattern{mustPattern(t, "other.example")}})
+	var mu sync.Mutex
+	var denied []string
+	s.OnDecision = func(d Decision) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !d.Allowed {
+			denied = append(denied, d.Protocol+" "+d.Host)
+		}
+	}
+	// Bytes that are not TLS after the CONNECT: closed, nothing relayed.
+	head, conn := connectHTTP(t, httpAddr, "example.com:"+port)
+	if !strings.HasPrefix(head, "HTTP/1.1 200") {
+		t.Fatalf("CONNECT: %q", head)
+	}
+	conn.Write([]byte("GET / HTTP/1.1\r\nHost: example.com\r\n\r\n"))
+	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, _ := bufio.NewReader(conn).Read(make([]byte, 10)); n != 0 {
+		t.Errorf("a non-TLS tunnel was relayed")
+	}
+	conn.Close()
+	// An excluded host cannot be inspected: refused up front.
+	head, conn = connectHTTP(t, httpAddr, "other.example:"+port)
+	closeConn(conn)
+	if !strings.HasPrefix(head, "HTTP/1.1 403") || !strings.Contains(head, "blocked-by-sandbox-runtime") {
+		t.Errorf("CONNECT to an excluded host got %q", head)
+	}
+	code, sc := socksConnect(t, socksAddr, 3, []byte("other.example"), portOf(t, port))
+	if sc != nil {
+		sc.Close()
+	}
+	if code != socksGeneralFailure {
+		t.Errorf("SOCKS to an excluded host got %d", code)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(denied) != 3 {
+		t.Errorf("refusals reported: %q", denied)
+	}
+}
+
+func mustPattern(t testing.TB, s string) netfilter.Pattern {
+	p, err := netfilter.ParsePattern(s, netfilter.HostOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func portOf(t testing.TB, s string) uint16 {
+	var p uint16
+	if _, err := fmt.Sscan(s, &p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func closeConn(c net.Conn) {
+	if c != nil {
+		c.Close()
+	}
+}
+
+// Plain HTTP proxy requests, with inspection on, are read by the
+// inspecting server: each request on a kept-alive connection is decided
+// for its own target, response headers are stripped, and the injector
+// is asked with tls=false.
+func TestInspectPlainHTTP(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X_Upstream.Secret", "s3")
+		fmt.Fprintf(w, "host=%s auth=%s", r.Host, r.Header.Get("Authorization"))
+	}))
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	s := New(policy(t, []string{"example.com", "127.0.0.1"}, nil, nil))
+	s.Resolve = fakeDNS(map[string]string{"example.com": "127.0.0.1"})
+	s.SetInspection(&Inspection{StripResponseHeaders: []string{"x-upstream-secret"}})
+	ia := &injectAuth{}
+	httpAddr, _ := startFor(t, s, &Client{ID: "cmd", Inject: ia.inject})
+	c, err := net.Dial("tcp", httpAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReader(c)
+	ask := func(target string) *http.Response {
+		fmt.Fprintf(c, "GET http://%s/ HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer SENTINEL\r\n\r\n", target, target)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", target, err)
+		}
+		return resp
+	}
+	resp := ask("example.com:" + port)
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || string(body) != "host=example.com:"+port+" auth=Bearer real" {
+		t.Errorf("first request: %d %q", resp.StatusCode, body)
+	}
+	if resp.Header.Get("X_Upstream.Secret") != "" {
+		t.Errorf("a stripped header came through: %v", resp.Header)
+	}
+	// The same connection, another target: decided on its own.
+	resp = ask("evil.test:" + port)
+	io.ReadAll(resp.Body)
+	if resp.StatusCode != 403 {
+		t.Errorf("a denied target on a kept-alive connection got %d", resp.StatusCode)
+	}
+	ia.mu.Lock()
+	defer ia.mu.Unlock()
+	if len(ia.asked) != 1 || ia.asked[0] != "example.com tls=false" {
+		t.Errorf("the injector was asked %q", ia.asked)
+	}
+}
+
+// network.mitmProxy: an allowed connection to one of its hosts goes over
+// its Unix socket as a CONNECT, and nowhere else; other hosts do not.
+func TestMITMProxy(t *testing.T) {
+	port, _ := upstream(t)
+	sock := filepath.Join(t.TempDir(), "mitm.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	asked := make(chan string, 4)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				req, err := http.ReadRequest(bufio.NewReader(c))
+				if err != nil {
+					return
+				}
+				asked <- req.Method + " " + req.RequestURI
+				io.WriteString(c, "HTTP/1.1 200 OK\r\n\r\nfrom-mitm")
+			}()
+		}
+	}()
+	s := New(policy(t, []string{"mitm.example", "127.0.0.1"}, nil, nil))
+	s.SetMITM(&MITM{SocketPath: sock, Domains: []netfilter.Pattern{mustPattern(t, "mitm.example")}})
+	httpAddr, _ := start(t, s)
+	head, c := connectHTTP(t, httpAddr, "MITM.example:443")
+	if c == nil {
+		t.Fatalf("CONNECT: %q", head)
+	}
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	got, _ := io.ReadAll(io.LimitReader(c, 9))
+	c.Close()
+	if string(got) != "from-mitm" || <-asked != "CONNECT mitm.example:443" {
+		t.Errorf("the tunnel was %q", got)
+	}
+	head, c = connectHTTP(t, httpAddr, fmt.Sprintf("127.0.0.1:%d", port))
+	if c == nil || !echoes(t, c) {
+		t.Errorf("another host: %q", head)
+	}
+	select {
+	case a := <-asked:
+		t.Errorf("the MITM proxy was asked for %q", a)
+	default:
+	}
+	// A MITM proxy that is not there: refused, nothing else tried.
+	s.SetMITM(&MITM{SocketPath: sock + ".gone", Domains: []netfilter.Pattern{mustPattern(t, "mitm.example")}})
+	if head, _ := connectHTTP(t, httpAddr, "mitm.example:443"); !strings.HasPrefix(head, "HTTP/1.1 502") {
+		t.Errorf("with the socket gone: %q", head)
+	}
+}
