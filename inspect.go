@@ -21,16 +21,18 @@ import (
 var trustVars = []string{"NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "PIP_CERT",
 	"GIT_SSL_CAINFO", "AWS_CA_BUNDLE", "CARGO_HTTP_CAINFO", "DENO_CERT", "CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE", "NIX_SSL_CERT_FILE"}
 
-// inspection is n's inspecting proxy, nil when n asks for none, and the
-// trust bundle commands get (nil without TLS termination). prev is the
-// inspection in force, whose CA is kept when n names the same one (an
-// ephemeral CA stays for the session: running commands trust it).
-func inspection(n config.Network, prev *proxy.Inspection) (*proxy.Inspection, []byte, error) {
+// inspection is n's inspecting proxy, nil when n asks for none (and a
+// request filter does not need one: filter), and the trust bundle
+// commands get (nil without TLS termination). prev is the inspection in
+// force, whose CA is kept when n names the same one (an ephemeral CA
+// stays for the session: running commands trust it).
+func inspection(n config.Network, prev *proxy.Inspection, filter bool) (*proxy.Inspection, []byte, error) {
 	t := n.TLSTerminate
-	if t == nil && !n.RefuseOpaqueTunnels && len(n.StripResponseHeaders) == 0 && !n.RequireHostMatch {
+	if t == nil && !n.RefuseOpaqueTunnels && len(n.StripResponseHeaders) == 0 && !n.RequireHostMatch && !filter {
 		return nil, nil, nil
 	}
-	in := &proxy.Inspection{RefuseOpaque: n.RefuseOpaqueTunnels, RequireHostMatch: n.RequireHostMatch, StripResponseHeaders: n.StripResponseHeaders}
+	in := &proxy.Inspection{RefuseOpaque: n.RefuseOpaqueTunnels, RequireHostMatch: n.RequireHostMatch, StripResponseHeaders: n.StripResponseHeaders,
+		AllowPlaintextHeaderSet: n.AllowPlaintextHeaderSet, AmbiguousTarget: n.AmbiguousRequestTarget}
 	if t == nil {
 		return in, nil, nil
 	}

@@ -30,6 +30,7 @@ package srt
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -83,6 +84,76 @@ type Run struct {
 	// NullFDs are descriptor numbers (3 and up) the command finds open on
 	// /dev/null.
 	NullFDs []int
+	// Config, if set, overrides the session's settings for this command
+	// alone (the reference's customConfig, spec h).
+	Config *RunConfig
+}
+
+// RunConfig is what one command may have of its own: each field set
+// replaces the session's, but SafeDirectories, which are joined to
+// git.safeDirectories. The settings that result are validated as a
+// settings file is: a command whose own credentials the session's
+// network does not allow (injectHosts, tlsTerminate) does not start.
+type RunConfig struct {
+	// AllowWrite, DenyWrite, DenyRead and AllowRead replace the
+	// session's lists when not nil; Disabled its filesystem.disabled.
+	AllowWrite, DenyWrite, DenyRead, AllowRead []config.PathEntry
+	Disabled                                   *bool
+	// Credentials replaces the session's credentials section.
+	Credentials *config.Credentials
+	// AllowPty and AllowNestedUserNamespaces replace the session's.
+	AllowPty, AllowNestedUserNamespaces *bool
+	// SafeDirectories are more git.safeDirectories.
+	SafeDirectories []string
+}
+
+// apply returns s with c's overrides, validated.
+func (c *RunConfig) apply(s *config.Settings) (*config.Settings, error) {
+	if c == nil {
+		return s, nil
+	}
+	out := *s
+	fs := &out.Filesystem
+	for _, o := range []struct {
+		dst *[]config.PathEntry
+		src []config.PathEntry
+	}{{&fs.AllowWrite, c.AllowWrite}, {&fs.DenyWrite, c.DenyWrite}, {&fs.DenyRead, c.DenyRead}, {&fs.AllowRead, c.AllowRead}} {
+		if o.src != nil {
+			*o.dst = o.src
+		}
+	}
+	if c.Disabled != nil {
+		fs.Disabled = *c.Disabled
+	}
+	if c.Credentials != nil {
+		out.Credentials = c.Credentials
+	}
+	if c.AllowPty != nil {
+		out.AllowPty = *c.AllowPty
+	}
+	if c.AllowNestedUserNamespaces != nil {
+		out.AllowNestedUserNamespaces = *c.AllowNestedUserNamespaces
+	}
+	if len(c.SafeDirectories) > 0 {
+		g := config.Git{}
+		if out.Git != nil {
+			g = *out.Git
+		}
+		g.SafeDirectories = append(append([]string(nil), g.SafeDirectories...), c.SafeDirectories...)
+		out.Git = &g
+	}
+	// As a settings file would be: the schema and every cross-check.
+	data, err := json.Marshal(&out)
+	if err != nil {
+		return nil, err
+	}
+	if _, _, err := config.Parse(data); err != nil {
+		return nil, fmt.Errorf("the command's own settings (Run.Config): %w", err)
+	}
+	if err := config.Check(&out, runtime.GOOS); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }
 
 // Option configures a Sandbox.
@@ -99,6 +170,43 @@ func WithViolationHandler(h func(Violation)) Option {
 	return func(s *Sandbox) { s.onViolation = h }
 }
 
+// RequestFilter, RequestInfo and FilterDecision are the request filter's
+// (spec d.6 filterRequest; see proxy.RequestFilter).
+type (
+	RequestFilter  = proxy.RequestFilter
+	RequestInfo    = proxy.RequestInfo
+	FilterDecision = proxy.FilterDecision
+)
+
+// WithRequestFilter has f decide on every request the session's proxies
+// read: those inside tunnels they terminate (network.tlsTerminate) and
+// plain HTTP ones, after the policy allowed their destination. With it,
+// network.allowPlaintextHeaderSet and network.ambiguousRequestTarget
+// apply. It holds for the session (Update does not change it).
+func WithRequestFilter(f RequestFilter) Option {
+	return func(s *Sandbox) { s.filter = f }
+}
+
+// AskRequest is a destination no rule decides, and the command asking.
+type AskRequest struct {
+	CommandID string
+	Host      string
+	Port      uint16
+}
+
+// WithAsk has ask decide on destinations no rule decides (spec d.2 step
+// 7): not on the deny list, not on the allow list nor the command's own,
+// and not under network.strictAllowlist. It is asked for every
+// connection and plain request, from the connection's goroutine: no
+// answer is remembered (ask may remember answers itself), and calls are
+// not serialised. allow lets the connection go; otherwise reason is told
+// in the refusal ("user denied" when empty); an error or a panic refuses
+// with "permission prompt failed". The DNS stub answers every name the
+// deny list leaves, so that the ask comes at the connection.
+func WithAsk(ask func(AskRequest) (allow bool, reason string, err error)) Option {
+	return func(s *Sandbox) { s.ask = ask }
+}
+
 // WithWarningHandler sends warnings to h instead of srt's stderr: a
 // credential rule that protects nothing (its pattern found nothing to
 // mask, and its onExtractNoMatch is "warn").
@@ -110,6 +218,8 @@ func WithWarningHandler(h func(string)) Option {
 type Sandbox struct {
 	debugf      func(format string, args ...any)
 	warn        func(string)
+	filter      RequestFilter
+	ask         func(AskRequest) (bool, string, error)
 	debug       bool
 	onViolation func(Violation)
 	store       *store
@@ -398,8 +508,13 @@ func (s *Sandbox) record(r *run, v Violation) {
 // fromDecision is the violation of a proxy's denial.
 func fromDecision(d proxy.Decision) Violation {
 	v := Violation{Kind: KindNetwork, Operation: "connect", Target: hostPort(d.Host, d.Port), Rule: d.Rule, Reason: d.Reason}
-	if d.Protocol == "dns" {
+	switch d.Protocol {
+	case "dns":
 		v.Operation, v.Target = "resolve", d.Host
+	case proxy.ProtocolHTTPRequest, proxy.ProtocolSOCKSTunnel:
+		// A request or tunnel the inspecting proxy refused: the target
+		// is "METHOD url", or host:port, as the proxy spelled it.
+		v.Operation, v.Target = d.Protocol, d.Host
 	}
 	if d.Rule != "" {
 		v.Rule = "deniedDomains " + `"` + d.Rule + `"`

@@ -66,6 +66,16 @@ func (s *linuxBackend) start(settings *config.Settings) error {
 	}
 	policy.HostAddrs = hostAddrs
 	p := proxy.New(policy)
+	p.Filter = s.filter
+	if s.ask != nil {
+		p.Ask = func(c *proxy.Client, host string, port uint16) (bool, string, error) {
+			q := AskRequest{Host: host, Port: port}
+			if c != nil {
+				q.CommandID = c.ID
+			}
+			return s.ask(q)
+		}
+	}
 	if p.Parent, err = parentProxy(settings.Network.ParentProxy); err != nil {
 		return err
 	}
@@ -84,7 +94,9 @@ func (s *linuxBackend) start(settings *config.Settings) error {
 // inspect puts n's inspecting proxy, and its MITM proxy, in force. The caller holds mu, or
 // the session has not started.
 func (s *linuxBackend) inspect(n config.Network) error {
-	in, bundle, err := inspection(n, s.inspection)
+	// A filter decides on plain requests too, which the inspecting
+	// server reads.
+	in, bundle, err := inspection(n, s.inspection, s.filter != nil)
 	if err != nil {
 		return err
 	}
@@ -272,6 +284,10 @@ func (s *linuxBackend) prepare(ctx context.Context, o Run, argv []string) (*run,
 			return nil, fmt.Errorf("the command's allowedDomains: %w", err)
 		}
 		r.client.Allow = extra
+	}
+	settings, err := o.Config.apply(settings)
+	if err != nil {
+		return nil, err
 	}
 	env = withGitSafeDirectories(env, gitSafeDirectories(settings))
 	// The credentials first: srt's own variables, set later, win.

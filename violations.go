@@ -58,9 +58,13 @@ func (v Violation) String() string {
 	var what string
 	switch v.Kind {
 	case KindNetwork:
-		what = "network-outbound"
-		if v.Operation == "resolve" {
+		switch v.Operation {
+		case "resolve":
 			what = "network-resolve"
+		case "http-request", "socks-tunnel":
+			what = v.Operation
+		default:
+			what = "network-outbound"
 		}
 	case KindFilesystem:
 		what = "file-" + v.Operation

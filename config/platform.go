@@ -225,7 +225,7 @@ func everywhere(key string, r Rule, set func(*Settings) bool) KeyRule {
 	return KeyRule{Key: key, Linux: r, Darwin: r, Windows: r, set: set}
 }
 
-const noFilterRequest = "it only shapes what the library's filterRequest callback sees or does, and srt-go has no filterRequest"
+const forFilterRequest = "it shapes what a request filter sees or does: the library's WithRequestFilter; the CLI has none, so there it changes nothing, as in the reference without filterRequest"
 
 // keyRules is the table. Keys appear in the order of settingsSchema; a key
 // covers its subtree, so an object whose members cannot differ has one
@@ -256,15 +256,15 @@ var keyRules = []KeyRule{
 		func(s *Settings) bool { return s.Network.TLSTerminate != nil }),
 	// A library callback: a settings file cannot hold it (the schema
 	// refuses it with its own message) and Settings has no field for it.
-	everywhere("network.filterRequest", Rule{Refused, "a callback of the reference's library: no settings file can hold it, and this library has none"}, nil),
-	everywhere("network.allowPlaintextHeaderSet", Rule{NoMeaning, noFilterRequest}, func(s *Settings) bool { return s.Network.AllowPlaintextHeaderSet }),
+	everywhere("network.filterRequest", Rule{Refused, "a callback of the reference's library: no settings file can hold it; this library takes a Go function instead (WithRequestFilter)"}, nil),
+	core("network.allowPlaintextHeaderSet", Rule{Applied, forFilterRequest}, func(s *Settings) bool { return s.Network.AllowPlaintextHeaderSet }),
 	core("network.stripResponseHeaders", Rule{Applied, "on every response the proxies relay from a request they read (terminated TLS, plain HTTP)"},
 		func(s *Settings) bool { return len(s.Network.StripResponseHeaders) > 0 }),
 	core("network.refuseOpaqueTunnels", Rule{Applied, "a tunnel to a host the proxy does not terminate, or whose bytes are not TLS, is refused; SOCKS5 tunnels are terminated like CONNECT ones, so only their opaque ones are refused"},
 		func(s *Settings) bool { return s.Network.RefuseOpaqueTunnels }),
 	core("network.requireHostMatch", Rule{Applied, "a request inside a terminated tunnel whose TLS server name or Host names another host gets 421 (without it, the Host sent upstream is the tunnel's target all the same)"},
 		func(s *Settings) bool { return s.Network.RequireHostMatch }),
-	everywhere("network.ambiguousRequestTarget", Rule{NoMeaning, noFilterRequest}, func(s *Settings) bool {
+	core("network.ambiguousRequestTarget", Rule{Applied, forFilterRequest}, func(s *Settings) bool {
 		return s.Network.AmbiguousRequestTarget != "" && s.Network.AmbiguousRequestTarget != "refuse"
 	}),
 

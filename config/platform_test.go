@@ -267,7 +267,6 @@ func TestMeaningless(t *testing.T) {
 	}
 	want := []string{
 		"network.allowMachLookup has no meaning on linux (macOS only: Mach services)",
-		"network.ambiguousRequestTarget has no meaning on linux (" + noFilterRequest + ")",
 		"bwrapPath has no meaning on linux (srt-go needs no bubblewrap)",
 	}
 	if !slices.Equal(got, want) {
@@ -280,7 +279,7 @@ func TestMeaningless(t *testing.T) {
 	for _, r := range Meaningless(s, "darwin") {
 		mac = append(mac, r.Key)
 	}
-	if want := []string{"network.ambiguousRequestTarget", "enableWeakerNestedSandbox", "bwrapPath"}; !slices.Equal(mac, want) {
+	if want := []string{"enableWeakerNestedSandbox", "bwrapPath"}; !slices.Equal(mac, want) {
 		t.Errorf("darwin: no meaning %q, want %q", mac, want)
 	}
 }

@@ -320,4 +320,3 @@ func TestReaderError(t *testing.T) {
 		t.Errorf("the source's error was lost: %v", err)
 	}
 }
-

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/srt-go/srt/netfilter"
@@ -321,4 +322,33 @@ func sanitizeReason(s string) string {
 		return "Forbidden"
 	}
 	return out
+}
+
+// sanitizeViolationText makes an ask callback's reason safe for a
+// violation line (spec h): runs of control and invisible characters
+// become one space, '<' and '>' go, the text is trimmed and cut to 500
+// characters. It may be empty.
+func sanitizeViolationText(s string) string {
+	var b strings.Builder
+	space, n := false, 0
+	for _, r := range s {
+		if n >= 500 {
+			break
+		}
+		switch {
+		case r == '<' || r == '>':
+			continue
+		case unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || unicode.IsSpace(r) || r == utf8.RuneError:
+			if !space {
+				b.WriteByte(' ')
+				space = true
+				n++
+			}
+			continue
+		}
+		b.WriteRune(r)
+		space = false
+		n++
+	}
+	return strings.TrimSpace(b.String())
 }

@@ -79,6 +79,15 @@ type Server struct {
 	Dial func(ctx context.Context, network, address string) (net.Conn, error)
 	// OnDecision, if set, is called for each decision (violations).
 	OnDecision func(Decision)
+	// Filter, if set, decides on every request the inspecting proxy
+	// reads (SetInspection must be on; set both before serving).
+	Filter RequestFilter
+	// Ask, if set, is asked about a destination no rule decides, unless
+	// the policy is Strict (spec d.2 step 7): allow is the answer, reason
+	// why not; an error denies ("permission prompt failed"). It is asked
+	// for every connection (and plain request): no answer is remembered,
+	// and calls are not serialised. It may block; the connection waits.
+	Ask func(c *Client, host string, port uint16) (allow bool, reason string, err error)
 	// Parent, if set, is the upstream proxy allowed connections go
 	// through (taken when the proxies start; spec d.6).
 	Parent *Parent
@@ -268,10 +277,33 @@ func (s *Server) decide(c *Client, protocol, host string, port uint16) (netfilte
 			d = extra
 		}
 	}
+	if !d.Allowed && d.Rule == "" && d.Reason == netfilter.ReasonNotAllowed && s.Ask != nil && !p.Strict {
+		d = s.ask(c, host, port)
+	}
 	if s.OnDecision != nil {
 		s.OnDecision(Decision{Protocol: protocol, Host: host, Port: port, Decision: d, Client: c})
 	}
 	return d, p
+}
+
+// ask asks the Ask callback about host:port.
+func (s *Server) ask(c *Client, host string, port uint16) (d netfilter.Decision) {
+	defer func() {
+		if recover() != nil {
+			d = netfilter.Decision{Reason: "permission prompt failed"}
+		}
+	}()
+	allow, reason, err := s.Ask(c, host, port)
+	switch {
+	case err != nil:
+		return netfilter.Decision{Reason: "permission prompt failed"}
+	case allow:
+		return netfilter.Decision{Allowed: true, Rule: "asked"}
+	}
+	if reason = sanitizeViolationText(reason); reason == "" {
+		reason = "user denied"
+	}
+	return netfilter.Decision{Reason: reason}
 }
 
 // mayAllow answers the DNS stub's question: could host be allowed on
@@ -284,6 +316,12 @@ func (s *Server) mayAllow(c *Client, host string) bool {
 	}
 	if c != nil && c.Allow != nil && !p.Strict && c.Allow.MayAllow(host) && !r.Denies(host) {
 		return true
+	}
+	if s.Ask != nil && !p.Strict && !r.Denies(host) {
+		// The ask is for the connection, which the name is needed for.
+		if _, err := netfilter.ParseHost(host); err == nil {
+			return true
+		}
 	}
 	if s.OnDecision != nil {
 		d := r.Decide(host, 0)

@@ -66,6 +66,13 @@ type Inspection struct {
 	RequireHostMatch bool
 	// StripResponseHeaders are removed from every response (any case).
 	StripResponseHeaders []string
+	// AllowPlaintextHeaderSet lets the Server's Filter set headers on
+	// plain HTTP requests; AmbiguousTarget is what is done with a request
+	// whose target names different paths as spelled and normalized, while
+	// a Filter is set (TargetRefuse, the default; TargetAsSpelled;
+	// TargetNormalize).
+	AllowPlaintextHeaderSet bool
+	AmbiguousTarget         string
 }
 
 // Injector changes a request on its way upstream: the sentinels of
@@ -372,6 +379,10 @@ func (ins *inspector) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	r, ok := ins.filterRequest(w, r, t)
+	if !ok {
+		return
+	}
 	// The request goes to the host the tunnel was allowed for, and says
 	// so: a Host naming another site of the same server (a CDN's) would
 	// reach a destination no rule allowed.
@@ -474,6 +485,11 @@ func (ins *inspector) dial(ctx context.Context, network, addr string) (net.Conn,
 }
 
 func (ins *inspector) modifyResponse(resp *http.Response) error {
+	if resp.Request != nil {
+		if f, ok := resp.Request.Context().Value(onResponseKey{}).(func(int, http.Header)); ok {
+			f(resp.StatusCode, resp.Header.Clone())
+		}
+	}
 	for _, h := range ins.in.StripResponseHeaders {
 		stripHeader(resp.Header, h)
 	}

@@ -28,6 +28,9 @@ func tlsUpstream(t testing.TB) (port string, roots *x509.CertPool) {
 		body, _ := io.ReadAll(r.Body)
 		w.Header().Set("X-Upstream-Secret", "s3")
 		w.Header().Set("X-Kept", "k")
+		w.Header().Set("X-Path", r.URL.RequestURI())
+		w.Header().Set("X-Got-Set", strings.Join(r.Header.Values("X-Set"), ","))
+		w.Header().Set("X-Got-Removed", r.Header.Get("X-Remove"))
 		fmt.Fprintf(w, "proto=%s host=%s auth=%s body=%s", r.Proto, r.Host, r.Header.Get("Authorization"), body)
 	}))
 	srv.EnableHTTP2 = true
@@ -410,5 +413,158 @@ func TestMITMProxy(t *testing.T) {
 	s.SetMITM(&MITM{SocketPath: sock + ".gone", Domains: []netfilter.Pattern{mustPattern(t, "mitm.example")}})
 	if head, _ := connectHTTP(t, httpAddr, "mitm.example:443"); !strings.HasPrefix(head, "HTTP/1.1 502") {
 		t.Errorf("with the socket gone: %q", head)
+	}
+}
+
+func TestRequestFilter(t *testing.T) {
+	var mu sync.Mutex
+	var infos []RequestInfo
+	var seen http.Header
+	filter := func(r *http.Request, info RequestInfo) FilterDecision {
+		mu.Lock()
+		infos = append(infos, info)
+		mu.Unlock()
+		switch r.URL.Path {
+		case "/deny":
+			return FilterDecision{Deny: true, Status: 451, Reason: "not here"}
+		case "/panic":
+			panic("boom")
+		case "/bad":
+			return FilterDecision{SetHeaders: [][2]string{{"X-Set", "a\r\nInjected: 1"}}}
+		}
+		return FilterDecision{RemoveHeaders: []string{"x_remove"}, SetHeaders: [][2]string{{"X-Set", "one"}, {"x-set", "two"}, {"Content-Length", "1"}},
+			OnResponse: func(status int, h http.Header) {
+				mu.Lock()
+				seen = h
+				mu.Unlock()
+			}}
+	}
+	s, httpAddr, _, ca, port := terminating(t, &Inspection{StripResponseHeaders: []string{"X-Upstream-Secret"}})
+	s.Filter = filter
+	var refused []string
+	s.OnDecision = func(d Decision) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !d.Allowed {
+			refused = append(refused, d.Protocol+" "+d.Host+" ("+d.Reason+")")
+		}
+	}
+	c := client("http://"+httpAddr, ca, true)
+	do := func(method, path string) *http.Response {
+		req, _ := http.NewRequest(method, "https://example.com:"+port+path, nil)
+		req.Header.Set("X-Remove", "r")
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, path, err)
+		}
+		io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	resp := do("GET", "/ok?q=1")
+	if resp.StatusCode != 200 || resp.Header.Get("X-Got-Set") != "one,two" || resp.Header.Get("X-Got-Removed") != "" || resp.Header.Get("X-Path") != "/ok?q=1" {
+		t.Errorf("allowed with edits: %d %v", resp.StatusCode, resp.Header)
+	}
+	mu.Lock()
+	if seen.Get("X-Upstream-Secret") != "s3" || resp.Header.Get("X-Upstream-Secret") != "" {
+		t.Errorf("onResponse saw %v; the command saw %v", seen, resp.Header)
+	}
+	if len(infos) != 1 || infos[0].Scheme != "https" || infos[0].Host != "example.com" || infos[0].SNI != "example.com" || infos[0].ClientID != "cmd" {
+		t.Errorf("info: %+v", infos)
+	}
+	mu.Unlock()
+	for _, tc := range []struct {
+		method, path string
+		status       int
+	}{{"GET", "/deny", 451}, {"GET", "/panic", 403}, {"GET", "/bad", 403}, {"TRACE", "/x", 405}} {
+		c := client("http://"+httpAddr, ca, false)
+		req, _ := http.NewRequest(tc.method, "https://example.com:"+port+tc.path, nil)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.status {
+			t.Errorf("%s %s: %d, want %d", tc.method, tc.path, resp.StatusCode, tc.status)
+		}
+	}
+	mu.Lock()
+	if len(refused) != 4 || !strings.HasPrefix(refused[0], "http-request GET https://example.com:"+port+"/deny (not here)") {
+		t.Errorf("refusals reported: %q", refused)
+	}
+	mu.Unlock()
+}
+
+func TestAmbiguousTarget(t *testing.T) {
+	for _, tc := range []struct {
+		mode, want string
+		status     int
+	}{{"", "", 400}, {TargetAsSpelled, "/a/../b", 200}, {TargetNormalize, "/b", 200}} {
+		s, httpAddr, _, ca, port := terminating(t, &Inspection{AmbiguousTarget: tc.mode})
+		s.Filter = func(*http.Request, RequestInfo) FilterDecision { return FilterDecision{} }
+		head, conn := connectHTTP(t, httpAddr, "example.com:"+port)
+		if conn == nil {
+			t.Fatal(head)
+		}
+		tc2 := tls.Client(conn, &tls.Config{RootCAs: ca, ServerName: "example.com"})
+		fmt.Fprintf(tc2, "GET /a/../b HTTP/1.1\r\nHost: example.com:%s\r\n\r\n", port)
+		resp, err := http.ReadResponse(bufio.NewReader(tc2), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		tc2.Close()
+		if resp.StatusCode != tc.status || resp.Header.Get("X-Path") != tc.want {
+			t.Errorf("mode %q: %d, upstream path %q", tc.mode, resp.StatusCode, resp.Header.Get("X-Path"))
+		}
+	}
+}
+
+func TestAsk(t *testing.T) {
+	port, hits := upstream(t)
+	s := New(policy(t, []string{"127.0.0.1"}, []string{"denied.example"}, nil))
+	s.Resolve = fakeDNS(map[string]string{"ask.example": "127.0.0.1", "no.example": "127.0.0.1", "denied.example": "127.0.0.1"})
+	var mu sync.Mutex
+	var asked []string
+	s.Ask = func(c *Client, host string, p uint16) (bool, string, error) {
+		mu.Lock()
+		asked = append(asked, host)
+		mu.Unlock()
+		switch host {
+		case "ask.example":
+			return true, "", nil
+		case "no.example":
+			return false, "not <today>\n", nil
+		}
+		return false, "", fmt.Errorf("prompt broke")
+	}
+	httpAddr, _ := start(t, s)
+	for _, tc := range []struct{ host, want string }{
+		{"ask.example", "HTTP/1.1 200"},
+		{"no.example", "HTTP/1.1 403 not today"},
+		{"err.example", "HTTP/1.1 403 permission prompt failed"},
+		{"denied.example", "HTTP/1.1 403 host is on the deny list"},
+	} {
+		head, c := connectHTTP(t, httpAddr, fmt.Sprintf("%s:%d", tc.host, port))
+		closeConn(c)
+		if !strings.HasPrefix(head, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.host, head, tc.want)
+		}
+	}
+	mu.Lock()
+	if strings.Join(asked, " ") != "ask.example no.example err.example" {
+		t.Errorf("asked about %q", asked)
+	}
+	mu.Unlock()
+	if hits() != 1 {
+		t.Errorf("the upstream saw %d connections, want the one allowed", hits())
+	}
+	// Under a strict allowlist nothing is asked.
+	strict := policy(t, []string{"127.0.0.1"}, nil, nil)
+	strict.Strict = true
+	s.SetPolicy(strict)
+	if head, c := connectHTTP(t, httpAddr, fmt.Sprintf("ask.example:%d", port)); !strings.HasPrefix(head, "HTTP/1.1 403") {
+		closeConn(c)
+		t.Errorf("strictAllowlist: %q", head)
 	}
 }
