@@ -259,7 +259,11 @@ func normalizePath(p string) string {
 		}
 		out = append(out, s)
 	}
-	return "/" + strings.Join(out, "/")
+	p = "/" + strings.Join(out, "/")
+	if strings.HasPrefix(p, "//") {
+		return normalizePath(p)
+	}
+	return p
 }
 
 // validHeaderName says whether n is an RFC 9110 token.

@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/srt-go/srt/netfilter"
@@ -129,4 +130,49 @@ func FuzzHostHeader(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) { checkNameIn(t, data) })
+}
+
+// The request filter's targets: never a panic; the normalized form has no
+// dot segment and no run of leading slashes, and is its own normal form.
+func FuzzRequestTargets(f *testing.F) {
+	f.Add("GET", "/a/../b")
+	f.Add("OPTIONS", "*")
+	f.Add("GET", "http://h/x?y#z")
+	f.Fuzz(func(t *testing.T, method, target string) {
+		r := &http.Request{Method: method, RequestURI: target}
+		spelled, normalized, ok := requestTargets(r)
+		if !ok || spelled == "*" {
+			return
+		}
+		path, _, _ := strings.Cut(normalized, "?")
+		for _, seg := range strings.Split(path, "/") {
+			if l := strings.ToLower(seg); l == "." || l == ".." || l == "%2e" || l == "%2e%2e" || l == ".%2e" || l == "%2e." {
+				t.Fatalf("%q normalized to %q, which keeps a dot segment", target, normalized)
+			}
+		}
+		if strings.HasPrefix(normalized, "//") {
+			t.Fatalf("%q normalized to %q", target, normalized)
+		}
+		if again := normalizePath(path); again != path {
+			t.Fatalf("normalizing %q again gives %q", path, again)
+		}
+	})
+}
+
+// requireHostMatch's comparison: never a panic, and an authority that
+// names the target does so however it is spelled (case, default port).
+func FuzzNamesTarget(f *testing.F) {
+	f.Add("Example.COM", "example.com", uint16(443))
+	f.Add("[::1]:8443", "::1", uint16(8443))
+	f.Fuzz(func(t *testing.T, authority, host string, port uint16) {
+		if port == 0 {
+			return
+		}
+		tg := target{host: host, port: port}
+		if namesTarget(authority, tg, 443) {
+			if _, err := netfilter.ParseHost(host); err != nil {
+				t.Fatalf("%q names the malformed host %q", authority, host)
+			}
+		}
+	})
 }
