@@ -1,6 +1,8 @@
 package credential
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"io"
@@ -318,5 +320,37 @@ func TestReaderError(t *testing.T) {
 	_, err := io.ReadAll(r.reader(io.MultiReader(strings.NewReader("ab"), iotest.ErrReader(boom))))
 	if !errors.Is(err, boom) {
 		t.Errorf("the source's error was lost: %v", err)
+	}
+}
+
+// What an injection host sends back is searched for the real values it
+// was given: headers, and bodies plain or gzipped; an encoding srt cannot
+// read is refused, and is not asked for.
+func TestResponseScrub(t *testing.T) {
+	real := strings.Repeat("R", 40)
+	p := build(t, &config.Credentials{EnvVars: []config.CredentialEnvVar{envVar("TOKEN", "mask"), envVar("SHORT", "mask")}},
+		[]string{"TOKEN=" + real, "SHORT=abc"}, nil)
+	inj := p.Injector().For(host(t, "api.example.com"), true)
+	req, _ := http.NewRequest("GET", "https://api.example.com/", nil)
+	req.Header.Set("Accept-Encoding", "br, gzip;q=0.5, zstd")
+	inj.Request(req)
+	if got := req.Header.Get("Accept-Encoding"); got != "gzip;q=0.5" {
+		t.Errorf("Accept-Encoding sent: %q", got)
+	}
+	var gz bytes.Buffer
+	z := gzip.NewWriter(&gz)
+	io.WriteString(z, "token="+real+" short=abc")
+	z.Close()
+	resp := &http.Response{StatusCode: 200, Header: http.Header{"Content-Encoding": {"gzip"}, "X-Echo": {real}}, Body: io.NopCloser(&gz)}
+	if err := inj.Response(resp); err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if want := "token=" + p.Set["TOKEN"] + " short=abc"; string(body) != want || resp.Header.Get("X-Echo") != p.Set["TOKEN"] || resp.Header.Get("Content-Encoding") != "" {
+		t.Errorf("scrubbed response: %q %v", body, resp.Header)
+	}
+	resp = &http.Response{StatusCode: 200, Header: http.Header{"Content-Encoding": {"br"}}, Body: io.NopCloser(strings.NewReader(real))}
+	if err := inj.Response(resp); err == nil {
+		t.Error("a body in an encoding srt cannot read was let through")
 	}
 }

@@ -76,12 +76,19 @@ type Inspection struct {
 }
 
 // Injector changes a request on its way upstream: the sentinels of
-// masked credentials become the real values (spec b.4).
+// masked credentials become the real values (spec b.4); and its response
+// on the way back, where real values become sentinels again.
 type Injector interface {
 	// Request rewrites r (headers, target, body) in place. A non-nil
 	// error refuses the request with the error's status.
 	Request(r *http.Request) error
+	// Response rewrites the response to a request Request rewrote. A
+	// non-nil error answers the command with the error's status
+	// instead.
+	Response(resp *http.Response) error
 }
+
+type injectorKey struct{}
 
 // StatusError is an error that carries the HTTP status to answer with.
 type StatusError struct {
@@ -393,6 +400,7 @@ func (ins *inspector) serveHTTP(w http.ResponseWriter, r *http.Request) {
 				ins.refuseRequest(w, t, r, err)
 				return
 			}
+			r = r.WithContext(context.WithValue(r.Context(), injectorKey{}, inj))
 		}
 	}
 	ins.proxy.ServeHTTP(w, r)
@@ -486,6 +494,11 @@ func (ins *inspector) dial(ctx context.Context, network, addr string) (net.Conn,
 
 func (ins *inspector) modifyResponse(resp *http.Response) error {
 	if resp.Request != nil {
+		if inj, ok := resp.Request.Context().Value(injectorKey{}).(Injector); ok {
+			if err := inj.Response(resp); err != nil {
+				return err
+			}
+		}
 		if f, ok := resp.Request.Context().Value(onResponseKey{}).(func(int, http.Header)); ok {
 			f(resp.StatusCode, resp.Header.Clone())
 		}

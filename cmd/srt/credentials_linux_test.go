@@ -1,6 +1,7 @@
 package main
 
 import (
+	"compress/gzip"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/hmac"
@@ -56,7 +57,22 @@ func (o *origin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		o.sig[r.URL.Path] = o.verify(r, body)
 	}
 	o.mu.Unlock()
-	// Never echo what came: a reply must not carry a real value back.
+	if r.URL.Path == "/echo" {
+		// A server that echoes what it got (an error page, a debug
+		// endpoint), gzipped when asked: srt must turn the real value
+		// back into the sentinel before the command sees it.
+		w.Header().Set("X-Echo", r.Header.Get("Authorization"))
+		text := "echo: " + r.Header.Get("Authorization") + "\n"
+		if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+			w.Header().Set("Content-Encoding", "gzip")
+			z := gzip.NewWriter(w)
+			io.WriteString(z, text)
+			z.Close()
+			return
+		}
+		io.WriteString(w, text)
+		return
+	}
 	fmt.Fprintf(w, "ok %s %d\n", r.URL.Path, len(body))
 }
 
@@ -191,6 +207,8 @@ c -H "Authorization: Bearer $SRT_TEST_TOKEN" -H "X-File: $(cat ~/.token)" --data
 c --http2 -H "Authorization: Bearer $SRT_TEST_TOKEN" https://127.0.0.1:%[1]d/inject-h2
 c -H "Authorization: Bearer $SRT_TEST_TOKEN" https://localhost:%[1]d/other
 c -H "Authorization: Bearer $SRT_TEST_TOKEN" http://127.0.0.1:%[2]d/plain
+c -i --compressed -H "Authorization: Bearer $SRT_TEST_TOKEN" https://127.0.0.1:%[1]d/echo
+c -i -H "Accept-Encoding: br" -H "Authorization: Bearer $SRT_TEST_TOKEN" https://127.0.0.1:%[1]d/echo
 %[3]s`, tlsPort, plainPort, dumpScript)
 		r := b.runSettings(settings, []string{"SSL_CERT_FILE=" + caFile, "SRT_TEST_TOKEN=" + realEnv, "SRT_TEST_DENIED=" + deniedEnv}, script)
 		out := r.stdout + r.stderr
@@ -231,6 +249,10 @@ c -H "Authorization: Bearer $SRT_TEST_TOKEN" http://127.0.0.1:%[2]d/plain
 		}
 		if req, _, _ := o.get("/plain"); req == nil || req.Header.Get("Authorization") != "Bearer "+sentinel[1] {
 			t.Errorf("plain HTTP did not get the sentinel unchanged (no allowPlaintextInject): %v", req)
+		}
+		if req, _, _ := o.get("/echo"); req == nil || req.Header.Get("Authorization") != "Bearer "+realEnv ||
+			strings.Count(r.stdout, "\necho: Bearer "+sentinel[1]) != 2 || !strings.Contains(strings.ToLower(r.stdout), strings.ToLower("X-Echo: Bearer "+sentinel[1])) {
+			t.Errorf("an echoing injection host: the command did not get the sentinel back:\n%s", r.stdout)
 		}
 		// With allowPlaintextInject, plain HTTP gets it too.
 		settings["credentials"].(map[string]any)["allowPlaintextInject"] = true
