@@ -84,7 +84,7 @@ func (o *origin) get(path string) (*http.Request, string, string) {
 
 // testPKI makes a CA and a server certificate for localhost and
 // 127.0.0.1; it returns the server's TLS config and the CA's PEM file.
-func testPKI(t *testing.T) (*tls.Config, string) {
+func testPKI(t *testing.T, ips ...net.IP) (*tls.Config, string) {
 	t.Helper()
 	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "srt test origin CA"},
@@ -98,7 +98,7 @@ func testPKI(t *testing.T) (*tls.Config, string) {
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "localhost"},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), DNSNames: []string{"localhost"},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+		IPAddresses: append([]net.IP{net.IPv4(127, 0, 0, 1)}, ips...), ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, key.Public(), caKey)
 	if err != nil {
 		t.Fatal(err)
@@ -110,12 +110,17 @@ func testPKI(t *testing.T) (*tls.Config, string) {
 	return &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}, NextProtos: []string{"h2", "http/1.1"}}, file
 }
 
-// serveOrigin serves o over TLS and plain HTTP on loopback.
-func serveOrigin(t *testing.T, o *origin, cfg *tls.Config) (tlsPort, plainPort int) {
+// serveOrigin serves o over TLS and plain HTTP on loopback (or at the
+// address given).
+func serveOrigin(t *testing.T, o *origin, cfg *tls.Config, at ...string) (tlsPort, plainPort int) {
 	t.Helper()
 	o.seen, o.body, o.sig = map[string]*http.Request{}, map[string]string{}, map[string]string{}
+	addr := "127.0.0.1:0"
+	if len(at) > 0 {
+		addr = at[0]
+	}
 	for _, useTLS := range []bool{true, false} {
-		ln, err := net.Listen("tcp4", "127.0.0.1:0")
+		ln, err := net.Listen("tcp4", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -366,4 +371,48 @@ func verifySigV4(r *http.Request, body []byte, keyID, secretKey string) string {
 		return "bad signature"
 	}
 	return "ok"
+}
+
+// hostAddr is a non-loopback IPv4 address of this host, which a command
+// inside reaches only through the transparent path.
+func hostAddr(t *testing.T) net.IP {
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() {
+			return n.IP.To4()
+		}
+	}
+	t.Skip("requires a non-loopback IPv4 address on this host (the transparent path's destination)")
+	return nil
+}
+
+// A program that ignores the proxy variables is terminated the same way
+// on the transparent path: it gets the real value put in for its host,
+// and sees only the sentinel.
+func TestCredentialsTransparent(t *testing.T) {
+	requireCurl(t)
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		ip := hostAddr(t)
+		o := &origin{}
+		cfg, caFile := testPKI(t, ip)
+		tlsPort, _ := serveOrigin(t, o, cfg, ip.String()+":0")
+		real := secret("TRANSPARENT")
+		settings := map[string]any{
+			"network":     map[string]any{"allowedDomains": []string{ip.String()}, "deniedDomains": []string{}, "tlsTerminate": map[string]any{}},
+			"filesystem":  map[string]any{"denyRead": []string{}, "allowWrite": []string{}, "denyWrite": []string{}},
+			"credentials": map[string]any{"envVars": []any{map[string]any{"name": "SRT_TEST_TOKEN", "mode": "mask"}}},
+		}
+		// --noproxy '*': curl goes straight for the address, as a program
+		// that knows nothing of proxies does.
+		r := b.runSettings(settings, []string{"SSL_CERT_FILE=" + caFile, "SRT_TEST_TOKEN=" + real},
+			fmt.Sprintf(`env -u HTTPS_PROXY -u https_proxy -u ALL_PROXY -u all_proxy curl -sS --noproxy '*' --max-time 20 -H "Authorization: Bearer $SRT_TEST_TOKEN" https://%s:%d/direct; echo " rc=$?"`, ip, tlsPort))
+		if strings.Contains(r.stdout+r.stderr, real) {
+			t.Error("the real value was seen inside")
+		}
+		req, _, _ := o.get("/direct")
+		if req == nil || req.Header.Get("Authorization") != "Bearer "+real {
+			t.Errorf("the origin did not get the real value over the transparent path: %v\n%s\n%s", req, r.stdout, r.stderr)
+		}
+	})
 }
