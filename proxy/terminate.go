@@ -167,17 +167,29 @@ func (s *Server) SetInspection(in *Inspection) {
 
 func (s *Server) newInspector(in *Inspection) *inspector {
 	ins := &inspector{in: in, s: s, ln: newChanListener(), told: map[*Client]bool{}}
-	transport := &http.Transport{
-		DialContext:           ins.dial,
-		TLSClientConfig:       &tls.Config{RootCAs: in.RootCAs, MinVersion: tls.VersionTLS12},
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          256,
-		MaxIdleConnsPerHost:   8,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   DialTimeout,
-		ResponseHeaderTimeout: 0,
-		ExpectContinueTimeout: time.Second,
+	newTransport := func(h2 bool) *http.Transport {
+		t := &http.Transport{
+			DialContext:           ins.dial,
+			TLSClientConfig:       &tls.Config{RootCAs: in.RootCAs, MinVersion: tls.VersionTLS12},
+			ForceAttemptHTTP2:     h2,
+			MaxIdleConns:          256,
+			MaxIdleConnsPerHost:   8,
+			IdleConnTimeout:       90 * time.Second,
+			TLSHandshakeTimeout:   DialTimeout,
+			ExpectContinueTimeout: time.Second,
+			// Each body moves in 64 KiB reads and writes, not 4 KiB ones.
+			ReadBufferSize:  64 << 10,
+			WriteBufferSize: 64 << 10,
+		}
+		if !h2 {
+			t.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
+		}
+		return t
 	}
+	// Upstream speaks what the command spoke: a bulk download moves
+	// faster as one HTTP/1.1 stream than as HTTP/2 frames, and a client
+	// that multiplexes keeps its multiplexing.
+	transport := &protoTransport{h1: newTransport(false), h2: newTransport(true)}
 	ins.proxy = &httputil.ReverseProxy{
 		Rewrite:        ins.rewrite,
 		Transport:      transport,
@@ -217,7 +229,9 @@ func (s *Server) newInspector(in *Inspection) *inspector {
 func (ins *inspector) close() {
 	ins.srv.Close()
 	ins.ln.Close()
-	ins.proxy.Transport.(*http.Transport).CloseIdleConnections()
+	t := ins.proxy.Transport.(*protoTransport)
+	t.h1.CloseIdleConnections()
+	t.h2.CloseIdleConnections()
 }
 
 // acquire counts a tunnel about to be terminated; false: at the cap, and
@@ -462,6 +476,19 @@ func defaultPort(t *tunnel) uint16 {
 	return 80
 }
 
+// protoTransport carries a request over HTTP/2 when the command sent it
+// over HTTP/2, else over HTTP/1.1.
+type protoTransport struct{ h1, h2 *http.Transport }
+
+type protoKey struct{}
+
+func (p *protoTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if major, _ := r.Context().Value(protoKey{}).(int); major == 2 {
+		return p.h2.RoundTrip(r)
+	}
+	return p.h1.RoundTrip(r)
+}
+
 // rewrite aims a request at the tunnel's target.
 func (ins *inspector) rewrite(pr *httputil.ProxyRequest) {
 	t, _ := pr.In.Context().Value(tunnelKey{}).(*tunnel)
@@ -471,6 +498,8 @@ func (ins *inspector) rewrite(pr *httputil.ProxyRequest) {
 		out.URL.Scheme = "https"
 	}
 	out.URL.Host = net.JoinHostPort(t.canon.String(), strconv.Itoa(int(t.port)))
+	pr.Out = out.WithContext(context.WithValue(out.Context(), protoKey{}, pr.In.ProtoMajor))
+	out = pr.Out
 	out.Host = pr.In.Host
 	if pr.In.ProtoMajor == 1 {
 		// What the idle timer allows, less a margin.
