@@ -1,6 +1,7 @@
 package srt
 
 import (
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"os"
@@ -65,6 +66,9 @@ func inspection(n config.Network, prev *proxy.Inspection, filter bool) (*proxy.I
 		}
 		in.Exclude = append(in.Exclude, p)
 	}
+	// The host's roots verify every upstream: read them now, not at the
+	// first request, which would wait for them.
+	go x509.SystemCertPool()
 	in.MaxTunnels = t.MaxTunnels
 	in.HandshakeTimeout = time.Duration(t.HandshakeTimeoutMs) * time.Millisecond
 	var extra [][]byte

@@ -220,28 +220,32 @@ func randomSerial() *big.Int {
 	return new(big.Int).SetBytes(b[:])
 }
 
-// TrustBundle is what a command inside trusts: the host's roots (the PEM
-// of hostRoots, as read from the system's bundle), the CA, and the
-// CERTIFICATE blocks of extra — nothing else of those files (no keys).
+// TrustBundle is what a command inside trusts: the CA first, then the
+// host's roots (the PEM of hostRoots, as read from the system's bundle),
+// then the CERTIFICATE blocks of extra — nothing else of those files (no
+// keys), and each certificate once (a directory of roots names each
+// twice, by name and by hash).
 func TrustBundle(hostRoots []byte, ca *CA, extra ...[]byte) []byte {
-	var b []byte
-	b = appendCertificates(b, hostRoots)
-	b = append(b, ca.PEM...)
+	seen := map[string]bool{}
+	b := appendCertificates(nil, ca.PEM, seen)
+	b = appendCertificates(b, hostRoots, seen)
 	for _, e := range extra {
-		b = appendCertificates(b, e)
+		b = appendCertificates(b, e, seen)
 	}
 	return b
 }
 
-// appendCertificates appends the CERTIFICATE blocks of data to b.
-func appendCertificates(b, data []byte) []byte {
+// appendCertificates appends the CERTIFICATE blocks of data not seen yet
+// to b.
+func appendCertificates(b, data []byte, seen map[string]bool) []byte {
 	for rest := data; ; {
 		var blk *pem.Block
 		blk, rest = pem.Decode(rest)
 		if blk == nil {
 			return b
 		}
-		if blk.Type == "CERTIFICATE" && len(blk.Headers) == 0 {
+		if blk.Type == "CERTIFICATE" && len(blk.Headers) == 0 && !seen[string(blk.Bytes)] {
+			seen[string(blk.Bytes)] = true
 			b = append(b, pem.EncodeToMemory(blk)...)
 		}
 	}

@@ -195,7 +195,7 @@ func (s *Server) newInspector(in *Inspection) *inspector {
 		Transport:      transport,
 		ModifyResponse: ins.modifyResponse,
 		ErrorHandler:   ins.upstreamError,
-		FlushInterval:  -1,
+		FlushInterval:  0, // a response of unknown length (a stream) is flushed as it comes
 		ErrorLog:       discardLog,
 	}
 	ins.srv = &http.Server{
@@ -259,6 +259,25 @@ func (ins *inspector) release(client *Client) {
 		clear(ins.told)
 		ins.toldMu.Unlock()
 	}
+}
+
+// serveHTTPConn serves a connection of plain HTTP requests to one allowed
+// target (the transparent path's port-80 traffic) on the inspecting
+// server: each request goes to that target, whatever its Host says.
+func (ins *inspector) serveHTTPConn(c net.Conn, head []byte, t *tunnel) {
+	pc := &prefixConn{Conn: c, head: head, closed: make(chan struct{})}
+	ins.tunnels.Store(net.Conn(pc), t)
+	if !ins.ln.put(pc) {
+		ins.tunnels.Delete(net.Conn(pc))
+		return
+	}
+	<-pc.closed
+}
+
+// looksHTTP says whether a stream's first bytes start an HTTP request.
+func looksHTTP(head []byte) bool {
+	name, _ := hostOf(head)
+	return name != ""
 }
 
 // serveTunnel serves an allowed tunnel to host:port whose opening the
@@ -345,6 +364,12 @@ func (ins *inspector) servePlain(c net.Conn, head []byte, client *Client) {
 // request's own tunnel, or nil when it answered the request itself.
 func (ins *inspector) plainRequest(w http.ResponseWriter, r *http.Request, conn *tunnel) *tunnel {
 	s, client := ins.s, conn.client
+	if r.Method == http.MethodConnect {
+		// A tunnel takes a connection of its own.
+		w.Header().Set("Connection", "close")
+		http.Error(w, "a CONNECT must open its own connection", http.StatusBadRequest)
+		return nil
+	}
 	if client != nil && client.Credential != nil {
 		user, password, ok := parseBasic(r.Header.Get("Proxy-Authorization"))
 		if !ok || !client.Credential.matches(user, password) {

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -128,7 +129,12 @@ func TestTerminateTLS(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := client(tc.proxy, ca, tc.h2)
 			resp, body := get(t, c, "https://example.com:"+port+"/x", "Bearer SENTINEL")
-			want := "proto=HTTP/2.0 host=example.com:" + port + " auth=Bearer real body=payload"
+			// Upstream speaks what the command spoke.
+			proto := "HTTP/1.1"
+			if tc.h2 {
+				proto = "HTTP/2.0"
+			}
+			want := "proto=" + proto + " host=example.com:" + port + " auth=Bearer real body=payload"
 			if body != want {
 				t.Errorf("upstream saw %q, want %q", body, want)
 			}
@@ -567,5 +573,114 @@ func TestAsk(t *testing.T) {
 	if head, c := connectHTTP(t, httpAddr, fmt.Sprintf("ask.example:%d", port)); !strings.HasPrefix(head, "HTTP/1.1 403") {
 		closeConn(c)
 		t.Errorf("strictAllowlist: %q", head)
+	}
+}
+
+// A command that starts a ClientHello and stalls is dropped at the
+// handshake deadline, and gives its tunnel slot back.
+func TestTerminateHandshakeTimeout(t *testing.T) {
+	_, httpAddr, _, _, port := terminating(t, &Inspection{HandshakeTimeout: 300 * time.Millisecond, MaxTunnels: 1})
+	head, c := connectHTTP(t, httpAddr, "example.com:"+port)
+	if c == nil {
+		t.Fatal(head)
+	}
+	c.Write([]byte{0x16, 0x03})
+	start := time.Now()
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	n, _ := c.Read(make([]byte, 1))
+	if took := time.Since(start); n != 0 || took > 3*time.Second {
+		t.Errorf("a stalled handshake: %d bytes, closed after %v", n, took)
+	}
+	c.Close()
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		head, c := connectHTTP(t, httpAddr, "example.com:"+port)
+		closeConn(c)
+		if strings.HasPrefix(head, "HTTP/1.1 200") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the stalled tunnel's slot was not given back: %q", head)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A WebSocket upgrade inside a terminated tunnel passes, and the bytes
+// after it flow both ways.
+func TestTerminateWebSocket(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Upgrade") != "websocket" {
+			http.Error(w, "no upgrade", 400)
+			return
+		}
+		c, rw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		rw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+		rw.Flush()
+		line, _ := rw.ReadString('\n')
+		rw.WriteString("echo " + line)
+		rw.Flush()
+	}))
+	srv.StartTLS()
+	defer srv.Close()
+	roots := x509.NewCertPool()
+	roots.AddCert(srv.Certificate())
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	c, err := NewCA()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(policy(t, []string{"example.com", "127.0.0.1"}, nil, nil))
+	s.Resolve = fakeDNS(map[string]string{"example.com": "127.0.0.1"})
+	s.SetInspection(&Inspection{CA: c, RootCAs: roots})
+	httpAddr, _ := start(t, s)
+	ca := x509.NewCertPool()
+	ca.AddCert(c.Certificate())
+	head, conn := connectHTTP(t, httpAddr, "example.com:"+port)
+	if conn == nil {
+		t.Fatal(head)
+	}
+	tc := tls.Client(conn, &tls.Config{RootCAs: ca, ServerName: "example.com", NextProtos: []string{"http/1.1"}})
+	tc.SetDeadline(time.Now().Add(10 * time.Second))
+	fmt.Fprintf(tc, "GET /ws HTTP/1.1\r\nHost: example.com:%s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n", port)
+	br := bufio.NewReader(tc)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != 101 {
+		t.Fatalf("upgrade: %v %v", resp, err)
+	}
+	io.WriteString(tc, "ping\n")
+	if line, _ := br.ReadString('\n'); line != "echo ping\n" {
+		t.Errorf("after the upgrade: %q", line)
+	}
+	tc.Close()
+}
+
+// The transparent path's plain HTTP is read by the inspecting server:
+// response headers are stripped there too.
+func TestTransparentPlainHTTPInspected(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Set-Cookie", "s=1")
+		fmt.Fprintf(w, "host=%s", r.Host)
+	}))
+	defer srv.Close()
+	dst := netip.MustParseAddrPort(srv.Listener.Addr().String())
+	s := New(policy(t, []string{"127.0.0.1"}, nil, nil))
+	s.SetInspection(&Inspection{StripResponseHeaders: []string{"set-cookie"}})
+	c := &Client{ID: "cmd"}
+	sb := newSandbox(t, func(tr Transparent, d dstFunc) { s.serveTransparent(c, tr, d) })
+	t.Cleanup(func() { s.Close() })
+	conn := sb.dial(t, dst)
+	fmt.Fprintf(conn, "GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", dst)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if resp.Header.Get("Set-Cookie") != "" || string(body) != "host="+dst.String() {
+		t.Errorf("transparent plain HTTP: %v %q", resp.Header, body)
 	}
 }

@@ -103,6 +103,13 @@ func (s *Server) handleTransparent(tp *transparentPath, c net.Conn, client *Clie
 		reset(c)
 		return
 	}
+	if ins := s.inspect.Load(); ins != nil && len(head) > 0 && head[0] != recordHandshake && looksHTTP(head) {
+		// Plain HTTP of a program that ignores the proxy variables: read
+		// as the HTTP proxy's requests are (response headers stripped,
+		// the filter asked, credentials only with allowPlaintextInject).
+		ins.serveHTTPConn(c, head, newTunnel(client, protocolTransparent, host, port))
+		return
+	}
 	if ins, refuse := s.terminating(host); ins != nil {
 		ins.serveTunnel(c, head, newTunnel(client, protocolTransparent, host, port), false)
 		return

@@ -4,9 +4,17 @@ package main
 
 import (
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -46,6 +54,10 @@ func workloads(work string, concurrent int) ([]workload, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	tlsServer, tlsURL, caFile, bundle, err := serveTLSDownload(work, downloadMiB<<20)
+	if err != nil {
+		return nil, nil, err
+	}
 	// Every implementation gets a TMPDIR of the run's own: what one
 	// leaves there (the reference leaves a Unix socket per run) goes with
 	// the work dir, and no later run pays for it.
@@ -53,7 +65,10 @@ func workloads(work string, concurrent int) ([]workload, func(), error) {
 	if err := os.Mkdir(tmp, 0o755); err != nil {
 		return nil, nil, err
 	}
-	runEnv = append(os.Environ(), "TMPDIR="+tmp)
+	// The TLS origin's CA: srt-go verifies upstreams against
+	// SSL_CERT_FILE, the reference against NODE_EXTRA_CA_CERTS; inside,
+	// each points curl at its own trust bundle.
+	runEnv = append(os.Environ(), "TMPDIR="+tmp, "SSL_CERT_FILE="+caFile, "NODE_EXTRA_CA_CERTS="+caFile)
 	// The fixtures' 110,000 new files are written back now, not while
 	// the first workloads are timed.
 	unix.Sync()
@@ -96,6 +111,36 @@ func workloads(work string, concurrent int) ([]workload, func(), error) {
 				return []float64{v}, err
 			},
 		},
+		{
+			name:     fmt.Sprintf("HTTPS download %d MB, TLS terminated, HTTP/1.1", downloadMiB),
+			settings: terminate,
+			metrics:  []metric{{"", "MB/s"}},
+			skip:     needsNetwork,
+			sample: func(im impl, cfg string) ([]float64, error) {
+				v, err := curlTLS(im, cfg, tlsURL+"/file", bundle, "speed_download", "--http1.1", work)
+				return []float64{v / 1e6}, err
+			},
+		},
+		{
+			name:     fmt.Sprintf("HTTPS download %d MB, TLS terminated, HTTP/2 where offered", downloadMiB),
+			settings: terminate,
+			metrics:  []metric{{"", "MB/s"}},
+			skip:     needsNetwork,
+			sample: func(im impl, cfg string) ([]float64, error) {
+				v, err := curlTLS(im, cfg, tlsURL+"/file", bundle, "speed_download", "--http2", work)
+				return []float64{v / 1e6}, err
+			},
+		},
+		{
+			name:     "HTTPS first byte of a new connection, TLS terminated",
+			settings: terminate,
+			metrics:  []metric{{"", "ms"}},
+			skip:     needsNetwork,
+			sample: func(im impl, cfg string) ([]float64, error) {
+				v, err := curlTLS(im, cfg, tlsURL+"/one", bundle, "time_starttransfer", "--http1.1", work)
+				return []float64{v * 1000}, err
+			},
+		},
 		writes(work, "tar x of 10,000 files", []string{"tar", "xf", tarball, "-C", "out"}),
 		writes(work, "git clone of 5,000 files", []string{"git", "clone", "-q", "--no-hardlinks", clonable, "out/c"}),
 		{
@@ -112,7 +157,98 @@ func workloads(work string, concurrent int) ([]workload, func(), error) {
 			},
 		},
 	}
-	return list, func() { server.Close() }, nil
+	return list, func() { server.Close(); tlsServer.Close() }, nil
+}
+
+// terminate is the settings of the TLS workloads: the origin allowed,
+// TLS terminated, a masked token injected for it.
+const terminate = `{"network":{"allowedDomains":["127.0.0.1"],"deniedDomains":[],"tlsTerminate":{}},` + noFSRules + `}`
+
+// needsNetwork skips a network workload where the sandbox has no way out.
+func needsNetwork(im impl) string {
+	if !im.network {
+		return "no network inside bwrap --unshare-all (bare is the direct figure)"
+	}
+	return ""
+}
+
+// curlTLS fetches url with curl (with the option given), through the
+// sandbox's proxy when there is one, trusting the sandbox's bundle (which
+// srt names in CURL_CA_BUNDLE), else directly, trusting bundle (the
+// host's roots and the origin's CA: the same work for curl to load);
+// it returns curl's figure named what (-w): the launch is not part of it.
+func curlTLS(im impl, cfg, url, bundle, what, option, dir string) (float64, error) {
+	curl := `curl -sS --fail -o /dev/null -w '%{` + what + `}' ` + option + ` --noproxy '*' --cacert ` + bundle + ` ` + url
+	if im.sandboxed {
+		curl = `curl -sS --fail -o /dev/null -w '%{` + what + `}' ` + option + ` --noproxy '' --cacert "$CURL_CA_BUNDLE" -x "$http_proxy" ` + url
+	}
+	cmd := command(im.argv(cfg, []string{"sh", "-c", curl}), dir)
+	var stdout bytes.Buffer
+	var stderr tail
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return 0, fmt.Errorf("%v: %s", err, stderr.String())
+	}
+	fields := strings.Fields(stdout.String())
+	if len(fields) == 0 {
+		return 0, fmt.Errorf("curl printed no %s: %s", what, stderr.String())
+	}
+	return strconv.ParseFloat(fields[len(fields)-1], 64)
+}
+
+// serveTLSDownload serves size bytes of zeros at /file and one byte at
+// /one over TLS on a loopback port, with a certificate for 127.0.0.1
+// from a CA of its own, written to work/origin-ca.pem, and with the
+// host's roots to work/origin-bundle.pem.
+func serveTLSDownload(work string, size int64) (srv *http.Server, url, caFile, bundle string, err error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, "", "", "", err
+	}
+	now := time.Now()
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "srt bench origin CA"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour), IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, key.Public(), key)
+	if err != nil {
+		return nil, "", "", "", err
+	}
+	ca, _ := x509.ParseCertificate(caDER)
+	leafTmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"}, NotBefore: now.Add(-time.Hour),
+		NotAfter: now.Add(24 * time.Hour), IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	leafDER, err := x509.CreateCertificate(rand.Reader, leafTmpl, ca, key.Public(), key)
+	if err != nil {
+		return nil, "", "", "", err
+	}
+	caFile = filepath.Join(work, "origin-ca.pem")
+	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), 0o644); err != nil {
+		return nil, "", "", "", err
+	}
+	roots, _ := os.ReadFile("/etc/ssl/certs/ca-certificates.crt")
+	bundle = filepath.Join(work, "origin-bundle.pem")
+	if err := os.WriteFile(bundle, append(roots, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})...), 0o644); err != nil {
+		return nil, "", "", "", err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", "", "", err
+	}
+	chunk := make([]byte, 1<<20)
+	srv = &http.Server{
+		TLSConfig: &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{leafDER}, PrivateKey: key}}},
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/one" {
+				w.Write([]byte{'x'})
+				return
+			}
+			w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
+			for left := size; left > 0; left -= int64(len(chunk)) {
+				if _, err := w.Write(chunk[:min(int64(len(chunk)), left)]); err != nil {
+					return
+				}
+			}
+		})}
+	go srv.ServeTLS(ln, "", "")
+	return srv, "https://" + ln.Addr().String(), caFile, bundle, nil
 }
 
 // writes is a workload that writes many files into work/out, emptied
