@@ -11,6 +11,7 @@ import (
 	"github.com/srt-go/srt/config"
 	"github.com/srt-go/srt/credential"
 	"github.com/srt-go/srt/netfilter"
+	"github.com/srt-go/srt/policy"
 	"github.com/srt-go/srt/proxy"
 )
 
@@ -150,4 +151,57 @@ func withCredentials(settings *config.Settings, p *credential.Plan) (*config.Set
 		masks[f.Path] = f.Content
 	}
 	return &s, masks, nil
+}
+
+// credentialConflicts refuses a plan whose filesystem grants reopen what a
+// credential rule hides: an allowRead or allowWrite entry at or beneath a
+// denied or masked credential file would show the command the real bytes
+// (the policy lets the more specific rule win, and an equal allow wins
+// over a deny), and a credential rule is never weakened by another.
+func credentialConflicts(pol *policy.Policy, p *credential.Plan, home, cwd string) error {
+	if pol == nil || pol.Disabled {
+		return nil
+	}
+	type hidden struct {
+		entry string
+		path  string
+		glob  *config.Glob
+	}
+	var hs []hidden
+	add := func(e config.PathEntry) {
+		x, ok, err := config.Expand(e, home, cwd)
+		if err != nil || !ok {
+			return
+		}
+		h := hidden{entry: e.Path, path: x.Path, glob: x.Glob}
+		if x.Glob == nil {
+			if real, err := filepath.EvalSymlinks(x.Path); err == nil {
+				h.path = real
+			}
+		}
+		hs = append(hs, h)
+	}
+	for _, e := range p.DenyRead {
+		add(e)
+	}
+	for _, f := range p.Files {
+		add(config.PathEntry{Path: f.Path, Literal: true})
+	}
+	for _, rs := range [][]policy.Rule{pol.Reads, pol.Writes} {
+		for _, r := range rs {
+			if !r.Allow {
+				continue
+			}
+			for _, h := range hs {
+				reopens := policy.Under(r.Path, h.path)
+				if h.glob != nil {
+					reopens = h.glob.MatchOrBeneath(r.Path)
+				}
+				if reopens {
+					return fmt.Errorf("srt: %s (%s) would show what the credentials rule for %q hides; a credential rule is never weakened: remove the grant, or the credential rule", r.Path, r.Why, h.entry)
+				}
+			}
+		}
+	}
+	return nil
 }

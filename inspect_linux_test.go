@@ -153,6 +153,18 @@ func runConfig(t *testing.T) {
 	if out != "token=ENV-CANARY\nFILE-CANARY" {
 		t.Errorf("with the session's: %q", out)
 	}
+	// A grant that would reopen what a credential rule hides: refused,
+	// for a denied file and for a masked one, at it or beneath it.
+	for _, grant := range []*srt.RunConfig{
+		{AllowRead: []config.PathEntry{{Path: secretFile, Literal: true}}},
+		{AllowWrite: []config.PathEntry{{Path: dir}, {Path: secretFile, Literal: true}}},
+	} {
+		grant.Credentials = &config.Credentials{Files: []config.CredentialFile{{Path: dir, CredentialRule: config.CredentialRule{Mode: "deny"}}}}
+		err := sb.Start(sb.CommandRun(context.Background(), srt.Run{ID: "grant", Env: env, Config: grant}, "/bin/cat", secretFile))
+		if err == nil || !strings.Contains(err.Error(), "never weakened") {
+			t.Errorf("a grant beneath a denied credential: %v", err)
+		}
+	}
 	// Own credentials the session's network cannot serve do not start.
 	bad := &srt.RunConfig{Credentials: &config.Credentials{EnvVars: []config.CredentialEnvVar{{Name: "RUN_TOKEN", CredentialRule: config.CredentialRule{Mode: "mask"}}}}}
 	if err := sb.Start(sb.CommandRun(context.Background(), srt.Run{ID: "bad", Env: env, Config: bad}, "/bin/true")); err == nil || !strings.Contains(err.Error(), "tlsTerminate") {

@@ -180,6 +180,17 @@ type run struct {
 	socketTold atomic.Bool
 }
 
+// stop0 undoes a run prepared as l that will not start.
+func (r *run) stop0(l *nsexec.Launch) {
+	r.mu.Lock()
+	for _, ln := range r.listeners {
+		ln.Close()
+	}
+	r.listeners = nil
+	r.mu.Unlock()
+	l.Close()
+}
+
 // stop ends the run: its init goes when its link closes.
 func (r *run) stop() {
 	r.mu.Lock()
@@ -336,6 +347,10 @@ func (s *linuxBackend) prepare(ctx context.Context, o Run, argv []string) (*run,
 			ln.Close()
 		}
 		r.mu.Unlock()
+		return nil, err
+	}
+	if err := credentialConflicts(l.RunPlan.Policy, creds, home, cwd); err != nil {
+		r.stop0(l)
 		return nil, err
 	}
 	r.launch = l

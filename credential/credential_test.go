@@ -3,6 +3,7 @@ package credential
 import (
 	"bytes"
 	"compress/gzip"
+	"compress/zlib"
 	"encoding/json"
 	"errors"
 	"io"
@@ -225,11 +226,19 @@ func TestInjector(t *testing.T) {
 	inj := p.Injector()
 	tok, sh, on := p.Set["TOKEN"], p.Set["SHORT"], p.Set["ONLY"]
 
-	if inj.For(host(t, "api.example.com"), false) != nil {
-		t.Error("plain HTTP gets real values without allowPlaintextInject")
-	}
-	if inj.For(host(t, "evil.test"), true) != nil {
-		t.Error("a host no rule names gets real values")
+	for _, tc := range []struct {
+		host string
+		tls  bool
+	}{{"api.example.com", false}, {"evil.test", true}} {
+		req, _ := http.NewRequest("POST", "https://"+tc.host+"/", strings.NewReader("b="+tok))
+		req.Header.Set("Authorization", "Bearer "+tok)
+		if err := inj.For(host(t, tc.host), tc.tls).Request(req); err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(req.Body)
+		if req.Header.Get("Authorization") != "Bearer "+tok || string(body) != "b="+tok {
+			t.Errorf("%s (tls %v) got real values", tc.host, tc.tls)
+		}
 	}
 	req, _ := http.NewRequest("POST", "https://api.example.com/p?q="+tok, strings.NewReader("a="+tok+"&b="+sh+"&c="+on))
 	req.Header.Set("Authorization", "Bearer "+tok)
@@ -352,5 +361,73 @@ func TestResponseScrub(t *testing.T) {
 	resp = &http.Response{StatusCode: 200, Header: http.Header{"Content-Encoding": {"br"}}, Body: io.NopCloser(strings.NewReader(real))}
 	if err := inj.Response(resp); err == nil {
 		t.Error("a body in an encoding srt cannot read was let through")
+	}
+}
+
+// What the attack round found: trailers, more than one coding, zlib's
+// deflate, Range, upgrades, and responses of hosts that are not
+// injection hosts.
+func TestResponseScrubEdges(t *testing.T) {
+	real := strings.Repeat("R", 40)
+	p := build(t, &config.Credentials{EnvVars: []config.CredentialEnvVar{envVar("TOKEN", "mask")}}, []string{"TOKEN=" + real}, nil)
+	tok := p.Set["TOKEN"]
+	for _, h := range []string{"api.example.com", "other.test"} {
+		inj := p.Injector().For(host(t, h), true)
+		req, _ := http.NewRequest("GET", "https://"+h+"/", nil)
+		req.Header.Set("Range", "bytes=0-10")
+		req.Header.Set("If-Range", "x")
+		inj.Request(req)
+		if req.Header.Get("Range") != "" || req.Header.Get("If-Range") != "" {
+			t.Errorf("%s: Range was sent: the real value could come back in pieces", h)
+		}
+		// Trailers, once the body has ended.
+		resp := &http.Response{StatusCode: 200, Header: http.Header{}, Trailer: http.Header{"Grpc-Message": {"bad " + real}}, Body: io.NopCloser(strings.NewReader("x " + real))}
+		if err := inj.Response(resp); err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		if string(body) != "x "+tok || resp.Trailer.Get("Grpc-Message") != "bad "+tok {
+			t.Errorf("%s: body %q, trailer %q", h, body, resp.Trailer.Get("Grpc-Message"))
+		}
+		// 1xx headers.
+		hdr := http.Header{"Link": {"<" + real + ">"}}
+		inj.ResponseHeader(hdr)
+		if hdr.Get("Link") != "<"+tok+">" {
+			t.Errorf("%s: 1xx header %q", h, hdr.Get("Link"))
+		}
+	}
+	inj := p.Injector().For(host(t, "api.example.com"), true)
+	// Two codings, on two lines or one: refused.
+	for _, enc := range [][]string{{"gzip", "gzip"}, {"gzip, br"}} {
+		resp := &http.Response{StatusCode: 200, Header: http.Header{"Content-Encoding": enc}, Body: io.NopCloser(strings.NewReader(""))}
+		if err := inj.Response(resp); err == nil {
+			t.Errorf("Content-Encoding %q was let through", enc)
+		}
+	}
+	// zlib's deflate, and the raw stream.
+	var zb bytes.Buffer
+	zw := zlib.NewWriter(&zb)
+	io.WriteString(zw, real)
+	zw.Close()
+	resp := &http.Response{StatusCode: 200, Header: http.Header{"Content-Encoding": {"deflate"}}, Body: io.NopCloser(&zb)}
+	if err := inj.Response(resp); err != nil {
+		t.Fatal(err)
+	}
+	if body, _ := io.ReadAll(resp.Body); string(body) != tok {
+		t.Errorf("zlib deflate: %q", body)
+	}
+	// An upgrade whose request carried a real value: refused.
+	req, _ := http.NewRequest("GET", "https://api.example.com/ws", nil)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	h := p.Injector().For(host(t, "api.example.com"), true)
+	h.Request(req)
+	if err := h.Response(&http.Response{StatusCode: 101, Header: http.Header{}}); err == nil {
+		t.Error("an upgraded stream after an injected handshake was let through")
+	}
+	req, _ = http.NewRequest("GET", "https://api.example.com/ws", nil)
+	h = p.Injector().For(host(t, "api.example.com"), true)
+	h.Request(req)
+	if err := h.Response(&http.Response{StatusCode: 101, Header: http.Header{}}); err != nil {
+		t.Errorf("an upgrade that carried no secret: %v", err)
 	}
 }

@@ -1,8 +1,10 @@
 package credential
 
 import (
+	"bufio"
 	"compress/flate"
 	"compress/gzip"
+	"compress/zlib"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,12 +15,16 @@ import (
 )
 
 // Injector puts a plan's real values back into the requests that may
-// carry them. Make one with Plan.Injector.
+// carry them, and turns them back into sentinels in every response.
+// Make one with Plan.Injector.
 type Injector struct {
 	secrets   []Secret
 	aws       []AWSPair
 	plaintext bool
 	sigv4     sigv4Modes
+	// back turns every real value long enough to search for into its
+	// sentinel; nil: none is.
+	back *replacer
 }
 
 // Injector returns the plan's injector, nil when the plan masks nothing.
@@ -26,22 +32,40 @@ func (p *Plan) Injector() *Injector {
 	if len(p.Secrets) == 0 {
 		return nil
 	}
-	return &Injector{secrets: p.Secrets, aws: p.AWS, plaintext: p.Plaintext, sigv4: modes(p.SigV4)}
+	inj := &Injector{secrets: p.Secrets, aws: p.AWS, plaintext: p.Plaintext, sigv4: modes(p.SigV4)}
+	// A real value sent to a host may come back: echoed (an error page,
+	// a debug endpoint), or stored there and served later, by that host
+	// or another (a gist's raw file). Every response srt reads, from any
+	// host, is searched for every real value, which goes back to its
+	// sentinel. Values too short to be told from ordinary text are not.
+	var back []pair
+	for _, s := range p.Secrets {
+		if len(s.Real) >= minScrubbed {
+			back = append(back, pair{old: []byte(s.Real), new: []byte(s.Sentinel)})
+		}
+	}
+	if len(back) > 0 {
+		inj.back = newReplacer(back)
+	}
+	return inj
 }
 
-// For returns what is done to requests to host: over TLS srt terminated
-// and verified (tls), or over plain HTTP, which gets nothing unless
-// allowPlaintextInject. nil: none of the secrets may go there.
+// For returns what is done to requests to host and their responses: real
+// values put in over TLS srt terminated and verified (tls), or over plain
+// HTTP only with allowPlaintextInject, for the secrets that may go to
+// host; every response searched. nil: nothing to do.
 func (inj *Injector) For(host netfilter.Host, tls bool) proxy.Injector {
-	if inj == nil || (!tls && !inj.plaintext) {
+	if inj == nil {
 		return nil
 	}
 	var pairs []pair
 	sameLength := true
-	for _, s := range inj.secrets {
-		if matchesAny(s.Hosts, host) {
-			pairs = append(pairs, pair{old: []byte(s.Sentinel), new: []byte(s.Real)})
-			sameLength = sameLength && len(s.Sentinel) == len(s.Real)
+	if tls || inj.plaintext {
+		for _, s := range inj.secrets {
+			if matchesAny(s.Hosts, host) {
+				pairs = append(pairs, pair{old: []byte(s.Sentinel), new: []byte(s.Real)})
+				sameLength = sameLength && len(s.Sentinel) == len(s.Real)
+			}
 		}
 	}
 	var aws []AWSPair
@@ -50,22 +74,12 @@ func (inj *Injector) For(host netfilter.Host, tls bool) proxy.Injector {
 			aws = append(aws, a)
 		}
 	}
-	if len(pairs) == 0 {
+	if len(pairs) == 0 && inj.back == nil {
 		return nil
 	}
-	// What the host sends back is searched for the real values it was
-	// given, which go back to sentinels: a server that echoes a request
-	// (an error page, a debug endpoint) must not hand the command the
-	// secret. Values too short to be told from ordinary text are not.
-	var back []pair
-	for _, p := range pairs {
-		if len(p.new) >= minScrubbed {
-			back = append(back, pair{old: p.new, new: p.old})
-		}
-	}
-	h := &hostInjector{r: newReplacer(pairs), sameLength: sameLength, aws: aws, tls: tls, sigv4: inj.sigv4}
-	if len(back) > 0 {
-		h.back = newReplacer(back)
+	h := &hostInjector{sameLength: sameLength, aws: aws, tls: tls, sigv4: inj.sigv4, back: inj.back}
+	if len(pairs) > 0 {
+		h.r = newReplacer(pairs)
 	}
 	return h
 }
@@ -82,8 +96,9 @@ func matchesAny(ps []netfilter.Pattern, h netfilter.Host) bool {
 	return false
 }
 
-// hostInjector is an Injector's work for one destination.
+// hostInjector is an Injector's work for one request.
 type hostInjector struct {
+	// r puts real values in; nil: none may go to this destination.
 	r *replacer
 	// sameLength: every sentinel is as long as its real value, so a body
 	// keeps its length.
@@ -94,14 +109,26 @@ type hostInjector struct {
 	// back turns real values in responses into sentinels; nil: none is
 	// long enough to look for.
 	back *replacer
+	// injected: a real value went into the request's headers.
+	injected bool
 }
 
 // Request replaces the sentinels in r's headers (never in Host or the
 // request target: a secret has no business in a URL, which servers log)
 // and body, and signs again a SigV4 request signed with a masked key
 // pair. A body with a Content-Encoding is not read (its bytes are not
-// text), so its sentinels go as they are.
+// text), so its sentinels go as they are. It asks for what the response
+// can be searched in: an encoding srt can decode, and the whole resource
+// (no Range: a real value stored there must not come back in pieces).
 func (h *hostInjector) Request(r *http.Request) error {
+	if h.back != nil {
+		r.Header.Set("Accept-Encoding", readableEncodings(r.Header.Values("Accept-Encoding")))
+		r.Header.Del("Range")
+		r.Header.Del("If-Range")
+	}
+	if h.r == nil {
+		return nil
+	}
 	var sign *resign
 	if h.tls {
 		var err error
@@ -111,7 +138,9 @@ func (h *hostInjector) Request(r *http.Request) error {
 	}
 	for k, vs := range r.Header {
 		for i, v := range vs {
-			vs[i] = h.r.replaceString(v)
+			if nv := h.r.replaceString(v); nv != v {
+				vs[i], h.injected = nv, true
+			}
 		}
 		r.Header[k] = vs
 	}
@@ -122,42 +151,71 @@ func (h *hostInjector) Request(r *http.Request) error {
 			r.Header.Del("Content-Length")
 		}
 	}
-	if h.back != nil {
-		// Only encodings srt can read come back, so that the response can
-		// be searched.
-		r.Header.Set("Accept-Encoding", readableEncodings(r.Header.Values("Accept-Encoding")))
-	}
 	if sign != nil {
 		return sign.apply(r)
 	}
 	return nil
 }
 
-// Response turns the real values in a response to r into their
-// sentinels: in its headers and its body (decoded from gzip or deflate;
-// the command gets it unencoded). A body in an encoding srt cannot read
-// is refused.
-func (h *hostInjector) Response(resp *http.Response) error {
+// ResponseHeader turns the real values in h into sentinels, in place:
+// the headers of an informational (1xx) response.
+func (h *hostInjector) ResponseHeader(hdr http.Header) {
 	if h.back == nil {
-		return nil
+		return
 	}
-	for k, vs := range resp.Header {
+	for k, vs := range hdr {
 		for i, v := range vs {
 			vs[i] = h.back.replaceString(v)
 		}
-		resp.Header[k] = vs
+		hdr[k] = vs
 	}
-	if resp.Body == nil || resp.Body == http.NoBody || resp.StatusCode == http.StatusSwitchingProtocols {
+}
+
+// Response turns the real values in a response into their sentinels: in
+// its headers, its body (decoded from gzip or deflate; the command gets
+// it unencoded) and its trailers. A body in an encoding srt cannot read
+// is refused, and so is an upgrade (WebSocket) whose request carried a
+// real value: the upgraded stream goes unread.
+func (h *hostInjector) Response(resp *http.Response) error {
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		if h.injected {
+			return &proxy.StatusError{Status: http.StatusBadGateway,
+				Reason: "srt put a real credential value into this upgrade's request, and cannot search the upgraded stream for it; refused"}
+		}
+		return nil
+	}
+	if h.back == nil {
+		return nil
+	}
+	h.ResponseHeader(resp.Header)
+	if resp.Body == nil || resp.Body == http.NoBody {
 		return nil
 	}
 	body, err := decoded(resp)
 	if err != nil {
 		return err
 	}
-	resp.Body = readCloser{h.back.reader(body), resp.Body}
+	trailers := func() { h.ResponseHeader(resp.Trailer) }
+	resp.Body = readCloser{&atEOF{r: h.back.reader(body), f: trailers}, resp.Body}
 	resp.ContentLength = -1
 	resp.Header.Del("Content-Length")
 	return nil
+}
+
+// atEOF calls f once its reader has ended (the trailers are in then).
+type atEOF struct {
+	r    io.Reader
+	f    func()
+	done bool
+}
+
+func (a *atEOF) Read(b []byte) (int, error) {
+	n, err := a.r.Read(b)
+	if err == io.EOF && !a.done {
+		a.done = true
+		a.f()
+	}
+	return n, err
 }
 
 // readCloser reads from one and closes the other.
@@ -192,24 +250,48 @@ func readableEncodings(values []string) string {
 	return strings.Join(keep, ", ")
 }
 
-// decoded is resp's body decoded, and resp made to say so.
+// decoded is resp's body decoded, and resp made to say so. More than one
+// coding is not decoded: refused, as an encoding srt cannot read.
 func decoded(resp *http.Response) (io.Reader, error) {
-	enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding")))
+	var codings []string
+	for _, v := range resp.Header.Values("Content-Encoding") {
+		for _, c := range strings.Split(v, ",") {
+			if c = strings.ToLower(strings.TrimSpace(c)); c != "" && c != "identity" {
+				codings = append(codings, c)
+			}
+		}
+	}
+	cannot := func(what string) error {
+		return &proxy.StatusError{Status: http.StatusBadGateway,
+			Reason: fmt.Sprintf("the response came %s, which srt cannot search for the real values of masked credentials", what)}
+	}
 	var r io.Reader
-	switch enc {
-	case "", "identity":
+	switch {
+	case len(codings) == 0:
 		return resp.Body, nil
-	case "gzip", "x-gzip":
+	case len(codings) > 1:
+		return nil, cannot(fmt.Sprintf("in %d encodings (%s)", len(codings), strings.Join(codings, ", ")))
+	case codings[0] == "gzip" || codings[0] == "x-gzip":
 		z, err := gzip.NewReader(resp.Body)
 		if err != nil {
 			return nil, fmt.Errorf("the response's gzip body: %w", err)
 		}
 		r = z
-	case "deflate":
-		r = flate.NewReader(resp.Body)
+	case codings[0] == "deflate":
+		// RFC 9110's deflate is zlib's format; some servers send the raw
+		// stream.
+		br := bufio.NewReader(resp.Body)
+		if head, err := br.Peek(2); err == nil && head[0]&0x0f == 8 && (uint(head[0])<<8|uint(head[1]))%31 == 0 {
+			z, err := zlib.NewReader(br)
+			if err != nil {
+				return nil, fmt.Errorf("the response's deflate body: %w", err)
+			}
+			r = z
+		} else {
+			r = flate.NewReader(br)
+		}
 	default:
-		return nil, &proxy.StatusError{Status: http.StatusBadGateway,
-			Reason: fmt.Sprintf("the response came in the %q encoding, which srt cannot search for the real values of masked credentials", enc)}
+		return nil, cannot(fmt.Sprintf("in the %q encoding", codings[0]))
 	}
 	resp.Header.Del("Content-Encoding")
 	resp.Uncompressed = true

@@ -10,7 +10,9 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/http/httputil"
+	"net/textproto"
 	"strconv"
 	"strings"
 	"sync"
@@ -86,6 +88,9 @@ type Injector interface {
 	// non-nil error answers the command with the error's status
 	// instead.
 	Response(resp *http.Response) error
+	// ResponseHeader rewrites, in place, the headers of an
+	// informational (1xx) response to it.
+	ResponseHeader(h http.Header)
 }
 
 type injectorKey struct{}
@@ -508,6 +513,15 @@ type protoTransport struct{ h1, h2 *http.Transport }
 type protoKey struct{}
 
 func (p *protoTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if inj, ok := r.Context().Value(injectorKey{}).(Injector); ok {
+		// A 1xx response is relayed by the reverse proxy's own hook,
+		// which this one runs before, on the same header map.
+		r = r.WithContext(httptrace.WithClientTrace(r.Context(), &httptrace.ClientTrace{
+			Got1xxResponse: func(code int, h textproto.MIMEHeader) error {
+				inj.ResponseHeader(http.Header(h))
+				return nil
+			}}))
+	}
 	if major, _ := r.Context().Value(protoKey{}).(int); major == 2 {
 		return p.h2.RoundTrip(r)
 	}

@@ -67,6 +67,7 @@ type injectorFunc func(*http.Request) error
 
 func (f injectorFunc) Request(r *http.Request) error { return f(r) }
 func (injectorFunc) Response(*http.Response) error   { return nil }
+func (injectorFunc) ResponseHeader(http.Header)      {}
 
 // terminating is a server that terminates TLS to example.com, which
 // resolves to the loopback upstream.

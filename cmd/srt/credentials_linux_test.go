@@ -57,6 +57,21 @@ func (o *origin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		o.sig[r.URL.Path] = o.verify(r, body)
 	}
 	o.mu.Unlock()
+	switch r.URL.Path {
+	case "/trailer":
+		// The echo in a trailer (as a gRPC error message would carry it).
+		w.Header().Set("Trailer", "X-Echo")
+		io.WriteString(w, "body\n")
+		w.Header().Set("X-Echo", r.Header.Get("Authorization"))
+		return
+	case "/early":
+		// The echo in an informational response's headers.
+		w.Header().Set("Link", "<"+r.Header.Get("Authorization")+">")
+		w.WriteHeader(http.StatusEarlyHints)
+		w.Header().Del("Link")
+		io.WriteString(w, "final\n")
+		return
+	}
 	if r.URL.Path == "/echo" {
 		// A server that echoes what it got (an error page, a debug
 		// endpoint), gzipped when asked: srt must turn the real value
@@ -214,6 +229,8 @@ c -H "Authorization: Bearer $SRT_TEST_TOKEN" https://localhost:%[1]d/other
 c -H "Authorization: Bearer $SRT_TEST_TOKEN" http://127.0.0.1:%[2]d/plain
 c -i --compressed -H "Authorization: Bearer $SRT_TEST_TOKEN" https://127.0.0.1:%[1]d/echo
 c -i -H "Accept-Encoding: br" -H "Authorization: Bearer $SRT_TEST_TOKEN" https://127.0.0.1:%[1]d/echo
+c -i --raw --http1.1 -H "Authorization: Bearer $SRT_TEST_TOKEN" https://127.0.0.1:%[1]d/trailer
+c -v --http1.1 -H "Authorization: Bearer $SRT_TEST_TOKEN" https://127.0.0.1:%[1]d/early 2>&1
 %[3]s`, tlsPort, plainPort, dumpScript)
 		r := b.runSettings(settings, []string{"SSL_CERT_FILE=" + caFile, "SRT_TEST_TOKEN=" + realEnv, "SRT_TEST_DENIED=" + deniedEnv}, script)
 		out := r.stdout + r.stderr
@@ -258,6 +275,11 @@ c -i -H "Accept-Encoding: br" -H "Authorization: Bearer $SRT_TEST_TOKEN" https:/
 		if req, _, _ := o.get("/echo"); req == nil || req.Header.Get("Authorization") != "Bearer "+realEnv ||
 			strings.Count(r.stdout, "\necho: Bearer "+sentinel[1]) != 2 || !strings.Contains(strings.ToLower(r.stdout), strings.ToLower("X-Echo: Bearer "+sentinel[1])) {
 			t.Errorf("an echoing injection host: the command did not get the sentinel back:\n%s", r.stdout)
+		}
+		for _, want := range []string{"X-Echo: Bearer " + sentinel[1], "Link: <Bearer " + sentinel[1] + ">"} {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("the trailer and 1xx echoes: no %q in\n%s", want, r.stdout)
+			}
 		}
 		// With allowPlaintextInject, plain HTTP gets it too.
 		settings["credentials"].(map[string]any)["allowPlaintextInject"] = true
