@@ -77,30 +77,38 @@ func (r *replacer) reader(src io.Reader) io.Reader {
 	if r.maxOld == 0 {
 		return src
 	}
-	return &replaceReader{r: r, src: src, in: make([]byte, 0, 32<<10+r.maxOld)}
+	return &replaceReader{r: r, src: src, buf: make([]byte, 0, 32<<10+r.maxOld)}
 }
 
 type replaceReader struct {
 	r   *replacer
 	src io.Reader
-	in  []byte // read from src and not yet decided, at the start of its buffer
-	out []byte // decided, for the caller; a slice of outBuf
-	// outBuf is reused for each scan's output.
+	// buf holds, from its start, what was read from src and not yet
+	// handed out: out (decided, aliasing buf when nothing in it was
+	// replaced) and then the undecided tail, buf[tail:].
+	buf  []byte
+	tail int
+	out  []byte
+	// outBuf holds a scan's output when it replaced something.
 	outBuf []byte
 	err    error // src's, once it ended
 }
 
 func (rr *replaceReader) Read(p []byte) (int, error) {
 	for len(rr.out) == 0 {
-		if rr.err != nil && len(rr.in) == 0 {
+		// What was handed out goes; the undecided tail moves to the
+		// front, and more is read after it.
+		rr.buf = rr.buf[:copy(rr.buf[:cap(rr.buf)], rr.buf[rr.tail:])]
+		rr.tail = 0
+		if rr.err != nil && len(rr.buf) == 0 {
 			return 0, rr.err
 		}
 		if rr.err == nil {
-			if len(rr.in) == cap(rr.in) {
-				rr.in = append(rr.in, make([]byte, cap(rr.in))...)[:len(rr.in)]
+			if len(rr.buf) == cap(rr.buf) {
+				rr.buf = append(rr.buf, make([]byte, cap(rr.buf))...)[:len(rr.buf)]
 			}
-			n, err := rr.src.Read(rr.in[len(rr.in):cap(rr.in)])
-			rr.in = rr.in[:len(rr.in)+n]
+			n, err := rr.src.Read(rr.buf[len(rr.buf):cap(rr.buf)])
+			rr.buf = rr.buf[:len(rr.buf)+n]
 			if err != nil {
 				rr.err = err
 			}
@@ -112,30 +120,43 @@ func (rr *replaceReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// scan decides what it can of in: every byte at which no match can start
-// that bytes still to come could complete. The rest stays in in.
+// scan decides what it can of buf: every byte at which no match can
+// start that bytes still to come could complete. The rest is the tail.
 func (rr *replaceReader) scan() {
-	in := rr.in
+	in := rr.buf
 	// A match starting at or before limit fits in what was read.
 	limit := len(in) - rr.r.maxOld
 	if rr.err != nil {
 		limit = len(in)
 	}
+	keep := 0
+	if rr.err == nil {
+		keep = min(len(in), rr.r.maxOld-1)
+	}
+	i, p := -1, (*pair)(nil)
+	if limit >= 0 {
+		i, p = rr.r.next(in, limit)
+	}
+	if i < 0 {
+		// Nothing to replace (the common case): handed out in place.
+		rr.out, rr.tail = in[:len(in)-keep], len(in)-keep
+		return
+	}
 	out := rr.outBuf[:0]
-	for limit >= 0 {
-		i, p := rr.r.next(in, limit)
-		if i < 0 {
-			break
-		}
+	for i >= 0 {
 		out = append(append(out, in[:i]...), p.new...)
 		in = in[i+len(p.old):]
 		limit -= i + len(p.old)
+		if limit < 0 {
+			break
+		}
+		i, p = rr.r.next(in, limit)
 	}
-	keep := 0
+	keep = 0
 	if rr.err == nil {
 		keep = min(len(in), rr.r.maxOld-1)
 	}
 	out = append(out, in[:len(in)-keep]...)
 	rr.out, rr.outBuf = out, out
-	rr.in = rr.in[:copy(rr.in[:cap(rr.in)], in[len(in)-keep:])]
+	rr.tail = len(rr.buf) - keep
 }
