@@ -320,7 +320,11 @@ func (ins *inspector) serveTunnel(c net.Conn, head []byte, t *tunnel, counted bo
 	name := t.canon.String()
 	cfg := &tls.Config{
 		MinVersion: tls.VersionTLS12,
-		NextProtos: []string{"h2", "http/1.1"},
+		// HTTP/1.1 first: a client that speaks both gets it (one bulk
+		// stream moves about twice as fast through Go's HTTP/1.1 as
+		// through its HTTP/2); one that speaks only HTTP/2 (gRPC) gets
+		// HTTP/2, on both legs.
+		NextProtos: []string{"http/1.1", "h2"},
 		GetCertificate: func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
 			t.sni = hello.ServerName
 			if hello.ServerName != "" && !in.RequireHostMatch {

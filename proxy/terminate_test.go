@@ -95,7 +95,12 @@ func terminating(t testing.TB, in *Inspection, inject ...func(netfilter.Host, bo
 func client(proxyURL string, roots *x509.CertPool, h2 bool) *http.Client {
 	u, _ := url.Parse(proxyURL)
 	tr := &http.Transport{Proxy: http.ProxyURL(u), TLSClientConfig: &tls.Config{RootCAs: roots}, ForceAttemptHTTP2: h2, DisableKeepAlives: false}
-	if !h2 {
+	if h2 {
+		// As gRPC does: HTTP/2 only (a client that offers both gets
+		// HTTP/1.1).
+		tr.Protocols = new(http.Protocols)
+		tr.Protocols.SetHTTP2(true)
+	} else {
 		tr.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
 	}
 	return &http.Client{Transport: tr, Timeout: 10 * time.Second}
