@@ -287,48 +287,24 @@ func writeStatus(c net.Conn, code int, phrase, proxyError, body string) {
 	io.WriteString(c, b.String())
 }
 
-// sanitizeReason makes a reason safe for a status line (spec d.3): runs of
-// spaces, control or invisible characters become one space, '<' and '>' go, the
-// text is trimmed to 500 characters, and what is not printable ASCII
-// becomes '?'. An empty result is "Forbidden".
+// sanitizeReason makes a reason safe for a status line (spec d.3): as
+// sanitizeViolationText does, and what is not printable ASCII becomes
+// '?'. An empty result is "Forbidden".
 func sanitizeReason(s string) string {
-	var b strings.Builder
-	space := false
-	n := 0
-	for _, r := range s {
-		if n >= 500 {
-			break
-		}
-		switch {
-		case r == '<' || r == '>':
-			continue
-		case r <= 0x20 || r == 0x7f || r == utf8.RuneError || (r >= 0x80 && r < 0xa0) || r == 0x200b || r == 0xfeff:
-			if !space {
-				b.WriteByte(' ')
-				space = true
-				n++
-			}
-			continue
-		case r > 0x7e:
-			b.WriteByte('?')
-		default:
-			b.WriteRune(r)
-		}
-		space = false
-		n++
+	if out := sanitize(s, true); out != "" {
+		return out
 	}
-	out := strings.TrimSpace(b.String())
-	if out == "" {
-		return "Forbidden"
-	}
-	return out
+	return "Forbidden"
 }
 
 // sanitizeViolationText makes an ask callback's reason safe for a
 // violation line (spec h): runs of control and invisible characters
 // become one space, '<' and '>' go, the text is trimmed and cut to 500
 // characters. It may be empty.
-func sanitizeViolationText(s string) string {
+func sanitizeViolationText(s string) string { return sanitize(s, false) }
+
+// sanitize is both: with ascii, what is not printable ASCII becomes '?'.
+func sanitize(s string, ascii bool) string {
 	var b strings.Builder
 	space, n := false, 0
 	for _, r := range s {
@@ -338,15 +314,18 @@ func sanitizeViolationText(s string) string {
 		switch {
 		case r == '<' || r == '>':
 			continue
-		case unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || unicode.IsSpace(r) || r == utf8.RuneError:
+		case r <= 0x20 || r == 0x7f || r == utf8.RuneError || (r >= 0x80 && r < 0xa0) || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || unicode.IsSpace(r):
 			if !space {
 				b.WriteByte(' ')
 				space = true
 				n++
 			}
 			continue
+		case ascii && r > 0x7e:
+			b.WriteByte('?')
+		default:
+			b.WriteRune(r)
 		}
-		b.WriteRune(r)
 		space = false
 		n++
 	}

@@ -167,14 +167,7 @@ func (b *box) runSettings(settings any, env []string, script string) result {
 	if err := os.WriteFile(cfg, data, 0o644); err != nil {
 		b.t.Fatal(err)
 	}
-	cmd := exec.Command(os.Getenv(srtEnv), "--settings", cfg, "-c", script)
-	cmd.Env = append([]string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + b.H}, env...)
-	cmd.Dir = b.W
-	out, errOut, code, err := testenv.Output(cmd)
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	return result{out, errOut, code}
+	return b.exec(nil, append([]string{"NOSETTINGS"}, env...), "--settings", cfg, "-c", script)
 }
 
 func secret(prefix string) string {

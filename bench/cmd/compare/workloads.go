@@ -178,9 +178,15 @@ func needsNetwork(im impl) string {
 // host's roots and the origin's CA: the same work for curl to load);
 // it returns curl's figure named what (-w): the launch is not part of it.
 func curlTLS(im impl, cfg, url, bundle, what, option, dir string) (float64, error) {
-	curl := `curl -sS --fail -o /dev/null -w '%{` + what + `}' ` + option + ` --noproxy '*' --cacert ` + bundle + ` ` + url
+	return curlFigure(im, cfg, what, option+" --noproxy '*' --cacert "+bundle, option+` --noproxy '' --cacert "$CURL_CA_BUNDLE" -x "$http_proxy"`, url, dir)
+}
+
+// curlFigure runs curl for url in im, with the options direct (outside a
+// sandbox) or sandboxed, and returns its figure named what (-w).
+func curlFigure(im impl, cfg, what, direct, sandboxed, url, dir string) (float64, error) {
+	curl := `curl -sS --fail -o /dev/null -w '%{` + what + `}' ` + direct + ` ` + url
 	if im.sandboxed {
-		curl = `curl -sS --fail -o /dev/null -w '%{` + what + `}' ` + option + ` --noproxy '' --cacert "$CURL_CA_BUNDLE" -x "$http_proxy" ` + url
+		curl = `curl -sS --fail -o /dev/null -w '%{` + what + `}' ` + sandboxed + ` ` + url
 	}
 	cmd := command(im.argv(cfg, []string{"sh", "-c", curl}), dir)
 	var stdout bytes.Buffer
@@ -418,26 +424,8 @@ func supervisorMem(argv []string, dir string) ([]float64, error) {
 // would otherwise go direct for 127.0.0.1), and returns curl's own
 // transfer rate in MB/s: the launch is not part of it.
 func download(im impl, cfg, url, dir string) (float64, error) {
-	curl := `curl -sS --fail -o /dev/null -w '%{speed_download}' --noproxy '*' ` + url
-	if im.sandboxed {
-		curl = `curl -sS --fail -o /dev/null -w '%{speed_download}' --noproxy '' -x "$http_proxy" ` + url
-	}
-	cmd := command(im.argv(cfg, []string{"sh", "-c", curl}), dir)
-	var stdout bytes.Buffer
-	var stderr tail
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return 0, fmt.Errorf("%v: %s", err, stderr.String())
-	}
-	fields := strings.Fields(stdout.String())
-	if len(fields) == 0 {
-		return 0, fmt.Errorf("curl printed no rate: %s", stderr.String())
-	}
-	bps, err := strconv.ParseFloat(fields[len(fields)-1], 64)
-	if err != nil {
-		return 0, fmt.Errorf("curl's rate %q: %v", fields[len(fields)-1], err)
-	}
-	return bps / 1e6, nil
+	bps, err := curlFigure(im, cfg, "speed_download", "--noproxy '*'", `--noproxy '' -x "$http_proxy"`, url, dir)
+	return bps / 1e6, err
 }
 
 // serveDownload serves size bytes of zeros at /file on a loopback port.
