@@ -257,6 +257,13 @@ var (
 	protectedClaude = []string{"commands", "agents"} // inside .claude
 )
 
+// ProtectedNames returns the protected names (spec c.5): files, directories,
+// and the directories of .claude that are protected, for backends that
+// match them by name (Seatbelt's regular expressions).
+func ProtectedNames() (files, dirs, claude []string) {
+	return append([]string(nil), protectedFiles...), append([]string(nil), protectedDirs...), append([]string(nil), protectedClaude...)
+}
+
 // maxGlobVisits bounds the walk that matches one glob against the disk.
 const maxGlobVisits = 1_000_000
 

@@ -1,0 +1,159 @@
+package seatbelt
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/srt-go/srt/policy"
+)
+
+// Options are what the profile says besides the filesystem policy.
+type Options struct {
+	// Tag is the message of every denial (the log tag that attributes
+	// it to a command).
+	Tag string
+	// GitConfig is filesystem.allowGitConfig: a repository's config is
+	// writable where its tree is.
+	GitConfig bool
+}
+
+// Filesystem returns the profile's filesystem rules for pol, meaning what
+// the Linux backend enforces (package policy): reads — everything, but
+// what denyRead hides, the most specific rule winning and an allow
+// winning at equal specificity; writes — only beneath allowWrite, never
+// beneath a denyWrite or a protected name (at any depth, in any case:
+// matched by name, as the Linux path guard judges them), and what a deny
+// entry names later too (patterns as regular expressions).
+func Filesystem(pol *policy.Policy, o Options) ([]Rule, error) {
+	if pol.Disabled {
+		return []Rule{{Action: Allow, Ops: []string{"file-read*", "file-write*"}, Why: "filesystem.disabled"}}, nil
+	}
+	var rules []Rule
+	// Reads: Seatbelt applies the last rule that matches, so the rules go
+	// from the least specific to the most, a deny before an allow on the
+	// same path.
+	rules = append(rules, Rule{Action: Allow, Ops: []string{"file-read*"}, Why: "everything is readable but what denyRead hides"})
+	reads := append([]policy.Rule(nil), pol.Reads...)
+	for _, l := range pol.Later {
+		if l.Read && l.Glob == nil && !l.Existed {
+			reads = append(reads, policy.Rule{Path: l.Path, Why: l.Why})
+		}
+	}
+	sort.SliceStable(reads, func(i, j int) bool {
+		di, dj := depth(reads[i].Path), depth(reads[j].Path)
+		if di != dj {
+			return di < dj
+		}
+		return !reads[i].Allow && reads[j].Allow
+	})
+	for _, r := range reads {
+		rules = append(rules, Rule{Action: action(r.Allow), Ops: []string{"file-read*"}, Filters: []Filter{{"subpath", r.Path}}, Why: r.Why})
+	}
+	// A denyRead pattern is never re-opened by a grant.
+	for _, l := range pol.Later {
+		if l.Read && l.Glob != nil {
+			re, err := GlobRegex(l.Pattern, true)
+			if err != nil {
+				return nil, err
+			}
+			rules = append(rules, Rule{Action: Deny, Ops: []string{"file-read*"}, Filters: []Filter{{"regex", re}}, Why: l.Why})
+		}
+	}
+	// Writes: every grant; then, in the reads' order, what reads hide
+	// (a hidden area is read-only) and what they re-open where it is
+	// writable; then every deny, which wins at any height — also every
+	// deny entry for what appears later, read or write (a file made
+	// later at a hidden path must not be written either).
+	var denies []Rule
+	for _, r := range pol.Writes {
+		rule := Rule{Action: action(r.Allow), Ops: []string{"file-write*"}, Filters: []Filter{{"subpath", r.Path}}, Why: r.Why}
+		if r.Allow {
+			rules = append(rules, rule)
+		} else {
+			denies = append(denies, rule)
+		}
+	}
+	for _, r := range reads {
+		switch {
+		case !r.Allow:
+			rules = append(rules, Rule{Action: Deny, Ops: []string{"file-write*"}, Filters: []Filter{{"subpath", r.Path}}, Why: r.Why + " (hidden, so read-only)"})
+		case pol.View(r.Path).Writable:
+			rules = append(rules, Rule{Action: Allow, Ops: []string{"file-write*"}, Filters: []Filter{{"subpath", r.Path}}, Why: r.Why})
+		}
+	}
+	for _, l := range pol.Later {
+		f := Filter{"subpath", l.Path}
+		if l.Glob != nil {
+			re, err := GlobRegex(l.Pattern, true)
+			if err != nil {
+				return nil, err
+			}
+			f = Filter{"regex", re}
+		}
+		denies = append(denies, Rule{Action: Deny, Ops: []string{"file-write*"}, Filters: []Filter{f}, Why: l.Why})
+	}
+	rules = append(rules, denies...)
+	rules = append(rules, protectedNames(o.GitConfig)...)
+	return rules, nil
+}
+
+func action(allow bool) Action {
+	if allow {
+		return Allow
+	}
+	return Deny
+}
+
+func depth(p string) int {
+	if p == "/" {
+		return 0
+	}
+	return strings.Count(p, "/")
+}
+
+// protectedNames are the rules for spec c.5's names, wherever they are.
+func protectedNames(gitConfig bool) []Rule {
+	files, dirs, claude := policy.ProtectedNames()
+	var rules []Rule
+	deny := func(re, why string) {
+		rules = append(rules, Rule{Action: Deny, Ops: []string{"file-write*"}, Filters: []Filter{{"regex", re}}, Why: why})
+	}
+	for _, f := range files {
+		deny("/"+caseless(f)+"(/.*)?$", "protected name "+f)
+	}
+	for _, d := range dirs {
+		deny("/"+caseless(d)+"(/.*)?$", "protected directory "+d)
+	}
+	for _, c := range claude {
+		deny("/"+caseless(".claude")+"/"+caseless(c)+"(/.*)?$", "protected directory .claude/"+c)
+	}
+	git := "/" + caseless(".git") + "/"
+	hooks := caseless("hooks")
+	// A repository's hooks, and those of its submodules. (The Linux guard
+	// lets git's templates, new *.sample files, be made there; a profile
+	// cannot tell a new file from an old one, so none is.)
+	for _, at := range []string{git + hooks + "/", git + caseless("modules") + "/.+/" + hooks + "/"} {
+		deny(at+".+$", "a repository's hooks")
+	}
+	if !gitConfig {
+		config := caseless("config") + "(" + caseless(".worktree") + ")?$"
+		deny(git+config, "a repository's config")
+		deny(git+caseless("modules")+"/.+/"+config, "a submodule's config")
+		deny(git+caseless("worktrees")+"/[^/]+/"+config, "a worktree's config")
+	}
+	return rules
+}
+
+// caseless is name as a regular expression of any case.
+func caseless(name string) string {
+	var b strings.Builder
+	for _, r := range name {
+		lo, up := strings.ToLower(string(r)), strings.ToUpper(string(r))
+		if lo != up {
+			b.WriteString("[" + lo + up + "]")
+			continue
+		}
+		b.WriteString(literalRegex(string(r)))
+	}
+	return b.String()
+}

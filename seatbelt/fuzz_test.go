@@ -1,0 +1,68 @@
+package seatbelt
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/srt-go/srt/config"
+)
+
+// Any path, quoted, reads back as itself and as one string: the rule
+// around it keeps its meaning.
+func FuzzQuote(f *testing.F) {
+	f.Add(`/a") (allow default) ("`)
+	f.Add("/a\nb\x00\x7f\\")
+	f.Fuzz(func(t *testing.T, s string) {
+		text := "(allow file-read* (literal " + Quote(s) + "))"
+		forms, err := read(text)
+		if err != nil {
+			t.Fatalf("%q: %v", text, err)
+		}
+		if len(forms) != 1 {
+			t.Fatalf("%q read as %d forms", text, len(forms))
+		}
+		rule := forms[0].([]any)
+		if len(rule) != 3 {
+			t.Fatalf("%q read as %v", text, rule)
+		}
+		if got := rule[2].([]any)[1].(string); got != s {
+			t.Fatalf("%q read back as %q", s, got)
+		}
+	})
+}
+
+// A glob's regular expression matches what the glob matches (package
+// config's, which the Linux backend uses), beneath it too.
+func FuzzGlobRegex(f *testing.F) {
+	f.Add("/a/**/*.pem", "/a/b/c.pem")
+	f.Add("/a/[b-d]?/x", "/a/c1/x")
+	f.Add("/a/[]x/*", "/a/[]x/y")
+	f.Add("/a.b/(c)|d+/**", "/a.b/(c)|d+/e/f")
+	f.Fuzz(func(t *testing.T, pattern, path string) {
+		if !strings.HasPrefix(pattern, "/") || !strings.HasPrefix(path, "/") {
+			return
+		}
+		g, err := config.CompileGlob(pattern)
+		if err != nil {
+			return
+		}
+		for _, beneath := range []bool{false, true} {
+			re, err := GlobRegex(pattern, beneath)
+			if err != nil {
+				return // a set Seatbelt cannot spell: refused, not changed
+			}
+			m, err := regexp.Compile(re)
+			if err != nil {
+				t.Fatalf("%q gave the regex %q, which does not compile: %v", pattern, re, err)
+			}
+			want := g.Match(path)
+			if beneath {
+				want = g.MatchOrBeneath(path)
+			}
+			if got := m.MatchString(path); got != want {
+				t.Fatalf("%q (beneath %v) on %q: regex %q says %v, the glob %v", pattern, beneath, path, re, got, want)
+			}
+		}
+	})
+}

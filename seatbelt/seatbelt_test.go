@@ -1,0 +1,147 @@
+package seatbelt
+
+import (
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/srt-go/srt/internal/testtree"
+	"github.com/srt-go/srt/policy"
+)
+
+// linuxView is what the Linux backend enforces at path: its mounts (the
+// policy's view), and its path guard for names made or written later.
+func linuxView(pol *policy.Policy, g policy.Guard, path string) (read, write bool) {
+	v := pol.View(path)
+	read, write = v.Readable, v.Writable
+	if _, denied := pol.ReadDeniedLater(path); denied {
+		read = false
+	}
+	if _, denied := pol.DeniedLater(path); denied {
+		write = false
+	}
+	if name, _ := g.Judge(path); name == policy.Protected || name == policy.GitConfig {
+		write = false
+	}
+	return read, write
+}
+
+// The profile means what the Linux backend enforces: for every path of
+// the trees below, under each rule set, the evaluator reading the
+// rendered profile answers as the policy and the guard do.
+func TestFilesystemConformance(t *testing.T) {
+	w := testtree.Tree(t, "home/.ssh/id", "home/.bashrc", "home/proj/src/a.go", "home/proj/.git/HEAD", "home/proj/.git/hooks/pre-commit.sample",
+		"home/proj/.git/config", "home/proj/secrets/k.pem", "home/proj/out/", "home/proj/deep/a/b/c/d/e/.zshrc", "etc/conf", "home/proj/.claude/commands/x.md",
+		"home/proj/.vscode/settings.json", "home/proj/keep/x", "home/docs/ok")
+	home, proj := filepath.Join(w, "home"), filepath.Join(w, "home", "proj")
+	paths := []string{"/", w, home, proj}
+	for _, rel := range []string{".ssh", ".ssh/id", ".ssh/new", ".bashrc", "proj/src/a.go", "proj/src/new.go", "proj/.git/HEAD", "proj/.git/hooks/pre-commit",
+		"proj/.git/hooks/pre-commit.sample", "proj/.git/hooks", "proj/.git/config", "proj/.git/CONFIG", "proj/.git/modules/sub/hooks/x", "proj/.git/modules/sub/config",
+		"proj/.git/worktrees/w/config", "proj/secrets/k.pem", "proj/secrets/new.pem", "proj/x.pem", "proj/out/f", "proj/deep/a/b/c/d/e/.zshrc",
+		"proj/deep/a/b/c/d/e/.ZshRC", "proj/new/.Bashrc", "proj/.claude/commands/x.md", "proj/.claude/agents/a.md", "proj/.claude/other.md",
+		"proj/.vscode/settings.json", "proj/sub/.idea/x", "proj/keep/x", "proj/keep", "docs/ok", "docs/.mcp.json", "proj/.gitconfig", "proj/.gitmodules"} {
+		paths = append(paths, filepath.Join(home, rel))
+	}
+	paths = append(paths, filepath.Join(w, "etc/conf"), "/etc/passwd", "/tmp/x")
+	for _, rs := range []struct {
+		name      string
+		rules     testtree.FSRules
+		gitConfig bool
+	}{
+		{name: "defaults"},
+		{name: "write the project", rules: testtree.FSRules{AllowWrite: []string{proj}}},
+		{name: "write home, deny ssh", rules: testtree.FSRules{AllowWrite: []string{home}, DenyRead: []string{filepath.Join(home, ".ssh")}}},
+		{name: "deny home, reopen docs", rules: testtree.FSRules{DenyRead: []string{home}, AllowRead: []string{filepath.Join(home, "docs")}}},
+		{name: "deny inside a grant", rules: testtree.FSRules{AllowWrite: []string{proj}, DenyRead: []string{filepath.Join(proj, "secrets")}, AllowRead: []string{proj}}},
+		{name: "patterns", rules: testtree.FSRules{AllowWrite: []string{proj}, DenyRead: []string{filepath.Join(proj, "**/*.pem")}, DenyWrite: []string{filepath.Join(proj, "keep")}}},
+		{name: "missing paths", rules: testtree.FSRules{AllowWrite: []string{proj}, DenyRead: []string{filepath.Join(proj, "secrets/new.pem")}, DenyWrite: []string{filepath.Join(proj, "out/f")}}},
+		{name: "git config allowed", rules: testtree.FSRules{AllowWrite: []string{proj}}, gitConfig: true},
+	} {
+		t.Run(rs.name, func(t *testing.T) {
+			s := rs.rules.Settings()
+			s.Filesystem.AllowGitConfig = rs.gitConfig
+			pol, err := policy.Build(s, policy.Env{Home: home, Cwd: proj})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rules, err := Filesystem(pol, Options{GitConfig: rs.gitConfig})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := &Profile{Tag: "srt-test", Rules: rules}
+			c, err := Compile(p.String())
+			if err != nil {
+				t.Fatalf("the profile does not read back: %v\n%s", err, p)
+			}
+			g := policy.Guard{GitConfig: rs.gitConfig, Policy: pol}
+			for _, path := range paths {
+				read, write := linuxView(pol, g, path)
+				if got := c.Allowed("file-read-data", path); got != read {
+					t.Errorf("%s: read: Seatbelt %v, Linux %v", path, got, read)
+				}
+				if got := c.Allowed("file-write-data", path); got != write {
+					t.Errorf("%s: write: Seatbelt %v, Linux %v", path, got, write)
+				}
+			}
+		})
+	}
+}
+
+// A path holding quotes, backslashes, newlines or regex metacharacters
+// stays one string, and matches as itself.
+func TestQuotedPaths(t *testing.T) {
+	for _, path := range []string{`/a") (allow file-write* (subpath "/`, "/a\nb", `/a\"b`, "/x.*+?()[]{}|^$", "/ü/ẞ"} {
+		p := &Profile{Tag: "t\")", Rules: []Rule{
+			{Action: Allow, Ops: []string{"file-write*"}, Filters: []Filter{{"literal", path}}, Why: "a\n(allow default)"},
+		}}
+		c, err := Compile(p.String())
+		if err != nil {
+			t.Fatalf("%q: %v\n%s", path, err, p)
+		}
+		if !c.Allowed("file-write-data", path) || c.Allowed("file-write-data", path+"x") || c.Allowed("file-read-data", path) {
+			t.Errorf("%q: the rule does not mean itself:\n%s", path, p)
+		}
+		re, err := GlobRegex(path, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := regexp.MustCompile(re); !m.MatchString(path) || m.MatchString(path+"/x") && !strings.ContainsAny(path, "*?[") {
+			t.Errorf("%q: regex %q", path, re)
+		}
+	}
+}
+
+// The evaluator, on profiles written by hand: the last matching rule
+// wins; default deny; operation wildcards; filters.
+func TestEvaluator(t *testing.T) {
+	c, err := Compile(`(version 1)
+(deny default (with message "x"))
+; a comment (allow default)
+(allow file-read*)
+(deny file-read* (subpath "/secret"))
+(allow file-read-data (literal "/secret/ok"))
+(allow file-write* (regex "^/tmp/[^/]+$") (subpath "/w"))`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		op, path string
+		want     bool
+	}{
+		{"file-read-data", "/etc/passwd", true},
+		{"file-read-data", "/secret", false},
+		{"file-read-metadata", "/secret/ok", false},
+		{"file-read-data", "/secret/ok", true},
+		{"file-read-data", "/secretx", true},
+		{"file-write-data", "/tmp/a", true},
+		{"file-write-data", "/tmp/a/b", false},
+		{"file-write-create", "/w/x", true},
+		{"network-outbound", "/", false},
+	} {
+		if got := c.Allowed(tc.op, tc.path); got != tc.want {
+			t.Errorf("%s %s: %v, want %v", tc.op, tc.path, got, tc.want)
+		}
+	}
+}
+
