@@ -113,6 +113,25 @@ var fallbackLacks = []string{
 	"no new pseudo-terminal can be made (script, expect, ssh -t fail inside), and allowPty is refused",
 }
 
+// darwinLacks are the guarantees of the Linux namespace sandbox that a
+// Seatbelt profile does not give.
+var darwinLacks = []string{
+	"processes outside the command's tree are visible (no PID namespace), though it cannot signal or inspect them",
+	"programs that ignore the proxy variables cannot connect (no network namespace, so no transparent path and no DNS stub)",
+	"protected names are matched by name only: a git directory made under another name (--separate-git-dir) is not known",
+	"git's *.sample hook templates cannot be made in a repository's hooks",
+	"masked credential files are hidden, not masked",
+	"the backend is built and tested on Linux only; it has not run on macOS in this project's CI",
+}
+
+// darwinEnforcement is what a macOS run gets.
+func darwinEnforcement() Enforcement {
+	return Enforcement{Level: Partial, Layers: []string{
+		"a Seatbelt profile applied by a trampoline before the command starts (inherited by everything it starts)",
+		"network only through the policy proxies on loopback, with a per-run credential"},
+		Lacks: slices.Clone(darwinLacks)}
+}
+
 // linuxEnforcement is the one place a Linux run's level is decided: the
 // namespace sandbox (with the Landlock layer unless noLandlock says why
 // not) or the fallback, under Landlock ABI abi (0: none).

@@ -11,6 +11,7 @@ import (
 	"github.com/srt-go/srt/landlock"
 	"github.com/srt-go/srt/nsexec"
 	"github.com/srt-go/srt/policy"
+	"github.com/srt-go/srt/seatbelt"
 	"github.com/srt-go/srt/seccomp"
 )
 
@@ -33,6 +34,15 @@ type RunPlan struct {
 	OS          string      `json:"os"`
 	Enforcement Enforcement `json:"enforcement"`
 	Linux       *LinuxPlan  `json:"linux,omitempty"`
+	Darwin      *DarwinPlan `json:"darwin,omitempty"`
+}
+
+// DarwinPlan is what the macOS backend applies: a Seatbelt profile, as
+// data and as the text Seatbelt reads. The run's proxy ports are added to
+// it when the run starts.
+type DarwinPlan struct {
+	Profile *seatbelt.Profile `json:"profile"`
+	Text    string            `json:"text"`
 }
 
 // LinuxPlan is what the Linux backend builds: the mounts with the rule
@@ -61,7 +71,7 @@ func Plan(settings *config.Settings, o PlanOptions) (*RunPlan, error) {
 	if goos == "" {
 		goos = runtime.GOOS
 	}
-	if goos != "linux" {
+	if goos != "linux" && goos != "darwin" {
 		return nil, &UnsupportedError{Missing: "a sandbox backend for " + goos, Err: fmt.Errorf("no sandbox backend for %s yet: nothing to plan", goos)}
 	}
 	cwd, home := o.Dir, o.Home
@@ -73,6 +83,9 @@ func Plan(settings *config.Settings, o PlanOptions) (*RunPlan, error) {
 	}
 	if home == "" {
 		home, _ = os.UserHomeDir()
+	}
+	if goos == "darwin" {
+		return darwinPlan(settings, home, cwd)
 	}
 	runDirs := filepath.Join(os.TempDir(), fmt.Sprintf("srt-%d", os.Getuid()))
 	rp, err := nsexec.PlanRun(settings, nsexec.PlanOptions{Home: home, Cwd: cwd, RunDirs: runDirs,
@@ -98,6 +111,32 @@ func linuxRunPlan(rp *nsexec.RunPlan, abi int) *RunPlan {
 	return &RunPlan{OS: "linux", Enforcement: linuxEnforcement(rp.Fallback, rp.NoLandlock, abi), Linux: lp}
 }
 
+// darwinPlan is the profile a macOS run of settings would get (the
+// paths read on this host's disk).
+func darwinPlan(settings *config.Settings, home, cwd string) (*RunPlan, error) {
+	pol, err := policy.Build(settings, policy.Env{Home: home, Cwd: cwd})
+	if err != nil {
+		return nil, err
+	}
+	n := settings.Network
+	s := seatbelt.Settings{Options: seatbelt.Options{Tag: "srt-PLAN", GitConfig: settings.Filesystem.AllowGitConfig},
+		LocalBinding: n.AllowLocalBinding, AllUnixSockets: n.AllowAllUnixSockets, MachLookup: n.AllowMachLookup,
+		WeakerNetworkIsolation: settings.EnableWeakerNetworkIsolation, AppleEvents: settings.AllowAppleEvents, Pty: settings.AllowPty}
+	for _, e := range n.AllowUnixSockets {
+		if p, ok, err := config.Expand(config.PathEntry{Path: e, Literal: true}, home, cwd); err == nil && ok {
+			if real, err := filepath.EvalSymlinks(p.Path); err == nil {
+				p.Path = real
+			}
+			s.UnixSockets = append(s.UnixSockets, p.Path)
+		}
+	}
+	p, err := seatbelt.Build(pol, s)
+	if err != nil {
+		return nil, err
+	}
+	return &RunPlan{OS: "darwin", Enforcement: darwinEnforcement(), Darwin: &DarwinPlan{Profile: p, Text: p.String()}}, nil
+}
+
 // String renders the plan for people.
 func (p *RunPlan) String() string {
 	var b strings.Builder
@@ -112,6 +151,10 @@ func (p *RunPlan) String() string {
 		}
 		b.WriteString(l.PathGuard + "\n")
 		fmt.Fprintf(&b, "Seccomp filter for %s, %+v:\n%s\n", l.Arch, l.Seccomp, strings.Join(l.SeccompProgram, "\n"))
+	}
+	if d := p.Darwin; d != nil {
+		b.WriteString("Seatbelt profile (the run's proxy ports are added when it starts):\n")
+		b.WriteString(d.Text)
 	}
 	return b.String()
 }

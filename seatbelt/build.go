@@ -47,7 +47,7 @@ func Filesystem(pol *policy.Policy, o Options) ([]Rule, error) {
 		return !reads[i].Allow && reads[j].Allow
 	})
 	for _, r := range reads {
-		rules = append(rules, Rule{Action: action(r.Allow), Ops: []string{"file-read*"}, Filters: []Filter{{"subpath", r.Path}}, Why: r.Why})
+		rules = append(rules, Rule{Action: action(r.Allow), Ops: []string{"file-read*"}, Filters: []Filter{{Kind: "subpath", Value: r.Path}}, Why: r.Why})
 	}
 	// A denyRead pattern is never re-opened by a grant.
 	for _, l := range pol.Later {
@@ -56,7 +56,7 @@ func Filesystem(pol *policy.Policy, o Options) ([]Rule, error) {
 			if err != nil {
 				return nil, err
 			}
-			rules = append(rules, Rule{Action: Deny, Ops: []string{"file-read*"}, Filters: []Filter{{"regex", re}}, Why: l.Why})
+			rules = append(rules, Rule{Action: Deny, Ops: []string{"file-read*"}, Filters: []Filter{{Kind: "regex", Value: re}}, Why: l.Why})
 		}
 	}
 	// Writes: every grant; then, in the reads' order, what reads hide
@@ -66,7 +66,7 @@ func Filesystem(pol *policy.Policy, o Options) ([]Rule, error) {
 	// later at a hidden path must not be written either).
 	var denies []Rule
 	for _, r := range pol.Writes {
-		rule := Rule{Action: action(r.Allow), Ops: []string{"file-write*"}, Filters: []Filter{{"subpath", r.Path}}, Why: r.Why}
+		rule := Rule{Action: action(r.Allow), Ops: []string{"file-write*"}, Filters: []Filter{{Kind: "subpath", Value: r.Path}}, Why: r.Why}
 		if r.Allow {
 			rules = append(rules, rule)
 		} else {
@@ -76,19 +76,19 @@ func Filesystem(pol *policy.Policy, o Options) ([]Rule, error) {
 	for _, r := range reads {
 		switch {
 		case !r.Allow:
-			rules = append(rules, Rule{Action: Deny, Ops: []string{"file-write*"}, Filters: []Filter{{"subpath", r.Path}}, Why: r.Why + " (hidden, so read-only)"})
+			rules = append(rules, Rule{Action: Deny, Ops: []string{"file-write*"}, Filters: []Filter{{Kind: "subpath", Value: r.Path}}, Why: r.Why + " (hidden, so read-only)"})
 		case pol.View(r.Path).Writable:
-			rules = append(rules, Rule{Action: Allow, Ops: []string{"file-write*"}, Filters: []Filter{{"subpath", r.Path}}, Why: r.Why})
+			rules = append(rules, Rule{Action: Allow, Ops: []string{"file-write*"}, Filters: []Filter{{Kind: "subpath", Value: r.Path}}, Why: r.Why})
 		}
 	}
 	for _, l := range pol.Later {
-		f := Filter{"subpath", l.Path}
+		f := Filter{Kind: "subpath", Value: l.Path}
 		if l.Glob != nil {
 			re, err := GlobRegex(l.Pattern, true)
 			if err != nil {
 				return nil, err
 			}
-			f = Filter{"regex", re}
+			f = Filter{Kind: "regex", Value: re}
 		}
 		denies = append(denies, Rule{Action: Deny, Ops: []string{"file-write*"}, Filters: []Filter{f}, Why: l.Why})
 	}
@@ -116,7 +116,7 @@ func protectedNames(gitConfig bool) []Rule {
 	files, dirs, claude := policy.ProtectedNames()
 	var rules []Rule
 	deny := func(re, why string) {
-		rules = append(rules, Rule{Action: Deny, Ops: []string{"file-write*"}, Filters: []Filter{{"regex", re}}, Why: why})
+		rules = append(rules, Rule{Action: Deny, Ops: []string{"file-write*"}, Filters: []Filter{{Kind: "regex", Value: re}}, Why: why})
 	}
 	for _, f := range files {
 		deny("/"+caseless(f)+"(/.*)?$", "protected name "+f)

@@ -61,7 +61,10 @@ func Compile(text string) (*Compiled, error) {
 					continue // (with message "...")
 				}
 				if len(x) != 2 {
-					return nil, fmt.Errorf("a filter of %d parts: %v", len(x), x)
+					// (remote ip "..."), (require-all ...): no path
+					// filter, kept so that the rule matches no path.
+					r.filters = append(r.filters, compiledFilter{kind: "other"})
+					continue
 				}
 				var value string
 				switch v := x[1].(type) {

@@ -21,11 +21,38 @@ const (
 
 // Filter narrows a rule to some of its operation's targets.
 type Filter struct {
-	// Kind is the filter's name: "literal", "subpath" and "regex" (paths),
-	// "global-name" and "global-name-prefix" (Mach services), "local-ip"
-	// and "remote-ip" (network), "vnode-type".
+	// Kind is the filter's name: "literal", "subpath" and "regex"
+	// (paths), "global-name" and "global-name-prefix" (Mach services),
+	// "local ip" and "remote ip" (network), "target", "socket-domain",
+	// "vnode-type", "iokit-user-client-class", "sysctl-name" and
+	// "sysctl-name-prefix".
 	Kind  string `json:"kind"`
 	Value string `json:"value"`
+	// Symbol: Value is a name of the language (same-sandbox, AF_UNIX,
+	// DIRECTORY), written as it is; srt writes only fixed ones.
+	Symbol bool `json:"symbol,omitempty"`
+	// Inner, if set, is the filter's argument in place of Value:
+	// (remote unix-socket (path-literal "/p")). All, if set, makes the
+	// filter (require-all ...) of its members.
+	Inner *Filter  `json:"inner,omitempty"`
+	All   []Filter `json:"all,omitempty"`
+}
+
+// render writes f in the profile language.
+func (f Filter) render() string {
+	switch {
+	case len(f.All) > 0:
+		parts := make([]string, len(f.All))
+		for i, a := range f.All {
+			parts[i] = a.render()
+		}
+		return "(require-all " + strings.Join(parts, " ") + ")"
+	case f.Inner != nil:
+		return "(" + f.Kind + " " + f.Inner.render() + ")"
+	case f.Symbol && isSymbol(f.Value):
+		return "(" + f.Kind + " " + f.Value + ")"
+	}
+	return "(" + f.Kind + " " + Quote(f.Value) + ")"
 }
 
 // Rule is one line of a profile: an action on operations, for targets
@@ -60,7 +87,7 @@ func (p *Profile) String() string {
 			b.WriteString(" " + op)
 		}
 		for _, f := range r.Filters {
-			b.WriteString(" (" + f.Kind + " " + Quote(f.Value) + ")")
+			b.WriteString(" " + f.render())
 		}
 		b.WriteString(")\n")
 	}
@@ -76,4 +103,17 @@ func comment(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// isSymbol says whether s can be written as a name of the language.
+func isSymbol(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
 }

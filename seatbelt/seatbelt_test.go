@@ -65,11 +65,11 @@ func TestFilesystemConformance(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rules, err := Filesystem(pol, Options{GitConfig: rs.gitConfig})
+			p, err := Build(pol, Settings{Options: Options{Tag: "srt-test", GitConfig: rs.gitConfig}, ProxyPorts: []int{3128},
+				LocalBinding: true, UnixSockets: []string{"/var/run/docker.sock"}, MachLookup: []string{"com.example.*"}, Pty: true})
 			if err != nil {
 				t.Fatal(err)
 			}
-			p := &Profile{Tag: "srt-test", Rules: rules}
 			c, err := Compile(p.String())
 			if err != nil {
 				t.Fatalf("the profile does not read back: %v\n%s", err, p)
@@ -93,7 +93,7 @@ func TestFilesystemConformance(t *testing.T) {
 func TestQuotedPaths(t *testing.T) {
 	for _, path := range []string{`/a") (allow file-write* (subpath "/`, "/a\nb", `/a\"b`, "/x.*+?()[]{}|^$", "/ü/ẞ"} {
 		p := &Profile{Tag: "t\")", Rules: []Rule{
-			{Action: Allow, Ops: []string{"file-write*"}, Filters: []Filter{{"literal", path}}, Why: "a\n(allow default)"},
+			{Action: Allow, Ops: []string{"file-write*"}, Filters: []Filter{{Kind: "literal", Value: path}}, Why: "a\n(allow default)"},
 		}}
 		c, err := Compile(p.String())
 		if err != nil {
@@ -145,3 +145,33 @@ func TestEvaluator(t *testing.T) {
 	}
 }
 
+// A directory above a denied path cannot be removed or renamed (the
+// denied tree would leave its rule behind); its siblings can.
+func TestMoveBlocking(t *testing.T) {
+	w := testtree.Tree(t, "proj/secrets/k", "proj/out/f")
+	proj := filepath.Join(w, "proj")
+	s := testtree.FSRules{AllowWrite: []string{proj}, DenyRead: []string{filepath.Join(proj, "secrets")}}.Settings()
+	pol, err := policy.Build(s, policy.Env{Home: w, Cwd: proj})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Build(pol, Settings{Options: Options{Tag: "t"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Compile(p.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]bool{
+		proj:                             false, // above the hidden secrets
+		filepath.Join(proj, "secrets"):   false, // hidden, so read-only
+		filepath.Join(proj, "out"):       true,
+		filepath.Join(proj, "out", "f"):  true,
+		filepath.Join(proj, "secrets/k"): false,
+	} {
+		if got := c.Allowed("file-write-unlink", path); got != want {
+			t.Errorf("unlink %s: %v, want %v", path, got, want)
+		}
+	}
+}

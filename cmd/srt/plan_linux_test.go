@@ -55,11 +55,14 @@ func TestPlanMatchesRun(t *testing.T) {
 				t.Errorf("the plan lacks %s:\n%s", want, plan.stdout)
 			}
 		}
-		for _, goos := range []string{"darwin", "windows"} {
-			r := b.exec(nil, []string{"NOSETTINGS"}, "plan", "--os", goos, "-s", cfg)
-			if r.code != 1 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || !strings.Contains(r.stderr, "no sandbox backend for "+goos) {
-				t.Errorf("plan --os %s: %+v", goos, r)
-			}
+		// macOS's plan is its profile, printed on any host; Windows has
+		// no backend to plan for.
+		if r := b.exec(nil, []string{"NOSETTINGS"}, "plan", "--os", "darwin", "-s", cfg); r.code != 0 || !strings.Contains(r.stdout, "(version 1)") {
+			t.Errorf("plan --os darwin: %+v", r)
+		}
+		r := b.exec(nil, []string{"NOSETTINGS"}, "plan", "--os", "windows", "-s", cfg)
+		if r.code != 1 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || !strings.Contains(r.stderr, "no sandbox backend for windows") {
+			t.Errorf("plan --os windows: %+v", r)
 		}
 	})
 }
