@@ -82,6 +82,9 @@ func Filesystem(pol *policy.Policy, o Options) ([]Rule, error) {
 		}
 	}
 	for _, l := range pol.Later {
+		if l.Existed {
+			continue // its rule is among the policy's own, above
+		}
 		f := Filter{Kind: "subpath", Value: l.Path}
 		if l.Glob != nil {
 			re, err := GlobRegex(l.Pattern, true)
