@@ -434,3 +434,45 @@ func TestCredentialsTransparent(t *testing.T) {
 		}
 	})
 }
+
+// The fallback sandbox keeps secrets out too: a masked variable is a
+// sentinel, a masked file is hidden (it cannot be bound over there), and
+// the proxy on loopback puts the real value in for its host.
+func TestCredentialsFallback(t *testing.T) {
+	requireCurl(t)
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		o := &origin{}
+		cfg, caFile := testPKI(t)
+		tlsPort, _ := serveOrigin(t, o, cfg)
+		realEnv, realFile := secret("ENVSECRET"), secret("FILESECRET")
+		b.write("~/.token", realFile)
+		settings := map[string]any{
+			"network":                   map[string]any{"allowedDomains": []string{"127.0.0.1"}, "deniedDomains": []string{}, "tlsTerminate": map[string]any{}},
+			"filesystem":                map[string]any{"denyRead": []string{}, "allowWrite": []string{}, "denyWrite": []string{}},
+			"enableWeakerNestedSandbox": true,
+			"credentials": map[string]any{
+				"envVars": []any{map[string]any{"name": "SRT_TEST_TOKEN", "mode": "mask"}},
+				"files":   []any{map[string]any{"path": "~/.token", "mode": "mask"}},
+			},
+		}
+		data, _ := json.Marshal(settings)
+		cfgFile := filepath.Join(filepath.Dir(b.W), "settings-fallback.json")
+		if err := os.WriteFile(cfgFile, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		script := fmt.Sprintf(`echo "TOKEN=$SRT_TEST_TOKEN"; cat ~/.token 2>/dev/null || echo "file hidden"
+curl -sS --noproxy '' --max-time 20 -H "Authorization: Bearer $SRT_TEST_TOKEN" https://127.0.0.1:%d/fb; echo " rc=$?"`, tlsPort)
+		r := b.runNoUserns("", []string{"SSL_CERT_FILE=" + caFile, "SRT_TEST_TOKEN=" + realEnv}, "--settings", cfgFile, "-c", script)
+		out := r.stdout + r.stderr
+		if strings.Contains(out, realEnv) || strings.Contains(out, realFile) {
+			t.Error("a real value was seen inside the fallback sandbox")
+		}
+		if !strings.Contains(r.stdout, "TOKEN=fake_value_") || !strings.Contains(r.stdout, "file hidden") {
+			t.Errorf("the fallback: %q\n%s", r.stdout, r.stderr)
+		}
+		if req, _, _ := o.get("/fb"); req == nil || req.Header.Get("Authorization") != "Bearer "+realEnv {
+			t.Errorf("the fallback's proxy did not put the real value in: %v\n%s\n%s", req, r.stdout, r.stderr)
+		}
+	})
+}
