@@ -431,3 +431,70 @@ func TestResponseScrubEdges(t *testing.T) {
 		t.Errorf("an upgrade that carried no secret: %v", err)
 	}
 }
+
+// SigV4 requests srt cannot sign again are refused, or passed as they are
+// where credentials.sigv4 says "passthrough"; malformed ones are refused.
+func TestSigV4Kinds(t *testing.T) {
+	keyID, secretKey := "AKIAREALKEYID0000000", "real/secret/key/000000000000000000000000"
+	for _, pass := range []bool{false, true} {
+		mode := "deny"
+		if pass {
+			mode = "passthrough"
+		}
+		p := build(t, &config.Credentials{EnvVars: []config.CredentialEnvVar{envVar("AWS_ACCESS_KEY_ID", "mask"), envVar("AWS_SECRET_ACCESS_KEY", "mask")},
+			SigV4: &config.SigV4{Streaming: mode, Presigned: mode, SigV4A: mode}},
+			[]string{"AWS_ACCESS_KEY_ID=" + keyID, "AWS_SECRET_ACCESS_KEY=" + secretKey}, nil)
+		akid := p.Set["AWS_ACCESS_KEY_ID"]
+		auth := "AWS4-HMAC-SHA256 Credential=" + akid + "/20261204/us-east-1/s3/aws4_request, SignedHeaders=host;x-amz-date, Signature=abcd"
+		for _, tc := range []struct {
+			name string
+			make func() *http.Request
+		}{
+			{"streaming", func() *http.Request {
+				r, _ := http.NewRequest("PUT", "https://api.example.com/b/k", strings.NewReader("x"))
+				r.Header.Set("Authorization", auth)
+				r.Header.Set("X-Amz-Date", "20261204T100000Z")
+				r.Header.Set("X-Amz-Content-Sha256", "STREAMING-AWS4-HMAC-SHA256-PAYLOAD")
+				return r
+			}},
+			{"presigned", func() *http.Request {
+				r, _ := http.NewRequest("GET", "https://api.example.com/b/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential="+akid+"%2F20261204%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Signature=abcd", nil)
+				return r
+			}},
+			{"sigv4a", func() *http.Request {
+				r, _ := http.NewRequest("GET", "https://api.example.com/", nil)
+				r.Header.Set("Authorization", "AWS4-ECDSA-P256-SHA256 Credential="+akid+"/20261204/s3/aws4_request, SignedHeaders=host, Signature=ab")
+				return r
+			}},
+		} {
+			err := p.Injector().For(host(t, "api.example.com"), true).Request(tc.make())
+			if pass && err != nil || !pass && err == nil {
+				t.Errorf("%s with %s: %v", tc.name, mode, err)
+			}
+		}
+	}
+	p := build(t, &config.Credentials{EnvVars: []config.CredentialEnvVar{envVar("AWS_ACCESS_KEY_ID", "mask"), envVar("AWS_SECRET_ACCESS_KEY", "mask")}},
+		[]string{"AWS_ACCESS_KEY_ID=" + keyID, "AWS_SECRET_ACCESS_KEY=" + secretKey}, nil)
+	akid := p.Set["AWS_ACCESS_KEY_ID"]
+	for name, hdr := range map[string][2]string{
+		"no x-amz-date":           {"AWS4-HMAC-SHA256 Credential=" + akid + "/20261204/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=ab", ""},
+		"malformed":               {"AWS4-HMAC-SHA256 Credential=" + akid + "/20261204/us-east-1, Signature=zz", "20261204T100000Z"},
+		"signed header missing":   {"AWS4-HMAC-SHA256 Credential=" + akid + "/20261204/us-east-1/s3/aws4_request, SignedHeaders=host;x-amz-meta-a;x-amz-date, Signature=ab", "20261204T100000Z"},
+		"date and scope disagree": {"AWS4-HMAC-SHA256 Credential=" + akid + "/20261205/us-east-1/s3/aws4_request, SignedHeaders=host;x-amz-date, Signature=ab", "20261204T100000Z"},
+	} {
+		r, _ := http.NewRequest("GET", "https://api.example.com/", nil)
+		r.Header.Set("Authorization", hdr[0])
+		if hdr[1] != "" {
+			r.Header.Set("X-Amz-Date", hdr[1])
+		}
+		if err := p.Injector().For(host(t, "api.example.com"), true).Request(r); err == nil {
+			t.Errorf("%s: not refused", name)
+		}
+	}
+	// A key id that is not masked is none of srt's business.
+	r, _ := http.NewRequest("GET", "https://api.example.com/", nil)
+	r.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=AKIAOTHER/20261204/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=ab")
+	if err := p.Injector().For(host(t, "api.example.com"), true).Request(r); err != nil || !strings.Contains(r.Header.Get("Authorization"), "AKIAOTHER") {
+		t.Errorf("another key id: %v %q", err, r.Header.Get("Authorization"))
+	}
+}
