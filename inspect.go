@@ -205,3 +205,39 @@ func credentialConflicts(pol *policy.Policy, p *credential.Plan, home, cwd strin
 	}
 	return nil
 }
+
+// runInputs is what every backend makes of a run's own options before
+// planning it: the settings with the command's own (Run.Config), the
+// environment with git's safe directories and the credentials applied
+// (srt's own variables, set later, win), the masked files' copies, and
+// the injector of the run's proxy client.
+type runInputs struct {
+	settings *config.Settings
+	env      []string
+	creds    *credential.Plan
+	masks    map[string][]byte
+	inject   func(netfilter.Host, bool) proxy.Injector
+}
+
+func (s *Sandbox) runInputs(o Run, settings *config.Settings, env []string, home, cwd string) (*runInputs, error) {
+	settings, err := o.Config.apply(settings)
+	if err != nil {
+		return nil, err
+	}
+	env = withGitSafeDirectories(env, gitSafeDirectories(settings))
+	creds, err := credentials(settings, env, home, cwd)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range creds.Warnings {
+		s.warn(w)
+	}
+	in := &runInputs{env: creds.Env(env), creds: creds}
+	if in.settings, in.masks, err = withCredentials(settings, creds); err != nil {
+		return nil, err
+	}
+	if inj := creds.Injector(); inj != nil {
+		in.inject = inj.For
+	}
+	return in, nil
+}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,16 +36,12 @@ const (
 	proxySOCKSPort = 1080
 )
 
-// linuxBackend is the Linux half of a Sandbox: the session's proxy server
-// and whether its commands run in the fallback sandbox.
+// linuxBackend is the Linux half of a Sandbox: the session's proxies and
+// whether its commands run in the fallback sandbox.
 type linuxBackend struct {
 	*Sandbox
-	proxies  *proxy.Server
+	proxySession
 	fallback bool
-	// inspection is the inspecting proxy in force, and bundle the trust
-	// bundle of its TLS termination; nil without them. Guarded by mu.
-	inspection *proxy.Inspection
-	bundle     []byte
 }
 
 func newBackend(s *Sandbox) backend { return &linuxBackend{Sandbox: s} }
@@ -60,73 +55,21 @@ func (s *linuxBackend) start(settings *config.Settings) error {
 			s.debugf("Namespaces unavailable (%v): the weaker fallback sandbox runs", nsexec.Explain(err))
 		}
 	}
-	policy, err := compilePolicy(settings.Network)
-	if err != nil {
-		return err
-	}
-	policy.HostAddrs = hostAddrs
-	p := proxy.New(policy)
-	p.Filter = s.filter
-	if s.ask != nil {
-		p.Ask = func(c *proxy.Client, host string, port uint16) (bool, string, error) {
-			q := AskRequest{Host: host, Port: port}
-			if c != nil {
-				q.CommandID = c.ID
-			}
-			return s.ask(q)
-		}
-	}
-	if p.Parent, err = parentProxy(settings.Network.ParentProxy); err != nil {
-		return err
-	}
-	p.OnDecision = func(d proxy.Decision) {
-		if d.Allowed || d.Client == nil {
-			return
-		}
+	return s.startProxies(s.Sandbox, settings, func(d proxy.Decision) {
 		if r, ok := s.runOf(d.Client); ok {
 			s.record(r, fromDecision(d))
 		}
-	}
-	s.proxies = p
-	return s.inspect(settings.Network)
-}
-
-// inspect puts n's inspecting proxy, and its MITM proxy, in force. The caller holds mu, or
-// the session has not started.
-func (s *linuxBackend) inspect(n config.Network) error {
-	// A filter decides on plain requests too, which the inspecting
-	// server reads.
-	in, bundle, err := inspection(n, s.inspection, s.filter != nil)
-	if err != nil {
-		return err
-	}
-	m, err := mitmProxy(n)
-	if err != nil {
-		return err
-	}
-	s.proxies.SetInspection(in)
-	s.proxies.SetMITM(m)
-	s.inspection, s.bundle = in, bundle
-	return nil
+	})
 }
 
 // supported: Linux has a sandbox backend.
 func (s *linuxBackend) supported() error { return nil }
 
 func (s *linuxBackend) setNetwork(n config.Network, p *netfilter.Policy) error {
-	if err := s.inspect(n); err != nil {
-		return err
-	}
-	p.HostAddrs = hostAddrs
-	s.proxies.SetPolicy(p)
-	return nil
+	return s.proxySession.setNetwork(s.Sandbox, n, p)
 }
 
-func (s *linuxBackend) stop() {
-	if s.proxies != nil {
-		s.proxies.Close()
-	}
-}
+func (s *linuxBackend) stop() { s.stopProxies() }
 
 func (s *linuxBackend) enforcement(settings *config.Settings) Enforcement {
 	noLandlock := ""
@@ -296,32 +239,14 @@ func (s *linuxBackend) prepare(ctx context.Context, o Run, argv []string) (*run,
 		}
 		r.client.Allow = extra
 	}
-	settings, err := o.Config.apply(settings)
+	in, err := s.runInputs(o, settings, env, home, cwd)
 	if err != nil {
 		return nil, err
 	}
-	env = withGitSafeDirectories(env, gitSafeDirectories(settings))
-	// The credentials first: srt's own variables, set later, win.
-	creds, err := credentials(settings, env, home, cwd)
-	if err != nil {
-		return nil, err
-	}
-	for _, w := range creds.Warnings {
-		s.warn(w)
-	}
-	env = creds.Env(env)
-	settings, masks, err := withCredentials(settings, creds)
-	if err != nil {
-		return nil, err
-	}
-	if inj := creds.Injector(); inj != nil {
-		r.client.Inject = inj.For
-	}
+	settings, env, creds, masks := in.settings, in.env, in.creds, in.masks
+	r.client.Inject = in.inject
 	var files []nsexec.RunFile
-	s.mu.Lock()
-	bundle := s.bundle
-	s.mu.Unlock()
-	if bundle != nil {
+	if bundle := s.trustBundle(s.Sandbox); bundle != nil {
 		files = append(files, nsexec.RunFile{Name: "trust-bundle.crt", Data: bundle, Env: trustVars})
 	}
 	// The run's proxies first; the plan and the start then in nsexec,
@@ -468,57 +393,11 @@ func (s *linuxBackend) network(r *run, settings *config.Settings, env []string) 
 	return side, nil
 }
 
-// parentProxy is network.parentProxy, or else this process's own
-// HTTP(S)_PROXY and NO_PROXY (read here, for the proxies only: the
-// sandbox gets its own).
-func parentProxy(pp *config.ParentProxy) (*proxy.Parent, error) {
-	if pp != nil {
-		return proxy.ParseParent(pp.HTTP, pp.HTTPS, pp.NoProxy)
-	}
-	env := func(names ...string) string {
-		for _, n := range names {
-			if v := os.Getenv(n); v != "" {
-				return v
-			}
-		}
-		return ""
-	}
-	return proxy.ParseParent(env("HTTP_PROXY", "http_proxy"), env("HTTPS_PROXY", "https_proxy"), env("NO_PROXY", "no_proxy"))
-}
-
 // forwardTo serves a listener by handing each connection to a proxy of
 // the user's on the host's loopback.
 func forwardTo(port int) func(net.Listener) {
 	return func(ln net.Listener) { proxy.Forward(ln, "tcp", fmt.Sprintf("127.0.0.1:%d", port)) }
 }
-
-// hostAddrs lists this host's own addresses, which an allowed name may not
-// resolve to (spec d.5). The proxies ask for every resolved connection, so
-// the list is read from the kernel at most once a second.
-var hostAddrs = func() func() []netip.Addr {
-	var mu sync.Mutex
-	var cached []netip.Addr
-	var read time.Time
-	return func() []netip.Addr {
-		mu.Lock()
-		defer mu.Unlock()
-		if time.Since(read) < time.Second {
-			return cached
-		}
-		addrs, err := net.InterfaceAddrs()
-		if err != nil {
-			return cached
-		}
-		cached = cached[:0:0]
-		for _, a := range addrs {
-			if p, err := netip.ParsePrefix(a.String()); err == nil {
-				cached = append(cached, p.Addr())
-			}
-		}
-		read = time.Now()
-		return cached
-	}
-}()
 
 // planRules is what p does to paths, for reading denials: its mounts,
 // and the allowWrite entries (of allowWrite, the settings p was built
