@@ -118,8 +118,19 @@ func darwinPlan(settings *config.Settings, home, cwd string) (*RunPlan, error) {
 	if err != nil {
 		return nil, err
 	}
+	p, err := seatbelt.Build(pol, seatbeltSettings(settings, home, cwd, "srt-PLAN", nil))
+	if err != nil {
+		return nil, err
+	}
+	return &RunPlan{OS: "darwin", Enforcement: darwinEnforcement(), Darwin: &DarwinPlan{Profile: p, Text: p.String()}}, nil
+}
+
+// seatbeltSettings is what a macOS run's profile says besides its
+// filesystem policy: the settings' network, Mach, Apple Events and pty
+// keys, the run's tag and its proxies' loopback ports.
+func seatbeltSettings(settings *config.Settings, home, cwd, tag string, ports []int) seatbelt.Settings {
 	n := settings.Network
-	s := seatbelt.Settings{Options: seatbelt.Options{Tag: "srt-PLAN", GitConfig: settings.Filesystem.AllowGitConfig},
+	s := seatbelt.Settings{Options: seatbelt.Options{Tag: tag, GitConfig: settings.Filesystem.AllowGitConfig}, ProxyPorts: ports,
 		LocalBinding: n.AllowLocalBinding, AllUnixSockets: n.AllowAllUnixSockets, MachLookup: n.AllowMachLookup,
 		WeakerNetworkIsolation: settings.EnableWeakerNetworkIsolation, AppleEvents: settings.AllowAppleEvents, Pty: settings.AllowPty}
 	for _, e := range n.AllowUnixSockets {
@@ -130,11 +141,7 @@ func darwinPlan(settings *config.Settings, home, cwd string) (*RunPlan, error) {
 			s.UnixSockets = append(s.UnixSockets, p.Path)
 		}
 	}
-	p, err := seatbelt.Build(pol, s)
-	if err != nil {
-		return nil, err
-	}
-	return &RunPlan{OS: "darwin", Enforcement: darwinEnforcement(), Darwin: &DarwinPlan{Profile: p, Text: p.String()}}, nil
+	return s
 }
 
 // String renders the plan for people.

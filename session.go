@@ -1,6 +1,7 @@
 package srt
 
 import (
+	"fmt"
 	"net"
 	"net/netip"
 	"os"
@@ -145,3 +146,26 @@ var hostAddrs = func() func() []netip.Addr {
 	}
 }()
 
+// commandAllow is a command's own allowedDomains (Run.AllowedDomains),
+// nil for none; under network.strictAllowlist they are refused, as
+// dropping them would leave the caller believing the command may reach
+// them.
+func commandAllow(o Run, settings *config.Settings) (*netfilter.Rules, error) {
+	if len(o.AllowedDomains) == 0 {
+		return nil, nil
+	}
+	if settings.Network.StrictAllowlist {
+		return nil, fmt.Errorf("srt: network.strictAllowlist is set, so only network.allowedDomains may allow a destination: the command's own allowed domains %q are refused; add them to network.allowedDomains, or drop strictAllowlist", o.AllowedDomains)
+	}
+	extra, err := netfilter.Compile(o.AllowedDomains, nil, nil)
+	if err != nil {
+		return nil, fmt.Errorf("the command's allowedDomains: %w", err)
+	}
+	return extra, nil
+}
+
+// forwardTo serves a listener by handing each connection to a proxy of
+// the user's on the host's loopback.
+func forwardTo(port int) func(net.Listener) {
+	return func(ln net.Listener) { proxy.Forward(ln, "tcp", fmt.Sprintf("127.0.0.1:%d", port)) }
+}

@@ -47,10 +47,6 @@ import (
 	"github.com/srt-go/srt/proxy"
 )
 
-// MaybeRunInit runs the sandbox's init when this process was started as
-// one, and never returns then; otherwise it returns at once.
-func MaybeRunInit() { nsexec.MaybeRun() }
-
 // Run is one command's own options.
 type Run struct {
 	// ID is the attribution key of the command's violations; empty means

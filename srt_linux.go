@@ -20,8 +20,6 @@ import (
 	"github.com/srt-go/srt/policy"
 	"github.com/srt-go/srt/seccomp"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/srt-go/srt/config"
 	"github.com/srt-go/srt/landlock"
 	"github.com/srt-go/srt/netfilter"
@@ -43,6 +41,10 @@ type linuxBackend struct {
 	proxySession
 	fallback bool
 }
+
+// MaybeRunInit runs the sandbox's init when this process was started as
+// one, and never returns then; otherwise it returns at once.
+func MaybeRunInit() { nsexec.MaybeRun() }
 
 func newBackend(s *Sandbox) backend { return &linuxBackend{Sandbox: s} }
 
@@ -227,18 +229,11 @@ func (s *linuxBackend) prepare(ctx context.Context, o Run, argv []string) (*run,
 	}
 	home, _ := os.UserHomeDir()
 	r := &run{key: o.key(), text: o.Text, client: &proxy.Client{ID: o.key()}}
-	if len(o.AllowedDomains) > 0 {
-		if settings.Network.StrictAllowlist {
-			// Dropping them quietly would leave the caller believing the
-			// command may reach them.
-			return nil, fmt.Errorf("srt: network.strictAllowlist is set, so only network.allowedDomains may allow a destination: the command's own allowed domains %q are refused; add them to network.allowedDomains, or drop strictAllowlist", o.AllowedDomains)
-		}
-		extra, err := netfilter.Compile(o.AllowedDomains, nil, nil)
-		if err != nil {
-			return nil, fmt.Errorf("the command's allowedDomains: %w", err)
-		}
-		r.client.Allow = extra
+	allow, err := commandAllow(o, settings)
+	if err != nil {
+		return nil, err
 	}
+	r.client.Allow = allow
 	in, err := s.runInputs(o, settings, env, home, cwd)
 	if err != nil {
 		return nil, err
@@ -393,12 +388,6 @@ func (s *linuxBackend) network(r *run, settings *config.Settings, env []string) 
 	return side, nil
 }
 
-// forwardTo serves a listener by handing each connection to a proxy of
-// the user's on the host's loopback.
-func forwardTo(port int) func(net.Listener) {
-	return func(ln net.Listener) { proxy.Forward(ln, "tcp", fmt.Sprintf("127.0.0.1:%d", port)) }
-}
-
 // planRules is what p does to paths, for reading denials: its mounts,
 // and the allowWrite entries (of allowWrite, the settings p was built
 // from) that it skipped, which explain a write refused where they point.
@@ -499,22 +488,7 @@ func resolveExisting(p string) string {
 
 // hostWritable reports whether this user could write path on the host:
 // a denial there came from the sandbox.
-func (s *linuxBackend) hostWritable(path string) bool {
-	for p := path; p != "/" && p != "."; p = parentDir(p) {
-		if _, err := os.Lstat(p); err == nil {
-			return unix.Access(p, unix.W_OK) == nil
-		}
-	}
-	return false
-}
-
-func parentDir(p string) string {
-	i := strings.LastIndexByte(p, '/')
-	if i <= 0 {
-		return "/"
-	}
-	return p[:i]
-}
+func (s *linuxBackend) hostWritable(path string) bool { return writableOnHost(path) }
 
 // fromEvent is the violation of a call the seccomp supervisor refused.
 func fromEvent(e nsexec.Event) Violation {

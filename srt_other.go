@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux && !darwin
 
 package srt
 
@@ -10,11 +10,16 @@ import (
 
 	"github.com/srt-go/srt/config"
 	"github.com/srt-go/srt/netfilter"
+	"github.com/srt-go/srt/nsexec"
 )
 
-// unsupportedBackend is every system without a sandbox backend yet (macOS
-// and Windows): it refuses to run anything, so nothing runs unconfined.
+// unsupportedBackend is every system without a sandbox backend yet
+// (Windows): it refuses to run anything, so nothing runs unconfined.
 type unsupportedBackend struct{}
+
+// MaybeRunInit runs the sandbox's init when this process was started as
+// one, and never returns then; otherwise it returns at once.
+func MaybeRunInit() { nsexec.MaybeRun() }
 
 func newBackend(*Sandbox) backend { return unsupportedBackend{} }
 

@@ -196,22 +196,30 @@ func MarkdownRules() string {
 
 // The reasons shared by many rows.
 var (
-	noMacBackend     = Rule{Refused, "no macOS backend yet"}
 	noWindowsBackend = Rule{Refused, "no Windows backend yet"}
-	macBackendLater  = Rule{Refused, "no macOS backend yet; the Seatbelt backend will apply it"}
 	applied          = Rule{Applied, ""}
+	// macApplied is a key the macOS backend applies; that backend is
+	// experimental (it has never run on a Mac, and runs only with
+	// SRT_EXPERIMENTAL_DARWIN=1).
+	macApplied = Rule{Applied, "experimental backend"}
 )
 
-// core is a key every backend applies: applied on Linux, refused where no
-// backend exists yet.
+// core is a key every backend applies: applied on Linux and macOS,
+// refused where no backend exists yet.
 func core(key string, linux Rule, set func(*Settings) bool) KeyRule {
-	return KeyRule{Key: key, Linux: linux, Darwin: noMacBackend, Windows: noWindowsBackend, set: set}
+	return KeyRule{Key: key, Linux: linux, Darwin: macApplied, Windows: noWindowsBackend, set: set}
+}
+
+// onMac gives a row a macOS rule of its own.
+func (k KeyRule) onMac(what string) KeyRule {
+	k.Darwin = Rule{Applied, "experimental backend: " + what}
+	return k
 }
 
 // macOnly is a key only the macOS backend has a use for.
 func macOnly(key, what string, set func(*Settings) bool) KeyRule {
 	no := Rule{NoMeaning, "macOS only: " + what}
-	return KeyRule{Key: key, Linux: no, Darwin: macBackendLater, Windows: no, set: set}
+	return KeyRule{Key: key, Linux: no, Darwin: Rule{Applied, "experimental backend: " + what}, Windows: no, set: set}
 }
 
 // linuxOnly is a key of the Linux sandbox alone.
@@ -242,10 +250,10 @@ var keyRules = []KeyRule{
 		func(s *Settings) bool { return s.Network.StrictAllowlist }),
 	core("network.deniedResolvedAddresses", applied, func(s *Settings) bool { return len(s.Network.DeniedResolvedAddresses) > 0 }),
 	core("network.allowUnixSockets", Rule{Applied, "by path (the reference ignores it on Linux)"},
-		func(s *Settings) bool { return len(s.Network.AllowUnixSockets) > 0 }),
+		func(s *Settings) bool { return len(s.Network.AllowUnixSockets) > 0 }).onMac("connecting to each path (the reference also lets a socket listen there)"),
 	core("network.allowAllUnixSockets", applied, func(s *Settings) bool { return s.Network.AllowAllUnixSockets }),
 	core("network.allowLocalBinding", Rule{Applied, "the namespace sandbox always lets the command listen, on ports private to its own network namespace; the fallback, which shares the host's network, lets a socket listen only with this key, and then only on loopback (the command also reaches its own listeners)"},
-		func(s *Settings) bool { return s.Network.AllowLocalBinding }),
+		func(s *Settings) bool { return s.Network.AllowLocalBinding }).onMac("listening and connecting on loopback, never to a remote host"),
 	macOnly("network.allowMachLookup", "Mach services", func(s *Settings) bool { return len(s.Network.AllowMachLookup) > 0 }),
 	core("network.httpProxyPort", applied, func(s *Settings) bool { return s.Network.HTTPProxyPort != nil }),
 	core("network.socksProxyPort", applied, func(s *Settings) bool { return s.Network.SOCKSProxyPort != nil }),
@@ -278,14 +286,14 @@ var keyRules = []KeyRule{
 	// Running with a credential rule dropped would put the very secret
 	// the rule names into the command's environment or files.
 	{Key: "credentials", Linux: Rule{Applied, "denied variables unset, denied files hidden; masked ones hold sentinels, and only srt's proxy puts the real values back, for their hosts, over TLS it terminated; a masked file reads as its masked copy (the fallback sandbox hides it instead)"},
-		Darwin: Rule{Refused, "no macOS backend yet; it will hide masked files, as the reference does"}, Windows: Rule{Refused, "no Windows backend yet; it will hide masked files, as the reference does"}, set: credentialsSet},
+		Darwin: Rule{Applied, "experimental backend: masked files are hidden (a profile cannot put another file in their place), as in the reference"}, Windows: Rule{Refused, "no Windows backend yet; it will hide masked files, as the reference does"}, set: credentialsSet},
 	core("ignoreViolations", applied, func(s *Settings) bool { return len(s.IgnoreViolations) > 0 }),
 	linuxOnly("enableWeakerNestedSandbox", applied, "the fallback for hosts without user namespaces", func(s *Settings) bool { return s.EnableWeakerNestedSandbox }),
 	linuxOnly("allowNestedUserNamespaces", applied, "user namespaces", func(s *Settings) bool { return s.AllowNestedUserNamespaces }),
 	macOnly("enableWeakerNetworkIsolation", "the trustd Mach service", func(s *Settings) bool { return s.EnableWeakerNetworkIsolation }),
 	macOnly("allowAppleEvents", "Apple Events", func(s *Settings) bool { return s.AllowAppleEvents }),
 	{Key: "allowPty", Linux: Rule{Applied, "the namespace sandbox always has pseudo-terminals of its own (its /dev/ptmx and /dev/pts); the fallback refuses to run with it, as new pseudo-terminals there would open in the host's /dev/pts, among this user's other terminals"},
-		Darwin: macBackendLater, Windows: Rule{NoMeaning, "macOS only: pseudo-terminals"}, set: func(s *Settings) bool { return s.AllowPty }},
+		Darwin: Rule{Applied, "experimental backend: new pseudo-terminals (/dev/ptmx, /dev/ttys*)"}, Windows: Rule{NoMeaning, "macOS only: pseudo-terminals"}, set: func(s *Settings) bool { return s.AllowPty }},
 	everywhere("ripgrep", Rule{NoMeaning, "srt-go finds protected names itself and runs no ripgrep"}, func(s *Settings) bool { return s.Ripgrep != nil }),
 	core("mandatoryDenySearchDepth", applied, func(s *Settings) bool {
 		return s.MandatoryDenySearchDepth != 0 && s.MandatoryDenySearchDepth != DefaultSearchDepth
@@ -294,7 +302,7 @@ var keyRules = []KeyRule{
 	everywhere("bwrapPath", Rule{NoMeaning, "srt-go needs no bubblewrap"}, func(s *Settings) bool { return s.BwrapPath != "" }),
 	everywhere("socatPath", Rule{NoMeaning, "srt-go needs no socat"}, func(s *Settings) bool { return s.SocatPath != "" }),
 	{Key: "javaAgentJarPath", Linux: Rule{Applied, "-javaagent:<path> leads JAVA_TOOL_OPTIONS, before the inherited value"},
-		Darwin: noMacBackend, Windows: Rule{NoMeaning, "the reference uses it on macOS and Linux only"},
+		Darwin: macApplied, Windows: Rule{NoMeaning, "the reference uses it on macOS and Linux only"},
 		set: func(s *Settings) bool { return s.JavaAgentJarPath != "" }},
 	{Key: "windows", Linux: Rule{NoMeaning, "Windows only"}, Darwin: Rule{NoMeaning, "Windows only"}, Windows: noWindowsBackend,
 		set: func(s *Settings) bool { return s.Windows != nil && !s.Windows.isZero() }},

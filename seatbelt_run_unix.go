@@ -1,0 +1,177 @@
+//go:build unix
+
+package srt
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/srt-go/srt/config"
+	"github.com/srt-go/srt/internal/environ"
+	"github.com/srt-go/srt/policy"
+	"github.com/srt-go/srt/proxy"
+	"github.com/srt-go/srt/seatbelt"
+)
+
+// A run of the macOS backend, prepared: its proxies on loopback asking a
+// per-run credential, its private directory (temp dir, trust bundle,
+// profile), and the command that starts the trampoline, which applies
+// the profile and becomes the command. Nothing here is macOS's own, so
+// it is built, and tested, on Linux too; srt_darwin.go runs it.
+
+// trampolineRole is the argument that makes this binary the trampoline.
+const trampolineRole = "__srt_seatbelt"
+
+// seatbeltRun is a prepared run.
+type seatbeltRun struct {
+	key, text string
+	client    *proxy.Client
+	cmd       *exec.Cmd
+	dir       string
+	listeners []net.Listener
+	profile   *seatbelt.Profile
+}
+
+// close undoes a prepared run that will not start.
+func (sr *seatbeltRun) close() {
+	for _, l := range sr.listeners {
+		l.Close()
+	}
+	if sr.dir != "" {
+		os.RemoveAll(sr.dir)
+	}
+}
+
+// prepareSeatbelt prepares a run of argv under settings, with the
+// session's proxies ps; session ends the profile's tag.
+func (s *Sandbox) prepareSeatbelt(ctx context.Context, ps *proxySession, session string, o Run, settings *config.Settings, argv []string) (sr *seatbeltRun, err error) {
+	if len(argv) == 0 {
+		return nil, fmt.Errorf("no command")
+	}
+	if o.Text == "" {
+		o.Text = strings.Join(argv, " ")
+	}
+	cwd := o.Dir
+	if cwd == "" {
+		if cwd, err = os.Getwd(); err != nil {
+			return nil, err
+		}
+	}
+	env := o.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	home, _ := os.UserHomeDir()
+	sr = &seatbeltRun{key: o.key(), text: o.Text, client: &proxy.Client{ID: o.key()}}
+	defer func() {
+		if err != nil {
+			sr.close()
+		}
+	}()
+	if sr.client.Allow, err = commandAllow(o, settings); err != nil {
+		return nil, err
+	}
+	in, err := s.runInputs(o, settings, env, home, cwd)
+	if err != nil {
+		return nil, err
+	}
+	settings, env = in.settings, in.env
+	sr.client.Inject = in.inject
+	// The run's directory: private, holding its temp dir, the trust
+	// bundle and the profile.
+	base := filepath.Join(os.TempDir(), fmt.Sprintf("srt-%d", os.Getuid()))
+	if err := os.MkdirAll(base, 0o700); err != nil {
+		return nil, err
+	}
+	if sr.dir, err = os.MkdirTemp(base, "run-"); err != nil {
+		return nil, err
+	}
+	tmp := filepath.Join(sr.dir, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		return nil, err
+	}
+	if !settings.Filesystem.Disabled {
+		env = environ.Set(env, "TMPDIR", tmp)
+	}
+	if bundle := ps.trustBundle(s); bundle != nil {
+		path := filepath.Join(sr.dir, "trust-bundle.crt")
+		if err := os.WriteFile(path, bundle, 0o444); err != nil {
+			return nil, err
+		}
+		for _, k := range trustVars {
+			env = environ.Set(env, k, path)
+		}
+	}
+	// The proxies, on loopback, asking the run's credential; or the
+	// user's own, when the settings name them.
+	cred, err := proxy.NewCredential()
+	if err != nil {
+		return nil, err
+	}
+	sr.client.Credential = cred
+	serveHTTP := func(ln net.Listener) { ps.proxies.ServeHTTP(ln, sr.client) }
+	serveSOCKS := func(ln net.Listener) { ps.proxies.ServeSOCKS(ln, sr.client) }
+	if p := settings.Network.HTTPProxyPort; p != nil {
+		serveHTTP = forwardTo(*p)
+	}
+	if p := settings.Network.SOCKSProxyPort; p != nil {
+		serveSOCKS = forwardTo(*p)
+	}
+	var ports []int
+	for _, serve := range []func(net.Listener){serveHTTP, serveSOCKS} {
+		ln, err := net.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("listening for the proxy: %w", err)
+		}
+		sr.listeners = append(sr.listeners, ln)
+		go serve(ln)
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+	}
+	inherited, _ := environ.Lookup(env, "JAVA_TOOL_OPTIONS")
+	for _, kv := range proxy.EnvWithCredential(ports[0], ports[1], cred, javaToolOptions(settings.JavaAgentJarPath, inherited)) {
+		k, v, _ := strings.Cut(kv, "=")
+		env = environ.Set(env, k, v)
+	}
+	// The profile, in a file of the private directory: never argv.
+	pol, err := policy.Build(settings, policy.Env{Home: home, Cwd: cwd, Writable: []string{tmp}, Private: base})
+	if err != nil {
+		return nil, err
+	}
+	if err := credentialConflicts(pol, in.creds, home, cwd); err != nil {
+		return nil, err
+	}
+	var id [4]byte
+	rand.Read(id[:])
+	if sr.profile, err = seatbelt.Build(pol, seatbeltSettings(settings, home, cwd, seatbelt.NewTag(session, hex.EncodeToString(id[:])), ports)); err != nil {
+		return nil, err
+	}
+	file := filepath.Join(sr.dir, "profile.sb")
+	if err := os.WriteFile(file, []byte(sr.profile.String()), 0o600); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	s.debugf("Seatbelt profile:\n%s", sr.profile)
+	cmd := exec.CommandContext(ctx, self, append([]string{trampolineRole}, argv...)...)
+	cmd.Args[0] = argv[0]
+	cmd.Env, cmd.Dir, cmd.ExtraFiles = env, cwd, []*os.File{f}
+	// A group of its own: the run's whole tree is killed with it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	sr.cmd = cmd
+	return sr, nil
+}
