@@ -18,16 +18,14 @@ import (
 	"github.com/srt-go/srt/netfilter"
 	"github.com/srt-go/srt/proxy"
 	"github.com/srt-go/srt/seatbelt"
+
+	"golang.org/x/sys/unix"
 )
 
-// The macOS backend (issue #21): the session's proxies listen on loopback
-// and ask a per-run credential; each run's command is started by a
-// trampoline of this binary that applies the run's Seatbelt profile to
-// itself and executes the command, which inherits it. Built and vetted
-// for darwin in CI; it has never run on macOS, so it runs only when the
-// user sets SRT_EXPERIMENTAL_DARWIN=1 to accept that.
-
-// experimentalDarwin is the variable that lets the untried backend run.
+// The macOS backend (issue #21): each run is prepared by
+// seatbelt_run_unix.go and started by a trampoline that applies its
+// profile. It has never run on macOS, so it runs only when the user sets
+// experimentalDarwin=1 to accept that.
 const experimentalDarwin = "SRT_EXPERIMENTAL_DARWIN"
 
 // MaybeRunInit runs the trampoline when this process was started as one,
@@ -105,7 +103,49 @@ func (s *darwinBackend) hostWritable(path string) bool            { return writa
 func (s *darwinBackend) settle(string)                            {}
 func (s *darwinBackend) explainStart(err error) error             { return err }
 func (s *darwinBackend) landlockABI() int                         { return 0 }
-func (s *darwinBackend) startCommand(cmd *exec.Cmd) error         { return cmd.Start() }
+
+// startCommand starts a run's Cmd and, once its command has exited,
+// ends the run: what it left running, its proxies, its directory.
+func (s *darwinBackend) startCommand(cmd *exec.Cmd) error {
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	var r *run
+	for x := range s.runs {
+		if x.cmd == cmd {
+			r = x
+		}
+	}
+	s.mu.Unlock()
+	if r != nil {
+		go s.reap(r, cmd.Process.Pid)
+	}
+	return nil
+}
+
+// reap waits for pid's exit without reaping it (the caller's Wait does),
+// then ends r.
+func (s *darwinBackend) reap(r *run, pid int) {
+	kq, err := unix.Kqueue()
+	if err != nil {
+		return // the session's Close ends it
+	}
+	defer unix.Close(kq)
+	var ev unix.Kevent_t
+	unix.SetKevent(&ev, pid, unix.EVFILT_PROC, unix.EV_ADD|unix.EV_ONESHOT)
+	ev.Fflags = unix.NOTE_EXIT
+	out := make([]unix.Kevent_t, 1)
+	for {
+		if _, err := unix.Kevent(kq, []unix.Kevent_t{ev}, out, nil); err != unix.EINTR {
+			break
+		}
+	}
+	r.stop()
+	s.mu.Lock()
+	delete(s.runs, r)
+	s.mu.Unlock()
+}
 
 func (s *darwinBackend) wrap(Run, []string) ([]string, error) {
 	return nil, errors.New("srt: Wrap is not built for macOS yet; use Command")
