@@ -79,6 +79,11 @@ func (s *Server) release(c net.Conn, client *Client) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.conns, c)
+	s.forget(client)
+}
+
+// forget takes one connection off client's count (s.mu held).
+func (s *Server) forget(client *Client) {
 	cc := s.clients[client]
 	cc.open--
 	switch {
@@ -89,6 +94,31 @@ func (s *Server) release(c net.Conn, client *Client) {
 	case cc.open < s.MaxConnsPerClient/2:
 		cc.told = false
 	}
+}
+
+// admitUpstream counts a connection srt opens for client (an upstream of
+// a terminated tunnel, which carries many requests, each of which may
+// want a connection of its own) against the client's cap: false when
+// the client is at it. It is given back with releaseUpstream.
+func (s *Server) admitUpstream(client *Client) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cc := s.clients[client]
+	if cc == nil {
+		cc = &clientConns{}
+		s.clients[client] = cc
+	}
+	if s.MaxConnsPerClient > 0 && cc.open >= s.MaxConnsPerClient {
+		return false
+	}
+	cc.open++
+	return true
+}
+
+func (s *Server) releaseUpstream(client *Client) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.forget(client)
 }
 
 // refuse reports a connection refused for its client's cap, once until

@@ -55,6 +55,23 @@ func peekName(c net.Conn) (string, []byte, error) {
 	return name, buf[:n], err
 }
 
+// peekHead reads what c sends first, for at most peekTimeout: up to a
+// complete request head, or a TLS record's worth.
+func peekHead(c net.Conn) []byte {
+	c.SetReadDeadline(time.Now().Add(peekTimeout))
+	defer c.SetReadDeadline(time.Time{})
+	buf := make([]byte, peekMax)
+	n := 0
+	for n < len(buf) {
+		k, err := c.Read(buf[n:])
+		n += k
+		if err != nil || n > 0 && (buf[0] == recordHandshake || bytes.Contains(buf[:n], []byte("\r\n\r\n")) || bytes.Contains(buf[:n], []byte("\n\n"))) {
+			break
+		}
+	}
+	return buf[:n]
+}
+
 // nameIn parses the start of a stream: a TLS ClientHello's server name,
 // or an HTTP request's Host. complete is false while more bytes could
 // still change the answer. A name is returned only if

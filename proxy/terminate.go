@@ -40,6 +40,12 @@ const (
 	// response (the reference's 10 s and 6 s; it announces 5).
 	requestHeadTimeout = 10 * time.Second
 	keepAliveTimeout   = 6 * time.Second
+	// maxStreams bounds the requests one terminated HTTP/2 tunnel
+	// carries at once, and maxUpstreamPerHost the connections srt keeps
+	// to one origin for all commands; each upstream connection also
+	// counts against its command's MaxConnsPerClient.
+	maxStreams         = 32
+	maxUpstreamPerHost = 256
 )
 
 // Inspection is what the proxies do with the tunnels they terminate and
@@ -179,6 +185,7 @@ func (s *Server) newInspector(in *Inspection) *inspector {
 			ForceAttemptHTTP2:     h2,
 			MaxIdleConns:          256,
 			MaxIdleConnsPerHost:   8,
+			MaxConnsPerHost:       maxUpstreamPerHost,
 			IdleConnTimeout:       90 * time.Second,
 			TLSHandshakeTimeout:   DialTimeout,
 			ExpectContinueTimeout: time.Second,
@@ -204,6 +211,9 @@ func (s *Server) newInspector(in *Inspection) *inspector {
 		ErrorLog:       discardLog,
 	}
 	ins.srv = &http.Server{
+		// A terminated HTTP/2 tunnel may carry this many requests at once
+		// (Go's default is 250, each of which may want an upstream).
+		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: maxStreams},
 		Handler:           http.HandlerFunc(ins.serveHTTP),
 		ReadHeaderTimeout: requestHeadTimeout,
 		IdleTimeout:       keepAliveTimeout,
@@ -279,10 +289,20 @@ func (ins *inspector) serveHTTPConn(c net.Conn, head []byte, t *tunnel) {
 	<-pc.closed
 }
 
-// looksHTTP says whether a stream's first bytes start an HTTP request.
+// looksHTTP says whether a stream's first bytes start an HTTP request: a
+// method (a token of capitals) and a space. What does, the inspecting
+// server reads, and refuses if it is not HTTP after all.
 func looksHTTP(head []byte) bool {
-	name, _ := hostOf(head)
-	return name != ""
+	for i, c := range head {
+		switch {
+		case c >= 'A' && c <= 'Z' && i < 16:
+		case c == ' ':
+			return i > 0
+		default:
+			return false
+		}
+	}
+	return false
 }
 
 // serveTunnel serves an allowed tunnel to host:port whose opening the
@@ -561,7 +581,31 @@ func (ins *inspector) dial(ctx context.Context, network, addr string) (net.Conn,
 	if host != t.canon.String() {
 		return nil, fmt.Errorf("srt: upstream %s is not the tunnel's target", addr)
 	}
-	return ins.s.dialAllowed(ctx, t.client, ins.s.policy.Load(), t.protocol, t.host, t.port)
+	// Each upstream connection counts against the command's cap: the
+	// streams of one HTTP/2 tunnel to an HTTP/1.1 origin each take one.
+	if !ins.s.admitUpstream(t.client) {
+		reason := ins.s.refuse(t.client, t.protocol, t.host, t.port)
+		return nil, &StatusError{Status: http.StatusServiceUnavailable, Reason: reason}
+	}
+	c, err := ins.s.dialAllowed(ctx, t.client, ins.s.policy.Load(), t.protocol, t.host, t.port)
+	if err != nil {
+		ins.s.releaseUpstream(t.client)
+		return nil, err
+	}
+	return &releaseOnClose{Conn: c, release: func() { ins.s.releaseUpstream(t.client) }}, nil
+}
+
+// releaseOnClose calls release once, when it is closed.
+type releaseOnClose struct {
+	net.Conn
+	release func()
+	once    sync.Once
+}
+
+func (c *releaseOnClose) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
 }
 
 func (ins *inspector) modifyResponse(resp *http.Response) error {

@@ -690,3 +690,109 @@ func TestTransparentPlainHTTPInspected(t *testing.T) {
 		t.Errorf("transparent plain HTTP: %v %q", resp.Header, body)
 	}
 }
+
+// What the second attack round found. A program that ignores the proxy
+// variables reaches an allowed name by its fake address: its plain HTTP
+// is read by the inspecting server all the same (requireHostMatch,
+// stripResponseHeaders), not relayed as it is.
+func TestTransparentFakeAddressInspected(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Secret", "leak")
+		fmt.Fprintf(w, "host=%s", r.Host)
+	}))
+	defer srv.Close()
+	port := netip.MustParseAddrPort(srv.Listener.Addr().String()).Port()
+	for _, match := range []bool{false, true} {
+		s := New(policy(t, []string{"allowed.test", "127.0.0.1"}, nil, nil))
+		s.Resolve = fakeDNS(map[string]string{"allowed.test": "127.0.0.1"})
+		s.SetInspection(&Inspection{StripResponseHeaders: []string{"x-secret"}, RequireHostMatch: match})
+		c := &Client{ID: "cmd"}
+		sb := newSandbox(t, func(tr Transparent, d dstFunc) { s.serveTransparent(c, tr, d) })
+		t.Cleanup(func() { s.Close() })
+		fake, _ := sb.resolve(t, "udp", "allowed.test")
+		conn := sb.dial(t, netip.AddrPortFrom(fake, port))
+		fmt.Fprintf(conn, "GET / HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n")
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		switch {
+		case match && resp.StatusCode != http.StatusMisdirectedRequest:
+			t.Errorf("requireHostMatch: %d %q", resp.StatusCode, body)
+		case !match && (resp.Header.Get("X-Secret") != "" || string(body) != fmt.Sprintf("host=allowed.test:%d", port)):
+			t.Errorf("the fake address's plain HTTP went unread: %v %q", resp.Header, body)
+		}
+	}
+}
+
+// The streams of one terminated HTTP/2 tunnel to an HTTP/1.1 origin each
+// take an upstream connection: they count against the command's cap, so
+// a few tunnels cannot take every descriptor srt has.
+func TestTerminatedStreamsCapped(t *testing.T) {
+	var mu sync.Mutex
+	open, peak := 0, 0
+	release := make(chan struct{})
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-release
+		io.Copy(io.Discard, r.Body)
+	}))
+	srv.Config.ConnState = func(c net.Conn, st http.ConnState) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch st {
+		case http.StateNew:
+			open++
+			peak = max(peak, open)
+		case http.StateClosed, http.StateHijacked:
+			open--
+		}
+	}
+	srv.StartTLS() // HTTP/1.1 only
+	defer srv.Close()
+	roots := x509.NewCertPool()
+	roots.AddCert(srv.Certificate())
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	ca, err := NewCA()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(policy(t, []string{"example.com", "127.0.0.1"}, nil, nil))
+	s.Resolve = fakeDNS(map[string]string{"example.com": "127.0.0.1"})
+	s.MaxConnsPerClient = 8
+	s.SetInspection(&Inspection{CA: ca, RootCAs: roots})
+	httpAddr, _ := startFor(t, s, &Client{ID: "cmd"})
+	pool := x509.NewCertPool()
+	pool.AddCert(ca.Certificate())
+	c := client("http://"+httpAddr, pool, true)
+	var wg sync.WaitGroup
+	codes := make(chan int, 40)
+	for range 40 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := c.Post("https://example.com:"+port+"/", "text/plain", strings.NewReader("x"))
+			if err != nil {
+				codes <- 0
+				return
+			}
+			resp.Body.Close()
+			codes <- resp.StatusCode
+		}()
+	}
+	time.Sleep(time.Second)
+	close(release)
+	wg.Wait()
+	close(codes)
+	refused := 0
+	for code := range codes {
+		if code == http.StatusServiceUnavailable {
+			refused++
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if peak > 8 || refused == 0 {
+		t.Errorf("the origin saw %d connections at once (cap 8), %d requests refused", peak, refused)
+	}
+}

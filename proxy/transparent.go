@@ -103,7 +103,14 @@ func (s *Server) handleTransparent(tp *transparentPath, c net.Conn, client *Clie
 		reset(c)
 		return
 	}
-	if ins := s.inspect.Load(); ins != nil && len(head) > 0 && head[0] != recordHandshake && looksHTTP(head) {
+	ins := s.inspect.Load()
+	if ins != nil && len(head) == 0 {
+		// A connection to a name's fake address was decided by the name;
+		// its first bytes still say whether it is HTTP for the
+		// inspecting server to read.
+		head = peekHead(c)
+	}
+	if ins != nil && len(head) > 0 && head[0] != recordHandshake && looksHTTP(head) {
 		// Plain HTTP of a program that ignores the proxy variables: read
 		// as the HTTP proxy's requests are (response headers stripped,
 		// the filter asked, credentials only with allowPlaintextInject).
