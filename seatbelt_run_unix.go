@@ -33,6 +33,8 @@ const trampolineRole = "__srt_seatbelt"
 // seatbeltRun is a prepared run.
 type seatbeltRun struct {
 	key, text string
+	// tag is the run's id in its profile's tag.
+	tag       string
 	client    *proxy.Client
 	cmd       *exec.Cmd
 	dir       string
@@ -150,7 +152,8 @@ func (s *Sandbox) prepareSeatbelt(ctx context.Context, ps *proxySession, session
 	}
 	var id [4]byte
 	rand.Read(id[:])
-	if sr.profile, err = seatbelt.Build(pol, seatbeltSettings(settings, home, cwd, seatbelt.NewTag(session, hex.EncodeToString(id[:])), ports)); err != nil {
+	sr.tag = hex.EncodeToString(id[:])
+	if sr.profile, err = seatbelt.Build(pol, seatbeltSettings(settings, home, cwd, seatbelt.NewTag(session, sr.tag), ports)); err != nil {
 		return nil, err
 	}
 	file := filepath.Join(sr.dir, "profile.sb")

@@ -44,6 +44,7 @@ type darwinBackend struct {
 	proxySession
 	// session ends every run's profile tag.
 	session string
+	stopLog func()
 }
 
 func newBackend(s *Sandbox) backend { return &darwinBackend{Sandbox: s} }
@@ -51,6 +52,7 @@ func newBackend(s *Sandbox) backend { return &darwinBackend{Sandbox: s} }
 // run is one command of the session.
 type run struct {
 	key, text string
+	tag       string
 	client    *proxy.Client
 	cmd       *exec.Cmd
 	dir       string
@@ -86,18 +88,52 @@ func (s *darwinBackend) start(settings *config.Settings) error {
 	var b [6]byte
 	rand.Read(b[:])
 	s.session = hex.EncodeToString(b[:])
-	return s.startProxies(s.Sandbox, settings, func(d proxy.Decision) {
+	if err := s.startProxies(s.Sandbox, settings, func(d proxy.Decision) {
 		if r, ok := s.runOf(d.Client); ok {
 			s.record(r, fromDecision(d))
 		}
-	})
+	}); err != nil {
+		return err
+	}
+	// Denials inside the profiles, from the system log, by run tag. If
+	// the log cannot be read, they go unreported (srt doctor says so).
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stopLog = cancel
+	if err := seatbelt.StreamDenials(ctx, s.session, s.denied); err != nil {
+		s.debugf("The system log cannot be read (%v): denials inside the sandbox go unreported", err)
+	}
+	return nil
+}
+
+// denied records a denial the system log reported.
+func (s *darwinBackend) denied(d seatbelt.Denial) {
+	id, _, ok := seatbelt.ParseTag(d.Tag)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	var r *run
+	for x := range s.runs {
+		if x.tag == id {
+			r = x
+		}
+	}
+	s.mu.Unlock()
+	if r != nil {
+		s.record(r, Violation{Kind: KindSyscall, Operation: d.Operation, Target: d.Target, Reason: "Seatbelt: " + d.Process})
+	}
 }
 
 func (s *darwinBackend) setNetwork(n config.Network, p *netfilter.Policy) error {
 	return s.proxySession.setNetwork(s.Sandbox, n, p)
 }
 
-func (s *darwinBackend) stop()                                    { s.stopProxies() }
+func (s *darwinBackend) stop() {
+	if s.stopLog != nil {
+		s.stopLog()
+	}
+	s.stopProxies()
+}
 func (s *darwinBackend) enforcement(*config.Settings) Enforcement { return darwinEnforcement() }
 func (s *darwinBackend) hostWritable(path string) bool            { return writableOnHost(path) }
 func (s *darwinBackend) settle(string)                            {}
@@ -187,7 +223,7 @@ func (s *darwinBackend) command(ctx context.Context, o Run, argv []string) (*exe
 	if err != nil {
 		return nil, err
 	}
-	r := &run{key: sr.key, text: sr.text, client: sr.client, cmd: sr.cmd, dir: sr.dir, listeners: sr.listeners}
+	r := &run{key: sr.key, text: sr.text, tag: sr.tag, client: sr.client, cmd: sr.cmd, dir: sr.dir, listeners: sr.listeners}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
