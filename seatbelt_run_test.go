@@ -119,3 +119,49 @@ func TestPrepareSeatbelt(t *testing.T) {
 		t.Error("the run's directory is left behind")
 	}
 }
+
+// The macOS backend's session, on Linux (all but the trampoline's start):
+// it refuses to run until the user accepts an untried backend; a run is
+// kept with its proxies and directory; a denial from the system log is
+// recorded for the run whose tag it carries, and one of another session
+// is not; the session's end removes what its runs made.
+func TestSeatbeltBackend(t *testing.T) {
+	w := testtree.Tree(t, "home/proj/a")
+	t.Setenv("HOME", filepath.Join(w, "home"))
+	settings := config.Default()
+	s := &Sandbox{debugf: func(string, ...any) {}, warn: func(string) {}, runs: map[*run]struct{}{}, plans: map[string]*planInfo{}}
+	s.settings, s.store = settings, newStore(nil, nil)
+	b := &seatbeltBackend{Sandbox: s}
+	t.Setenv(experimentalDarwin, "")
+	if b.supported() == nil || b.doctor().Enforcement.Level != None {
+		t.Error("the untried backend runs without the user's consent")
+	}
+	t.Setenv(experimentalDarwin, "1")
+	if err := b.supported(); err != nil || b.doctor().Enforcement.Level != Partial {
+		t.Errorf("with consent: %v", err)
+	}
+	if err := b.start(settings); err != nil {
+		t.Fatal(err)
+	}
+	cmd, err := b.command(context.Background(), Run{ID: "cmd", Dir: filepath.Join(w, "home/proj")}, []string{"/bin/true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := b.find(func(r *seatbeltCmd) bool { return r.cmd == cmd })
+	if r == nil {
+		t.Fatal("the run is not kept")
+	}
+	dir := r.dir
+	b.denied(seatbelt.Denial{Tag: seatbelt.NewTag(b.session, r.tag), Process: "cat", PID: 1, Operation: "file-read-data", Target: "/x"})
+	b.denied(seatbelt.Denial{Tag: seatbelt.NewTag("other", r.tag), Process: "cat", PID: 1, Operation: "file-read-data", Target: "/y"})
+	if v := fmt.Sprint(s.store.of("cmd")); !strings.Contains(v, "file-read-data /x") || strings.Contains(v, "/y") {
+		t.Errorf("violations: %s", v)
+	}
+	b.stop()
+	if _, err := os.Stat(dir); err == nil {
+		t.Error("the run's directory is left behind")
+	}
+	if b.find(func(*seatbeltCmd) bool { return true }) != nil {
+		t.Error("a run outlives the session")
+	}
+}

@@ -496,8 +496,12 @@ func (r Run) key() string {
 }
 
 // record adds a violation of run r.
-func (s *Sandbox) record(r *run, v Violation) {
-	v.CommandID, v.Command = r.key, r.text
+func (s *Sandbox) record(r *run, v Violation) { s.recordFor(r.key, r.text, v) }
+
+// recordFor adds a violation of the command with attribution key key and
+// text text.
+func (s *Sandbox) recordFor(key, text string, v Violation) {
+	v.CommandID, v.Command = key, text
 	s.store.add(v)
 }
 
