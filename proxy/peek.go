@@ -37,27 +37,25 @@ const httpHeadMax = 8 << 10
 // none), the bytes read (to be sent on first), and an error when the
 // stream names a host the canonicaliser refuses.
 func peekName(c net.Conn) (string, []byte, error) {
-	c.SetReadDeadline(time.Now().Add(peekTimeout))
-	defer c.SetReadDeadline(time.Time{})
-	buf := make([]byte, peekMax)
-	n := 0
-	for n < len(buf) {
-		k, err := c.Read(buf[n:])
-		n += k
-		if err != nil {
-			break
-		}
-		if name, complete, err := nameIn(buf[:n]); complete {
-			return name, buf[:n], err
-		}
-	}
-	name, _, err := nameIn(buf[:n])
-	return name, buf[:n], err
+	head := peek(c, func(b []byte) bool {
+		_, complete, _ := nameIn(b)
+		return complete
+	})
+	name, _, err := nameIn(head)
+	return name, head, err
 }
 
 // peekHead reads what c sends first, for at most peekTimeout: up to a
 // complete request head, or a TLS record's worth.
 func peekHead(c net.Conn) []byte {
+	return peek(c, func(b []byte) bool {
+		return b[0] == recordHandshake || bytes.Contains(b, []byte("\r\n\r\n")) || bytes.Contains(b, []byte("\n\n"))
+	})
+}
+
+// peek reads from c, for at most peekTimeout and peekMax bytes, until
+// enough says what it has read (never empty) is enough.
+func peek(c net.Conn, enough func([]byte) bool) []byte {
 	c.SetReadDeadline(time.Now().Add(peekTimeout))
 	defer c.SetReadDeadline(time.Time{})
 	buf := make([]byte, peekMax)
@@ -65,7 +63,7 @@ func peekHead(c net.Conn) []byte {
 	for n < len(buf) {
 		k, err := c.Read(buf[n:])
 		n += k
-		if err != nil || n > 0 && (buf[0] == recordHandshake || bytes.Contains(buf[:n], []byte("\r\n\r\n")) || bytes.Contains(buf[:n], []byte("\n\n"))) {
+		if err != nil || n > 0 && enough(buf[:n]) {
 			break
 		}
 	}

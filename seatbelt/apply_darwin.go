@@ -14,8 +14,8 @@ import (
 
 // The one file that touches macOS: a profile is applied with libSystem's
 // sandbox_init, called without cgo the way golang.org/x/sys/unix calls
-// libSystem (a dynamic import and an assembly trampoline, per
-// architecture), by a trampoline process that then executes the command,
+// libSystem (a dynamic import and an assembly trampoline), by a
+// trampoline process that then executes the command,
 // which inherits the profile with everything it starts. Built and vetted
 // for darwin in CI; never run on macOS by this project yet.
 

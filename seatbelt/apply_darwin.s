@@ -1,5 +1,5 @@
-// The trampolines of apply_darwin.go: jumps to libSystem's functions, as
-// golang.org/x/sys/unix writes them.
+// The trampolines of apply_darwin.go, one text for amd64 and arm64: jumps
+// to libSystem's functions, as golang.org/x/sys/unix writes them.
 
 #include "textflag.h"
 
