@@ -53,6 +53,9 @@ func TestPrepareSeatbelt(t *testing.T) {
 	if got := strings.Join(sr.cmd.Args, " "); got != "/bin/echo "+trampolineRole+" /bin/echo hi" {
 		t.Errorf("argv %q", got)
 	}
+	if sr.cmd.SysProcAttr == nil || !sr.cmd.SysProcAttr.Setsid {
+		t.Error("the command keeps the caller's controlling terminal (TIOCSTI)")
+	}
 	env := strings.Join(sr.cmd.Env, "\n")
 	if strings.Contains(env, real) || !strings.Contains(env, "TOKEN=fake_value_") {
 		t.Errorf("the environment holds no sentinel, or the real value")
@@ -93,6 +96,8 @@ func TestPrepareSeatbelt(t *testing.T) {
 		{"file-write-data", filepath.Join(proj, "a"), true},
 		{"file-write-data", filepath.Join(tmpdir, "x"), true},
 		{"file-write-data", filepath.Join(sr.dir, "profile.sb"), false},
+		{"file-read-data", "/dev/ttys003", false}, // another window's terminal
+		{"file-ioctl", "/dev/tty", false},
 	} {
 		if got := c.Allowed(tc.op, tc.path); got != tc.want {
 			t.Errorf("%s %s: %v, want %v", tc.op, tc.path, got, tc.want)

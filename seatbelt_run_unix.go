@@ -173,8 +173,10 @@ func (s *Sandbox) prepareSeatbelt(ctx context.Context, ps *proxySession, session
 	cmd := exec.CommandContext(ctx, self, append([]string{trampolineRole}, argv...)...)
 	cmd.Args[0] = argv[0]
 	cmd.Env, cmd.Dir, cmd.ExtraFiles = env, cwd, []*os.File{f}
-	// A group of its own: the run's whole tree is killed with it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A session of its own: no controlling terminal to push keystrokes
+	// into (TIOCSTI), and a process group the run's whole tree is
+	// killed with.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	sr.cmd = cmd
 	return sr, nil
 }

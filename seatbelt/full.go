@@ -37,22 +37,31 @@ type Settings struct {
 }
 
 var (
+	// Not the keychain's services (com.apple.SecurityServer,
+	// com.apple.securityd.xpc: they hand out stored secrets that no
+	// denyRead can hide), nor Launch Services' (launchservicesd,
+	// lsd.mapdb: apps it opens run outside the sandbox), which the
+	// reference grants.
 	machServices = []string{"com.apple.audio.systemsoundserver", "com.apple.distributed_notifications@Uv3", "com.apple.FontObjectsServer",
-		"com.apple.fonts", "com.apple.logd", "com.apple.lsd.mapdb", "com.apple.PowerManagement.control", "com.apple.system.logger",
+		"com.apple.fonts", "com.apple.logd", "com.apple.PowerManagement.control", "com.apple.system.logger",
 		"com.apple.system.notification_center", "com.apple.system.opendirectoryd.libinfo", "com.apple.system.opendirectoryd.membership",
-		"com.apple.bsd.dirhelper", "com.apple.securityd.xpc", "com.apple.coreservices.launchservicesd", "com.apple.SecurityServer"}
+		"com.apple.bsd.dirhelper"}
 	sysctlNames = []string{"hw.activecpu", "hw.busfrequency_compat", "hw.byteorder", "hw.cacheconfig", "hw.cachelinesize_compat", "hw.cpufamily",
 		"hw.cpufrequency", "hw.cpufrequency_compat", "hw.cputype", "hw.l1dcachesize_compat", "hw.l1icachesize_compat", "hw.l2cachesize_compat",
 		"hw.l3cachesize_compat", "hw.logicalcpu", "hw.logicalcpu_max", "hw.machine", "hw.memsize", "hw.ncpu", "hw.nperflevels", "hw.packages",
 		"hw.pagesize_compat", "hw.pagesize", "hw.physicalcpu", "hw.physicalcpu_max", "hw.tbfrequency_compat", "hw.vectorunit", "kern.argmax",
-		"kern.bootargs", "kern.hostname", "kern.maxfiles", "kern.maxfilesperproc", "kern.maxproc", "kern.ngroups", "kern.osproductversion",
+		"kern.hostname", "kern.maxfiles", "kern.maxfilesperproc", "kern.maxproc", "kern.ngroups", "kern.osproductversion",
 		"kern.osrelease", "kern.ostype", "kern.osvariant_status", "kern.osversion", "kern.secure_kernel", "kern.tcsm_available", "kern.tcsm_enable",
 		"kern.usrstack64", "kern.version", "kern.willshutdown", "machdep.cpu.brand_string", "machdep.ptrauth_enabled",
 		"security.mac.lockdown_mode_state", "sysctl.proc_cputype", "vm.loadavg"}
-	sysctlPrefixes = []string{"hw.optional.arm", "hw.optional.armv8_", "hw.perflevel", "kern.proc.all", "kern.proc.pgrp.", "kern.proc.pid.",
+	// Not kern.proc.all (every process of the host, which the command
+	// may not see), nor kern.bootargs.
+	sysctlPrefixes = []string{"hw.optional.arm", "hw.optional.armv8_", "hw.perflevel", "kern.proc.pgrp.", "kern.proc.pid.",
 		"machdep.cpu.", "net.routetable."}
-	ioctlDevices     = []string{"/dev/null", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/dtracehelper", "/dev/tty"}
-	writableDevices  = []string{"/dev/stdout", "/dev/stderr", "/dev/null", "/dev/tty", "/dev/dtracehelper", "/dev/autofs_nowait"}
+	// Not /dev/tty: the command runs in a session of its own, with no
+	// controlling terminal to push keystrokes into (TIOCSTI).
+	ioctlDevices     = []string{"/dev/null", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/dtracehelper"}
+	writableDevices  = []string{"/dev/stdout", "/dev/stderr", "/dev/null", "/dev/dtracehelper", "/dev/autofs_nowait"}
 	appleEventsMachs = []string{"com.apple.coreservices.appleevents", "com.apple.CoreServices.coreservicesd", "com.apple.coreservices.quarantine-resolver"}
 )
 
@@ -107,8 +116,12 @@ func Build(pol *policy.Policy, s Settings) (*Profile, error) {
 	rules = append(rules, fs...)
 	if !pol.Disabled {
 		rules = append(rules, Rule{Action: Allow, Ops: []string{"file-write*"}, Filters: names("subpath", writableDevices), Why: "the standard streams and the null device"})
-		rules = append(rules, Rule{Action: Allow, Ops: []string{"file-read-metadata"}, Filters: []Filter{symbolFilter("vnode-type", "DIRECTORY")}, Why: "a hidden directory's own attributes, as on Linux, where it is an empty directory"})
 	}
+	// Other terminals of the user (other windows' /dev/ttys*) are neither
+	// read nor written: keystrokes typed there, passwords among them, are
+	// not the command's. Its own stdio, already open, is not opened again.
+	rules = append(rules, Rule{Action: Deny, Ops: []string{"file-read*", "file-write*", "file-ioctl"}, Filters: []Filter{{Kind: "regex", Value: "^/dev/ttys[0-9]+$"}},
+		Why: "the user's other terminals"})
 	if s.Pty {
 		ptys := []Filter{{Kind: "literal", Value: "/dev/ptmx"}, {Kind: "regex", Value: "^/dev/ttys[0-9]+$"}}
 		rules = append(rules,
