@@ -47,12 +47,12 @@ func Filesystem(pol *policy.Policy, o Options) ([]Rule, error) {
 		return !reads[i].Allow && reads[j].Allow
 	})
 	for _, r := range reads {
-		rules = append(rules, Rule{Action: action(r.Allow), Ops: []string{"file-read*"}, Filters: []Filter{{Kind: "subpath", Value: r.Path}}, Why: r.Why})
+		rules = append(rules, Rule{Action: action(r.Allow), Ops: []string{"file-read*"}, Filters: pathFilters(r.Path, !r.Allow), Why: r.Why})
 	}
 	// A denyRead pattern is never re-opened by a grant.
 	for _, l := range pol.Later {
 		if l.Read && l.Glob != nil {
-			re, err := GlobRegex(l.Pattern, true)
+			re, err := CaselessGlobRegex(l.Pattern, true)
 			if err != nil {
 				return nil, err
 			}
@@ -66,7 +66,7 @@ func Filesystem(pol *policy.Policy, o Options) ([]Rule, error) {
 	// later at a hidden path must not be written either).
 	var denies []Rule
 	for _, r := range pol.Writes {
-		rule := Rule{Action: action(r.Allow), Ops: []string{"file-write*"}, Filters: []Filter{{Kind: "subpath", Value: r.Path}}, Why: r.Why}
+		rule := Rule{Action: action(r.Allow), Ops: []string{"file-write*"}, Filters: pathFilters(r.Path, !r.Allow), Why: r.Why}
 		if r.Allow {
 			rules = append(rules, rule)
 		} else {
@@ -76,7 +76,7 @@ func Filesystem(pol *policy.Policy, o Options) ([]Rule, error) {
 	for _, r := range reads {
 		switch {
 		case !r.Allow:
-			rules = append(rules, Rule{Action: Deny, Ops: []string{"file-write*"}, Filters: []Filter{{Kind: "subpath", Value: r.Path}}, Why: r.Why + " (hidden, so read-only)"})
+			rules = append(rules, Rule{Action: Deny, Ops: []string{"file-write*"}, Filters: pathFilters(r.Path, true), Why: r.Why + " (hidden, so read-only)"})
 		case pol.View(r.Path).Writable:
 			rules = append(rules, Rule{Action: Allow, Ops: []string{"file-write*"}, Filters: []Filter{{Kind: "subpath", Value: r.Path}}, Why: r.Why})
 		}
@@ -85,19 +85,35 @@ func Filesystem(pol *policy.Policy, o Options) ([]Rule, error) {
 		if l.Existed {
 			continue // its rule is among the policy's own, above
 		}
-		f := Filter{Kind: "subpath", Value: l.Path}
+		fs := pathFilters(l.Path, true)
 		if l.Glob != nil {
-			re, err := GlobRegex(l.Pattern, true)
+			re, err := CaselessGlobRegex(l.Pattern, true)
 			if err != nil {
 				return nil, err
 			}
-			f = Filter{Kind: "regex", Value: re}
+			fs = []Filter{{Kind: "regex", Value: re}}
 		}
-		denies = append(denies, Rule{Action: Deny, Ops: []string{"file-write*"}, Filters: []Filter{f}, Why: l.Why})
+		denies = append(denies, Rule{Action: Deny, Ops: []string{"file-write*"}, Filters: fs, Why: l.Why})
 	}
 	rules = append(rules, denies...)
 	rules = append(rules, protectedNames(o.GitConfig)...)
 	return rules, nil
+}
+
+// pathFilters match path and what lies beneath it; a deny's match every
+// spelling of it too, as a volume that ignores case (APFS's default)
+// reaches it by any. A grant keeps its spelling: another reaches nothing
+// more (failing closed).
+func pathFilters(path string, deny bool) []Filter {
+	fs := []Filter{{Kind: "subpath", Value: path}}
+	if deny {
+		re := "^" + caseless(path) + "(/.*)?$"
+		if path == "/" {
+			re = "^/"
+		}
+		fs = append(fs, Filter{Kind: "regex", Value: re})
+	}
+	return fs
 }
 
 func action(allow bool) Action {
@@ -147,16 +163,21 @@ func protectedNames(gitConfig bool) []Rule {
 	return rules
 }
 
-// caseless is name as a regular expression of any case.
+// caseless is name as a regular expression of any case (ASCII letters:
+// a bracket of multibyte characters would not read the same to every
+// regex engine).
 func caseless(name string) string {
 	var b strings.Builder
-	for _, r := range name {
-		lo, up := strings.ToLower(string(r)), strings.ToUpper(string(r))
-		if lo != up {
-			b.WriteString("[" + lo + up + "]")
-			continue
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c >= 'a' && c <= 'z':
+			b.WriteString("[" + string(c) + string(c-'a'+'A') + "]")
+		case c >= 'A' && c <= 'Z':
+			b.WriteString("[" + string(c-'A'+'a') + string(c) + "]")
+		default:
+			b.WriteString(literalRegex(string(c)))
 		}
-		b.WriteString(literalRegex(string(r)))
 	}
 	return b.String()
 }

@@ -66,3 +66,41 @@ func FuzzGlobRegex(f *testing.F) {
 		}
 	})
 }
+
+// The caseless regex of a glob matches what the glob matches in any ASCII
+// case, and nothing more than a case-folded glob would.
+func FuzzCaselessGlobRegex(f *testing.F) {
+	f.Add("/w/**/*.PEM", "/W/a/key.pem")
+	f.Fuzz(func(t *testing.T, pattern, path string) {
+		if !strings.HasPrefix(pattern, "/") || !strings.HasPrefix(path, "/") {
+			return
+		}
+		lower := func(s string) string {
+			return strings.Map(func(r rune) rune {
+				if r >= 'A' && r <= 'Z' {
+					return r + 'a' - 'A'
+				}
+				return r
+			}, s)
+		}
+		g, err := config.CompileGlob(lower(pattern))
+		if err != nil {
+			return
+		}
+		re, err := CaselessGlobRegex(pattern, false)
+		if err != nil {
+			return
+		}
+		m, err := regexp.Compile(re)
+		if err != nil {
+			t.Fatalf("%q: %v", re, err)
+		}
+		// Sets ([...]) keep their case; only text outside them folds.
+		if strings.Contains(pattern, "[") {
+			return
+		}
+		if got, want := m.MatchString(path), g.Match(lower(path)); got != want {
+			t.Fatalf("%q on %q: regex %q says %v, the folded glob %v", pattern, path, re, got, want)
+		}
+	})
+}

@@ -52,6 +52,17 @@ func literalRegex(s string) string {
 // reads differently as POSIX ERE and as RE2 (no backslash or bracket
 // inside a bracket expression), so Go's regexp can check it.
 func GlobRegex(pattern string, beneath bool) (string, error) {
+	return globRegex(pattern, beneath, literalRegex)
+}
+
+// CaselessGlobRegex is GlobRegex whose literal text matches in any case:
+// what a deny rule names on a volume that ignores case (APFS's default)
+// is reached by every spelling of it.
+func CaselessGlobRegex(pattern string, beneath bool) (string, error) {
+	return globRegex(pattern, beneath, caseless)
+}
+
+func globRegex(pattern string, beneath bool, literal func(string) string) (string, error) {
 	if strings.IndexByte(pattern, 0) >= 0 || !utf8.ValidString(pattern) {
 		return "", fmt.Errorf("glob %q: not a path", pattern)
 	}
@@ -88,7 +99,7 @@ func GlobRegex(pattern string, beneath bool) (string, error) {
 			i += n
 		default:
 			_, n := utf8.DecodeRuneInString(pattern[i:])
-			b.WriteString(literalRegex(pattern[i : i+n]))
+			b.WriteString(literal(pattern[i : i+n]))
 			i += n
 		}
 	}

@@ -175,3 +175,38 @@ func TestMoveBlocking(t *testing.T) {
 		}
 	}
 }
+
+// A volume that ignores case (APFS's default) reaches a denied path by
+// any spelling: a deny matches every one; a grant only its own.
+func TestCaselessDenies(t *testing.T) {
+	w := testtree.Tree(t, "home/.ssh/id", "home/proj/key.pem", "home/proj/ok")
+	home, proj := filepath.Join(w, "home"), filepath.Join(w, "home/proj")
+	s := testtree.FSRules{AllowWrite: []string{proj}, DenyRead: []string{filepath.Join(home, ".ssh"), filepath.Join(proj, "**/*.pem")}}.Settings()
+	pol, err := policy.Build(s, policy.Env{Home: home, Cwd: proj})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Build(pol, Settings{Options: Options{Tag: "t"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Compile(p.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	upper := strings.ToUpper(home)
+	for path, want := range map[string]bool{
+		filepath.Join(home, ".SSH/id"):     false,
+		filepath.Join(upper, ".Ssh/ID"):    false,
+		filepath.Join(proj, "KEY.PEM"):     false,
+		filepath.Join(proj, "sub/Key.Pem"): false,
+		filepath.Join(proj, "ok"):          true,
+	} {
+		if got := c.Allowed("file-read-data", path); got != want {
+			t.Errorf("read %s: %v, want %v", path, got, want)
+		}
+	}
+	if c.Allowed("file-write-data", filepath.Join(strings.ToUpper(proj), "ok")) {
+		t.Error("a grant reached by another spelling")
+	}
+}
