@@ -121,6 +121,7 @@ var darwinLacks = []string{
 	"protected names are matched by name only: a git directory made under another name (--separate-git-dir) is not known",
 	"git's *.sample hook templates cannot be made in a repository's hooks",
 	"masked credential files are hidden, not masked",
+	"with allowLocalBinding the command reaches every loopback service of the host, not only its own listeners (a profile cannot tell them apart)",
 	"denials inside the profile are reported from the system log (/usr/bin/log), when it can be read",
 	"if srt itself is killed, the run's directory and processes are left behind",
 	"the backend is built and tested on Linux only; it has not run on macOS in this project's CI",

@@ -117,6 +117,10 @@ func Build(pol *policy.Policy, s Settings) (*Profile, error) {
 	if !pol.Disabled {
 		rules = append(rules, Rule{Action: Allow, Ops: []string{"file-write*"}, Filters: names("subpath", writableDevices), Why: "the standard streams and the null device"})
 	}
+	// Devices that read around every file rule (raw disks) or the network
+	// (packet capture), whatever their modes allow.
+	rules = append(rules, Rule{Action: Deny, Ops: []string{"file-read*", "file-write*", "file-ioctl"},
+		Filters: []Filter{{Kind: "regex", Value: "^/dev/(r?disk[0-9]|bpf|auditpipe|fsevents|klog|pf$)"}}, Why: "raw disks, packet capture and kernel event devices"})
 	// Other terminals of the user (other windows' /dev/ttys*) are neither
 	// read nor written: keystrokes typed there, passwords among them, are
 	// not the command's. Its own stdio, already open, is not opened again.
@@ -155,6 +159,14 @@ func network(s Settings) []Rule {
 		for _, p := range s.UnixSockets {
 			rules = append(rules, Rule{Action: Allow, Ops: []string{"network-outbound"}, Filters: []Filter{{Kind: "remote unix-socket", Inner: &Filter{Kind: "path-literal", Value: p}}}, Why: "allowUnixSockets " + p})
 		}
+	}
+	if s.AllUnixSockets || len(s.UnixSockets) > 0 {
+		// The system's resolver answers any name, a way out past the
+		// proxies (DNS exfiltration): never reachable, whatever
+		// allowAllUnixSockets or a path under /var says.
+		rules = append(rules, Rule{Action: Deny, Ops: []string{"network-outbound"}, Filters: []Filter{
+			{Kind: "remote unix-socket", Inner: &Filter{Kind: "path-literal", Value: "/private/var/run/mDNSResponder"}},
+			{Kind: "remote unix-socket", Inner: &Filter{Kind: "path-literal", Value: "/var/run/mDNSResponder"}}}, Why: "the system's resolver, a way out past the proxies"})
 	}
 	seen := map[int]bool{}
 	for _, port := range s.ProxyPorts {

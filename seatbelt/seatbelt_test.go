@@ -209,4 +209,12 @@ func TestCaselessDenies(t *testing.T) {
 	if c.Allowed("file-write-data", filepath.Join(strings.ToUpper(proj), "ok")) {
 		t.Error("a grant reached by another spelling")
 	}
+	for _, dev := range []string{"/dev/rdisk0", "/dev/disk1s1", "/dev/bpf3", "/dev/ttys004"} {
+		if c.Allowed("file-read-data", dev) {
+			t.Errorf("%s is readable", dev)
+		}
+	}
+	if !c.Allowed("file-read-data", "/dev/urandom") {
+		t.Error("/dev/urandom is not readable")
+	}
 }
