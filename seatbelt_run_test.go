@@ -96,6 +96,8 @@ func TestPrepareSeatbelt(t *testing.T) {
 		{"file-write-data", filepath.Join(proj, "a"), true},
 		{"file-write-data", filepath.Join(tmpdir, "x"), true},
 		{"file-write-data", filepath.Join(sr.dir, "profile.sb"), false},
+		{"file-read-data", filepath.Join(sr.dir, "profile.sb"), false}, // its tag is srt's
+		{"file-read-data", filepath.Join(filepath.Dir(sr.dir), "run-other", "profile.sb"), false},
 		{"file-read-data", "/dev/ttys003", false}, // another window's terminal
 		{"file-ioctl", "/dev/tty", false},
 	} {

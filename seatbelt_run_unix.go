@@ -157,6 +157,11 @@ func (s *Sandbox) prepareSeatbelt(ctx context.Context, ps *proxySession, session
 		return nil, err
 	}
 	file := filepath.Join(sr.dir, "profile.sb")
+	// The trampoline reads the profile before it applies it; the command
+	// may read neither its own after, nor another run's: a tag would let
+	// it forge that run's denials in the system log.
+	sr.profile.Rules = append(sr.profile.Rules, seatbelt.Rule{Action: seatbelt.Deny, Ops: []string{"file-read*", "file-write*"},
+		Filters: []seatbelt.Filter{{Kind: "regex", Value: "^" + seatbelt.LiteralRegex(base) + "/run-[^/]+/profile\\.sb$"}}, Why: "the runs' profiles, whose tags are srt's"})
 	if err := os.WriteFile(file, []byte(sr.profile.String()), 0o600); err != nil {
 		return nil, err
 	}

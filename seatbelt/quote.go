@@ -32,6 +32,9 @@ func Quote(s string) string {
 // meaning to outside a bracket expression.
 const ereMeta = `.[]()*+?{}|^$\`
 
+// LiteralRegex is s as a regular expression that matches s alone.
+func LiteralRegex(s string) string { return literalRegex(s) }
+
 // literalRegex is s as a regular expression that matches s alone.
 func literalRegex(s string) string {
 	var b strings.Builder
