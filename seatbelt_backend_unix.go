@@ -143,7 +143,14 @@ func (s *seatbeltBackend) wrap(Run, []string) ([]string, error) {
 }
 
 func (s *seatbeltBackend) doctor() *Report {
-	r := &Report{Enforcement: darwinEnforcement()}
+	r := &Report{Enforcement: darwinEnforcement(), Features: []Feature{
+		{Name: "Seatbelt (sandbox_init, applied by srt's trampoline)", OK: true, Detail: "built and tested on Linux; not yet run on a Mac"},
+		// Go's crypto/x509 (and gh, terraform, …) verifies certificates
+		// through trustd on macOS, which the profile reaches only with
+		// enableWeakerNetworkIsolation: without it their TLS fails.
+		{Name: "trustd (TLS verification of Go programs: gh, terraform, …)", OK: false,
+			Detail: "reachable only with enableWeakerNetworkIsolation; set it if such programs must verify TLS inside"},
+	}}
 	if err := s.supported(); err != nil {
 		r.Enforcement = Enforcement{Level: None}
 		r.Why = err.Error()

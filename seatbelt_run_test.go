@@ -147,6 +147,9 @@ func TestSeatbeltBackend(t *testing.T) {
 	if err := b.supported(); err != nil || b.doctor().Enforcement.Level != Partial {
 		t.Errorf("with consent: %v", err)
 	}
+	if fs := fmt.Sprint(b.doctor().Features); !strings.Contains(fs, "enableWeakerNetworkIsolation") {
+		t.Errorf("srt doctor does not say when trustd is needed: %s", fs)
+	}
 	if err := b.start(settings); err != nil {
 		t.Fatal(err)
 	}
