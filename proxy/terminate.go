@@ -167,6 +167,12 @@ func (s *Server) SetInspection(in *Inspection) {
 		ins = s.newInspector(in)
 	}
 	if old := s.inspect.Swap(ins); old != nil {
+		// It takes no new connection and keeps no idle upstream one; the
+		// requests it is reading finish, and Close ends what is left.
+		old.ln.Close()
+		t := old.proxy.Transport.(*protoTransport)
+		t.h1.CloseIdleConnections()
+		t.h2.CloseIdleConnections()
 		s.mu.Lock()
 		s.retired = append(s.retired, old)
 		s.mu.Unlock()

@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"net/url"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -794,5 +795,29 @@ func TestTerminatedStreamsCapped(t *testing.T) {
 	defer mu.Unlock()
 	if peak > 8 || refused == 0 {
 		t.Errorf("the origin saw %d connections at once (cap 8), %d requests refused", peak, refused)
+	}
+}
+
+// Each Update puts a new inspection in force: the old one stops taking
+// connections, and its goroutines go, however many Updates come.
+func TestSetInspectionRetires(t *testing.T) {
+	ca, err := NewCA()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(policy(t, []string{"example.com"}, nil, nil))
+	defer s.Close()
+	s.SetInspection(&Inspection{CA: ca})
+	time.Sleep(50 * time.Millisecond)
+	before := runtime.NumGoroutine()
+	for range 50 {
+		s.SetInspection(&Inspection{CA: ca})
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before+5 {
+		if time.Now().After(deadline) {
+			t.Fatalf("goroutines grew from %d to %d over 50 inspections", before, runtime.NumGoroutine())
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
