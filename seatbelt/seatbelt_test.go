@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/srt-go/srt/config"
 	"github.com/srt-go/srt/internal/testtree"
 	"github.com/srt-go/srt/policy"
 )
@@ -151,18 +152,7 @@ func TestMoveBlocking(t *testing.T) {
 	w := testtree.Tree(t, "proj/secrets/k", "proj/out/f")
 	proj := filepath.Join(w, "proj")
 	s := testtree.FSRules{AllowWrite: []string{proj}, DenyRead: []string{filepath.Join(proj, "secrets")}}.Settings()
-	pol, err := policy.Build(s, policy.Env{Home: w, Cwd: proj})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := Build(pol, Settings{Options: Options{Tag: "t"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := Compile(p.String())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := compiled(t, s, w, proj)
 	for path, want := range map[string]bool{
 		proj:                             false, // above the hidden secrets
 		filepath.Join(proj, "secrets"):   false, // hidden, so read-only
@@ -182,18 +172,7 @@ func TestCaselessDenies(t *testing.T) {
 	w := testtree.Tree(t, "home/.ssh/id", "home/proj/key.pem", "home/proj/ok")
 	home, proj := filepath.Join(w, "home"), filepath.Join(w, "home/proj")
 	s := testtree.FSRules{AllowWrite: []string{proj}, DenyRead: []string{filepath.Join(home, ".ssh"), filepath.Join(proj, "**/*.pem")}}.Settings()
-	pol, err := policy.Build(s, policy.Env{Home: home, Cwd: proj})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := Build(pol, Settings{Options: Options{Tag: "t"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := Compile(p.String())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := compiled(t, s, home, proj)
 	upper := strings.ToUpper(home)
 	for path, want := range map[string]bool{
 		filepath.Join(home, ".SSH/id"):     false,
@@ -217,4 +196,22 @@ func TestCaselessDenies(t *testing.T) {
 	if !c.Allowed("file-read-data", "/dev/urandom") {
 		t.Error("/dev/urandom is not readable")
 	}
+}
+
+// compiled is the profile of settings s for home and cwd, read back.
+func compiled(t *testing.T, s *config.Settings, home, cwd string) *Compiled {
+	t.Helper()
+	pol, err := policy.Build(s, policy.Env{Home: home, Cwd: cwd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Build(pol, Settings{Options: Options{Tag: "t"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Compile(p.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
