@@ -990,15 +990,8 @@ func (k *call) open(dir int, name string, flags int, mode uint32) answer {
 	flags &^= truncateOnly
 	pl, e := k.at(dir, name)
 	for hops := 0; ; hops++ {
-		if e != 0 {
-			return refused(e)
-		}
-		if hops > maxSymlinks {
-			pl.close()
-			return refused(unix.ELOOP)
-		}
-		if pl.name == "" { // a descriptor's own name: reopen it
-			return k.reopen(pl, flags)
+		if a, done := k.hop(pl, e, hops, flags); done {
+			return a
 		}
 		if pl.proc {
 			defer pl.close()
@@ -1054,6 +1047,22 @@ func (k *call) open(dir int, name string, flags int, mode uint32) answer {
 		pl.close()
 		return a
 	}
+}
+
+// hop is the start of each step of an open's walk through symlinks:
+// done says a is the answer — the error of the step before, too many
+// links, or a descriptor's own name (reopened as it is).
+func (k *call) hop(pl place, e unix.Errno, hops, flags int) (a answer, done bool) {
+	switch {
+	case e != 0:
+		return refused(e), true
+	case hops > maxSymlinks:
+		pl.close()
+		return refused(unix.ELOOP), true
+	case pl.name == "":
+		return k.reopen(pl, flags), true
+	}
+	return answer{}, false
 }
 
 // createAt makes the file at pl, judged free, for open(flags, mode): the
@@ -1137,15 +1146,8 @@ func (k *call) openExisting(pl place, st *unix.Stat_t, full string, n policy.Nam
 func (k *call) openRead(dir int, name string, flags int) answer {
 	pl, e := k.at(dir, name)
 	for hops := 0; ; hops++ {
-		if e != 0 {
-			return refused(e)
-		}
-		if hops > maxSymlinks {
-			pl.close()
-			return refused(unix.ELOOP)
-		}
-		if pl.name == "" {
-			return k.reopen(pl, flags)
+		if a, done := k.hop(pl, e, hops, flags); done {
+			return a
 		}
 		if pl.proc {
 			defer pl.close()

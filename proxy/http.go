@@ -81,7 +81,7 @@ func (s *Server) handleHTTP(c net.Conn, client *Client, full bool) {
 		return
 	}
 	if req.Method == http.MethodConnect {
-		if ins, refuse := s.terminating(target.host); ins != nil {
+		if ins, t, refuse := s.terminating(client, protocol, target.host, target.port); ins != nil {
 			if !ins.acquire(client, protocol, target.host, target.port) {
 				writeStatus(c, 503, "Service Unavailable", "too-many-tunnels", "too many TLS-terminated tunnels at once")
 				return
@@ -95,7 +95,7 @@ func (s *Server) handleHTTP(c net.Conn, client *Client, full bool) {
 			if n := br.Buffered(); n > 0 {
 				head, _ = br.Peek(n)
 			}
-			ins.serveTunnel(c, head, newTunnel(client, protocol, target.host, target.port), true)
+			ins.serveTunnel(c, head, t, true)
 			return
 		} else if refuse {
 			s.refuseOpaque(client, protocol, target.host, target.port, "this proxy does not tunnel CONNECTs it cannot inspect")

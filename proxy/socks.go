@@ -161,7 +161,7 @@ func (s *Server) handleSOCKS(c net.Conn, client *Client, full bool) {
 		socksReply(c, socksNotAllowed)
 		return
 	}
-	if ins, refuse := s.terminating(req.host); ins != nil {
+	if ins, t, refuse := s.terminating(client, "socks5", req.host, req.port); ins != nil {
 		if !ins.acquire(client, "socks5", req.host, req.port) {
 			socksReply(c, socksGeneralFailure)
 			return
@@ -175,7 +175,7 @@ func (s *Server) handleSOCKS(c net.Conn, client *Client, full bool) {
 		if n := br.Buffered(); n > 0 {
 			head, _ = br.Peek(n)
 		}
-		ins.serveTunnel(c, head, newTunnel(client, "socks5", req.host, req.port), true)
+		ins.serveTunnel(c, head, t, true)
 		return
 	} else if refuse {
 		s.refuseOpaque(client, "socks5", req.host, req.port, "")

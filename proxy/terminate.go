@@ -509,19 +509,20 @@ func (l *chanListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0
 
 var discardLog = log.New(io.Discard, "", 0)
 
-// terminating returns the inspector when tunnels to host are to be
-// terminated; refuse says that a tunnel there is to be refused instead
-// (RefuseOpaque, with host excluded from termination).
-func (s *Server) terminating(host string) (ins *inspector, refuse bool) {
+// terminating returns the inspector, and the tunnel it is to serve, when
+// a tunnel of client's to host:port is to be terminated; refuse says that
+// it is to be refused instead (RefuseOpaque, with host excluded from
+// termination).
+func (s *Server) terminating(client *Client, protocol, host string, port uint16) (ins *inspector, t *tunnel, refuse bool) {
 	ins = s.inspect.Load()
 	if ins == nil {
-		return nil, false
+		return nil, nil, false
 	}
-	h, err := netfilter.ParseHost(host)
-	if err == nil && ins.in.CA != nil && ins.in.terminates(h) {
-		return ins, false
+	t = newTunnel(client, protocol, host, port)
+	if ins.in.CA != nil && ins.in.terminates(t.canon) {
+		return ins, t, false
 	}
-	return nil, ins.in.RefuseOpaque
+	return nil, nil, ins.in.RefuseOpaque
 }
 
 // newTunnel describes an allowed tunnel for serveTunnel.

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/srt-go/srt/internal/testenv"
 	"github.com/srt-go/srt/netfilter"
 )
 
@@ -378,29 +379,15 @@ func TestInspectPlainHTTP(t *testing.T) {
 func TestMITMProxy(t *testing.T) {
 	port, _ := upstream(t)
 	sock := filepath.Join(t.TempDir(), "mitm.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
 	asked := make(chan string, 4)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				req, err := http.ReadRequest(bufio.NewReader(c))
-				if err != nil {
-					return
-				}
-				asked <- req.Method + " " + req.RequestURI
-				io.WriteString(c, "HTTP/1.1 200 OK\r\n\r\nfrom-mitm")
-			}()
+	testenv.Serve(t, "unix", sock, func(c net.Conn) {
+		req, err := http.ReadRequest(bufio.NewReader(c))
+		if err != nil {
+			return
 		}
-	}()
+		asked <- req.Method + " " + req.RequestURI
+		io.WriteString(c, "HTTP/1.1 200 OK\r\n\r\nfrom-mitm")
+	})
 	s := New(policy(t, []string{"mitm.example", "127.0.0.1"}, nil, nil))
 	s.SetMITM(&MITM{SocketPath: sock, Domains: []netfilter.Pattern{mustPattern(t, "mitm.example")}})
 	httpAddr, _ := start(t, s)

@@ -117,8 +117,8 @@ func (s *Server) handleTransparent(tp *transparentPath, c net.Conn, client *Clie
 		ins.serveHTTPConn(c, head, newTunnel(client, protocolTransparent, host, port))
 		return
 	}
-	if ins, refuse := s.terminating(host); ins != nil {
-		ins.serveTunnel(c, head, newTunnel(client, protocolTransparent, host, port), false)
+	if ins, t, refuse := s.terminating(client, protocolTransparent, host, port); ins != nil {
+		ins.serveTunnel(c, head, t, false)
 		return
 	} else if refuse {
 		s.refuseOpaque(client, protocolTransparent, host, port, "the connection cannot be inspected: its host is in tlsTerminate.excludeDomains")
