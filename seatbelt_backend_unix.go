@@ -3,12 +3,18 @@
 package srt
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -32,10 +38,8 @@ type seatbeltBackend struct {
 	// session ends every run's profile tag.
 	session string
 	// streamLog follows the system log's denials of the session's
-	// profiles (nil: none are reported); waitExit waits for a process's
-	// exit without reaping it (nil: runs end with the session).
+	// profiles (nil: none are reported).
 	streamLog func(ctx context.Context, session string, f func(seatbelt.Denial)) error
-	waitExit  func(pid int)
 	stopLog   func()
 
 	mu   sync.Mutex
@@ -45,18 +49,58 @@ type seatbeltBackend struct {
 // seatbeltCmd is one command of the session.
 type seatbeltCmd struct {
 	*seatbeltRun
+	onStop func()
+
 	mu sync.Mutex
+	// wrapLn takes a wrapped run's trampoline.
+	wrapLn net.Listener
+	// pid is the command's, and its process group's (0 until the keeper
+	// says); ended: the keeper killed that group as it ended.
+	pid   int
+	ended bool
 }
 
-// stop ends the run: its process group, its listeners, its directory.
+// stop ends the run: the keeper's session and the command's group, its
+// listeners, its directory.
 func (r *seatbeltCmd) stop() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.cmd != nil && r.cmd.Process != nil {
 		syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
 	}
+	if r.pid > 0 && !r.ended {
+		syscall.Kill(-r.pid, syscall.SIGKILL)
+	}
+	if r.wrapLn != nil {
+		r.wrapLn.Close()
+	}
 	r.close()
 	r.listeners, r.dir = nil, ""
+}
+
+// follow reads the keeper's reports until it is gone, which ends the run.
+func (r *seatbeltCmd) follow(end func()) {
+	sc := bufio.NewScanner(r.reports)
+	for sc.Scan() {
+		word, arg, _ := strings.Cut(sc.Text(), " ")
+		switch word {
+		case seatbelt.ReportStarted:
+			if pid, err := strconv.Atoi(arg); err == nil && pid > 1 {
+				r.mu.Lock()
+				r.pid = pid
+				r.mu.Unlock()
+			}
+		case seatbelt.ReportStopped:
+			if r.onStop != nil {
+				r.onStop()
+			}
+		case seatbelt.ReportEnded:
+			r.mu.Lock()
+			r.ended = true
+			r.mu.Unlock()
+		}
+	}
+	end()
 }
 
 func (s *seatbeltBackend) supported() error {
@@ -138,8 +182,67 @@ func (s *seatbeltBackend) settle(string)                            {}
 func (s *seatbeltBackend) explainStart(err error) error             { return err }
 func (s *seatbeltBackend) landlockABI() int                         { return 0 }
 
-func (s *seatbeltBackend) wrap(Run, []string) ([]string, error) {
-	return nil, errors.New("srt: Wrap is not built for macOS yet; use Command")
+// wrap prepares a run for a caller that starts it itself: the argv it
+// returns starts srt in the wrap role (seatbelt/wrap.go), which takes the
+// run from a socket in the run's directory, once.
+func (s *seatbeltBackend) wrap(o Run, argv []string) ([]string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd, err := s.command(context.Background(), o, argv)
+	if err != nil {
+		return nil, err
+	}
+	r := s.find(func(r *seatbeltCmd) bool { return r.cmd == cmd })
+	sock := filepath.Join(r.dir, "wrap.sock")
+	var ln net.Listener
+	if len(sock) >= maxSunPath {
+		err = fmt.Errorf("the run's socket %s is longer than a Unix socket's path may be (%d bytes): set TMPDIR to a shorter directory", sock, maxSunPath)
+	} else {
+		ln, err = net.Listen("unix", sock)
+	}
+	if err != nil {
+		s.forget(r)
+		return nil, err
+	}
+	r.mu.Lock()
+	r.wrapLn = ln
+	r.mu.Unlock()
+	go func() {
+		defer ln.Close()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return // the run ended
+			}
+			if r.handOverTo(c.(*net.UnixConn)) {
+				go r.follow(func() { s.forget(r) })
+				return
+			}
+		}
+	}()
+	return []string{self, seatbeltWrapRole, sock}, nil
+}
+
+// maxSunPath is the longest Unix socket path macOS takes (sun_path's 104
+// bytes with its NUL).
+const maxSunPath = 104
+
+// handOverTo sends the run to a wrap trampoline; true once it holds it.
+func (r *seatbeltCmd) handOverTo(c *net.UnixConn) bool {
+	defer c.Close()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.handed == nil {
+		return false // stopped meanwhile
+	}
+	w := seatbelt.Wrapped{Args: r.cmd.Args, Env: r.cmd.Env, Dir: r.cmd.Dir}
+	if seatbelt.HandOver(c, w, r.cmd.ExtraFiles) != nil {
+		return false
+	}
+	r.handOver()
+	return true
 }
 
 func (s *seatbeltBackend) doctor() *Report {
@@ -167,35 +270,39 @@ func (s *seatbeltBackend) command(ctx context.Context, o Run, argv []string) (*e
 	}
 	settings := s.settings
 	s.Sandbox.mu.Unlock()
-	if o.Terminal {
-		return nil, errors.New("srt: Run.Terminal is not built for macOS yet")
-	}
 	sr, err := s.prepareSeatbelt(ctx, &s.proxySession, s.session, o, settings, argv)
 	if err != nil {
 		return nil, err
 	}
-	r := &seatbeltCmd{seatbeltRun: sr}
+	r := &seatbeltCmd{seatbeltRun: sr, onStop: o.OnStop}
 	s.mu.Lock()
 	s.runs[r] = struct{}{}
 	s.mu.Unlock()
 	return sr.cmd, nil
 }
 
-// startCommand starts a run's Cmd and, once its command has exited,
-// ends the run: what it left running, its proxies, its directory.
+// startCommand starts a run's Cmd and, once its keeper has exited (its
+// reports end), ends the run: what the command left running, its
+// proxies, its directory.
 func (s *seatbeltBackend) startCommand(cmd *exec.Cmd) error {
+	r := s.find(func(r *seatbeltCmd) bool { return r.cmd == cmd })
 	if err := cmd.Start(); err != nil {
+		if r != nil {
+			s.forget(r)
+		}
 		return err
 	}
-	r := s.find(func(r *seatbeltCmd) bool { return r.cmd == cmd })
-	if r != nil && s.waitExit != nil {
-		go func() {
-			s.waitExit(cmd.Process.Pid)
-			r.stop()
-			s.mu.Lock()
-			delete(s.runs, r)
-			s.mu.Unlock()
-		}()
+	if r != nil {
+		r.handOver()
+		go r.follow(func() { s.forget(r) })
 	}
 	return nil
+}
+
+// forget ends a run and drops it from the session.
+func (s *seatbeltBackend) forget(r *seatbeltCmd) {
+	r.stop()
+	s.mu.Lock()
+	delete(s.runs, r)
+	s.mu.Unlock()
 }

@@ -5,14 +5,19 @@ package srt
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/srt-go/srt/config"
 	"github.com/srt-go/srt/internal/environ"
@@ -20,6 +25,26 @@ import (
 	"github.com/srt-go/srt/proxy"
 	"github.com/srt-go/srt/seatbelt"
 )
+
+// The test binary is also the macOS backend's keeper, on Linux without
+// the profile (sandbox_init is macOS's): what runs around it is tested.
+func init() {
+	if len(os.Args) < 3 {
+		return
+	}
+	var err error
+	switch os.Args[1] {
+	case trampolineRole:
+		err = seatbelt.Trampoline(func(string) error { return nil }, os.Args[2:])
+	case seatbeltWrapRole:
+		self, _ := os.Executable()
+		err = seatbelt.RunWrapped(self, os.Args[2])
+	default:
+		return
+	}
+	fmt.Fprintf(os.Stderr, "srt: %v\n", err)
+	os.Exit(125)
+}
 
 // A macOS run, prepared on Linux (everything but applying the profile):
 // the command's environment holds sentinels and the proxies' credential,
@@ -50,7 +75,7 @@ func TestPrepareSeatbelt(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sr.close()
-	if got := strings.Join(sr.cmd.Args, " "); got != "/bin/echo "+trampolineRole+" /bin/echo hi" {
+	if got := strings.Join(sr.cmd.Args, " "); got != "/bin/echo "+trampolineRole+" v1 /bin/echo hi" {
 		t.Errorf("argv %q", got)
 	}
 	if sr.cmd.SysProcAttr == nil || !sr.cmd.SysProcAttr.Setsid {
@@ -167,11 +192,187 @@ func TestSeatbeltBackend(t *testing.T) {
 	if v := fmt.Sprint(s.store.of("cmd")); !strings.Contains(v, "file-read-data /x") || strings.Contains(v, "/y") {
 		t.Errorf("violations: %s", v)
 	}
+	// Commands run through the keeper: their status is theirs, a stop
+	// is told, and each run's directory goes when it ends.
+	start := func(o Run, argv ...string) (*exec.Cmd, *seatbeltCmd) {
+		t.Helper()
+		o.Dir = filepath.Join(w, "home/proj")
+		cmd, err := b.command(context.Background(), o, argv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.startCommand(cmd); err != nil {
+			t.Fatal(err)
+		}
+		return cmd, b.find(func(r *seatbeltCmd) bool { return r.cmd == cmd })
+	}
+	stopped := make(chan struct{}, 1)
+	cmd2, r2 := start(Run{ID: "two", OnStop: func() {
+		select {
+		case stopped <- struct{}{}:
+		default:
+		}
+	}}, "sh", "-c", `test -d "$TMPDIR" || exit 90; kill -STOP $$; exit 3`)
+	dir2 := r2.dir
+	select {
+	case <-stopped:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stop is not told")
+	}
+	cmd2.Process.Signal(syscall.SIGCONT)
+	if err := cmd2.Wait(); cmd2.ProcessState.ExitCode() != 3 {
+		t.Errorf("status %v", err)
+	}
+	for i := 0; i < 250 && b.find(func(r *seatbeltCmd) bool { return r == r2 }) != nil; i++ {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := os.Stat(dir2); err == nil {
+		t.Error("an ended run's directory is left behind")
+	}
+	// The session's end kills what runs, its group included.
+	cmd3, _ := start(Run{ID: "three", Terminal: false}, "sh", "-c", `sleep 100 & echo $! > "$TMPDIR/../bg"; exec sleep 101`)
+	var bg int
+	for i := 0; i < 250 && bg == 0; i++ {
+		time.Sleep(20 * time.Millisecond)
+		if r3 := b.find(func(r *seatbeltCmd) bool { return r.cmd == cmd3 }); r3 != nil {
+			b, _ := os.ReadFile(filepath.Join(r3.seatbeltRun.dir, "bg"))
+			bg, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		}
+	}
+	if bg == 0 {
+		t.Fatal("the command did not start")
+	}
 	b.stop()
+	cmd3.Wait()
 	if _, err := os.Stat(dir); err == nil {
 		t.Error("the run's directory is left behind")
 	}
 	if b.find(func(*seatbeltCmd) bool { return true }) != nil {
 		t.Error("a run outlives the session")
 	}
+	for i := 0; i < 100 && syscall.Kill(bg, 0) == nil && !zombie(bg); i++ {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if syscall.Kill(bg, 0) == nil && !zombie(bg) {
+		t.Error("what the command started outlives the session")
+	}
+}
+
+// zombie says whether pid has ended and waits to be reaped.
+func zombie(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	s := string(b)
+	return err == nil && strings.Contains(s, ") Z ")
+}
+
+// A wrapped macOS run, on Linux: the argv the caller starts takes the run
+// from the session once, runs the command through its keeper with its
+// status and signals, and the run ends with it; a run never started ends
+// with the session; a TMPDIR too long for the run's socket is refused
+// with a message.
+func TestSeatbeltWrap(t *testing.T) {
+	w := testtree.Tree(t, "home/proj/a")
+	t.Setenv("HOME", filepath.Join(w, "home"))
+	// A short TMPDIR of the test's own: the run's socket path must fit.
+	short, err := os.MkdirTemp("/tmp", "sw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(short) })
+	t.Setenv("TMPDIR", short)
+	t.Setenv(experimentalDarwin, "1")
+	settings := config.Default()
+	s := &Sandbox{debugf: func(string, ...any) {}, warn: func(string) {}, runs: map[*run]struct{}{}, plans: map[string]*planInfo{}}
+	s.settings, s.store = settings, newStore(nil, nil)
+	b := &seatbeltBackend{Sandbox: s}
+	if err := b.start(settings); err != nil {
+		t.Fatal(err)
+	}
+	defer b.stop()
+	proj := filepath.Join(w, "home/proj")
+	argv, err := b.wrap(Run{ID: "w", Dir: proj}, []string{"sh", "-c", `echo "$TMPDIR" > "$TMPDIR/../seen"; pwd; exit 5`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	self, _ := os.Executable()
+	if len(argv) != 3 || argv[0] != self || argv[1] != seatbeltWrapRole {
+		t.Fatalf("argv %q", argv)
+	}
+	r := b.find(func(*seatbeltCmd) bool { return true })
+	dir := r.dir
+	out, err := exec.Command(argv[0], argv[1:]...).Output()
+	if code := exitCode(err); code != 5 || strings.TrimSpace(string(out)) != proj {
+		t.Fatalf("status %d, output %q (%v)", code, out, err)
+	}
+	for i := 0; i < 250 && b.find(func(*seatbeltCmd) bool { return true }) != nil; i++ {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Error("the wrapped run's directory is left behind")
+	}
+	if _, err := exec.Command(argv[0], argv[1:]...).Output(); exitCode(err) != 125 {
+		t.Errorf("the run is taken twice: %v", err)
+	}
+
+	// Signals reach the command.
+	argv, err = b.wrap(Run{ID: "w2", Dir: proj}, []string{"sleep", "100"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := exec.Command(argv[0], argv[1:]...)
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 250; i++ {
+		if r := b.find(func(r *seatbeltCmd) bool { return r.key == "w2" }); r != nil {
+			r.mu.Lock()
+			pid := r.pid
+			r.mu.Unlock()
+			if pid > 0 {
+				break
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	c.Process.Signal(syscall.SIGTERM)
+	if code := exitCode(c.Wait()); code != 143 {
+		t.Errorf("status %d after SIGTERM", code)
+	}
+
+	// Never started: it goes with the session.
+	if _, err := b.wrap(Run{ID: "w3", Dir: proj}, []string{"true"}); err != nil {
+		t.Fatal(err)
+	}
+	r3 := b.find(func(r *seatbeltCmd) bool { return r.key == "w3" })
+	dir3 := r3.dir
+	b.stop()
+	if _, err := os.Stat(dir3); err == nil {
+		t.Error("an unstarted wrapped run's directory is left behind")
+	}
+
+	long := filepath.Join(short, strings.Repeat("l", 110))
+	os.Mkdir(long, 0o700)
+	t.Setenv("TMPDIR", long)
+	b = &seatbeltBackend{Sandbox: s}
+	if err := b.start(settings); err != nil {
+		t.Fatal(err)
+	}
+	defer b.stop()
+	if _, err := b.wrap(Run{ID: "w4", Dir: proj}, []string{"true"}); err == nil || !strings.Contains(err.Error(), "TMPDIR") {
+		t.Errorf("a socket path too long: %v", err)
+	}
+	if b.find(func(*seatbeltCmd) bool { return true }) != nil {
+		t.Error("a refused run is kept")
+	}
+}
+
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/srt-go/srt/config"
 	"github.com/srt-go/srt/internal/environ"
+	"github.com/srt-go/srt/internal/rundir"
 	"github.com/srt-go/srt/policy"
 	"github.com/srt-go/srt/proxy"
 	"github.com/srt-go/srt/seatbelt"
@@ -23,33 +24,61 @@ import (
 
 // A run of the macOS backend, prepared: its proxies on loopback asking a
 // per-run credential, its private directory (temp dir, trust bundle,
-// profile), and the command that starts the trampoline, which applies
-// the profile and becomes the command. Nothing here is macOS's own, so
+// profile), and the command that starts the trampoline, the run's keeper
+// (seatbelt/trampoline.go), which applies the profile and starts the
+// command under it. Nothing here is macOS's own, so
 // it is built, and tested, on Linux too; srt_darwin.go runs it.
 
-// trampolineRole is the argument that makes this binary the trampoline.
-const trampolineRole = "__srt_seatbelt"
+// trampolineRole is the argument that makes this binary the trampoline,
+// seatbeltWrapRole the one that makes it a wrapped run's.
+const (
+	trampolineRole   = "__srt_seatbelt"
+	seatbeltWrapRole = "__srt_seatbelt_wrap"
+)
 
 // seatbeltRun is a prepared run.
 type seatbeltRun struct {
 	key, text string
 	// tag is the run's id in its profile's tag.
-	tag       string
-	client    *proxy.Client
-	cmd       *exec.Cmd
+	tag    string
+	client *proxy.Client
+	cmd    *exec.Cmd
+	// dir is the run's directory, live while lock is held (by srt, and by
+	// the keeper it hands the lock to).
 	dir       string
+	lock      *os.File
 	listeners []net.Listener
 	profile   *seatbelt.Profile
+	// reports carries the keeper's reports (seatbelt.ReportStarted, …);
+	// srtEnd is srt's end of the pipe whose end tells the keeper srt is
+	// gone. handed are the keeper's descriptors, srt's copies closed once
+	// it has started.
+	reports, srtEnd *os.File
+	handed          []*os.File
 }
 
-// close undoes a prepared run that will not start.
+// close undoes a run: what it listens on, its directory, its pipes.
 func (sr *seatbeltRun) close() {
 	for _, l := range sr.listeners {
 		l.Close()
 	}
+	sr.handOver()
 	if sr.dir != "" {
-		os.RemoveAll(sr.dir)
+		rundir.RemoveTree(sr.dir)
 	}
+	for _, f := range []*os.File{sr.lock, sr.reports, sr.srtEnd} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// handOver closes srt's copies of the keeper's descriptors.
+func (sr *seatbeltRun) handOver() {
+	for _, f := range sr.handed {
+		f.Close()
+	}
+	sr.handed = nil
 }
 
 // prepareSeatbelt prepares a run of argv under settings, with the
@@ -89,13 +118,10 @@ func (s *Sandbox) prepareSeatbelt(ctx context.Context, ps *proxySession, session
 	sr.client.Inject = in.inject
 	// The run's directory: private, holding its temp dir, the trust
 	// bundle and the profile.
-	base := filepath.Join(os.TempDir(), fmt.Sprintf("srt-%d", os.Getuid()))
-	if err := os.MkdirAll(base, 0o700); err != nil {
+	if sr.dir, sr.lock, err = rundir.New(); err != nil {
 		return nil, err
 	}
-	if sr.dir, err = os.MkdirTemp(base, "run-"); err != nil {
-		return nil, err
-	}
+	base := filepath.Dir(sr.dir)
 	tmp := filepath.Join(sr.dir, "tmp")
 	if err := os.Mkdir(tmp, 0o700); err != nil {
 		return nil, err
@@ -175,12 +201,31 @@ func (s *Sandbox) prepareSeatbelt(ctx context.Context, ps *proxySession, session
 		return nil, err
 	}
 	s.debugf("Seatbelt profile:\n%s", sr.profile)
-	cmd := exec.CommandContext(ctx, self, append([]string{trampolineRole}, argv...)...)
+	// The keeper's pipes: its reports, and the one whose end tells it
+	// srt is gone.
+	reports, reportsW, err := os.Pipe()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	srtR, srtW, err := os.Pipe()
+	if err != nil {
+		f.Close()
+		reports.Close()
+		reportsW.Close()
+		return nil, err
+	}
+	sr.reports, sr.srtEnd = reports, srtW
+	sr.handed = []*os.File{f, reportsW, srtR}
+	launch := seatbelt.Launch{Terminal: o.Terminal, NullFDs: o.NullFDs}
+	cmd := exec.CommandContext(ctx, self, append([]string{trampolineRole, launch.String()}, argv...)...)
 	cmd.Args[0] = argv[0]
-	cmd.Env, cmd.Dir, cmd.ExtraFiles = env, cwd, []*os.File{f}
+	cmd.Env, cmd.Dir = env, cwd
+	cmd.ExtraFiles = make([]*os.File, seatbelt.FDSrt-2)
+	cmd.ExtraFiles[seatbelt.FDProfile-3], cmd.ExtraFiles[seatbelt.FDLock-3] = f, sr.lock
+	cmd.ExtraFiles[seatbelt.FDReport-3], cmd.ExtraFiles[seatbelt.FDSrt-3] = reportsW, srtR
 	// A session of its own: no controlling terminal to push keystrokes
-	// into (TIOCSTI), and a process group the run's whole tree is
-	// killed with.
+	// into (TIOCSTI) but the pty made for it (Run.Terminal).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	sr.cmd = cmd
 	return sr, nil

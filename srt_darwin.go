@@ -7,26 +7,35 @@ import (
 	"os"
 
 	"github.com/srt-go/srt/seatbelt"
-
-	"golang.org/x/sys/unix"
 )
 
 // What the macOS backend (seatbelt_backend_unix.go) needs of macOS
-// itself: the trampoline's start, a process's exit, the system log.
+// itself: the trampoline's start with sandbox_init, the system log.
 
 // MaybeRunInit runs the trampoline when this process was started as one,
 // and never returns then; otherwise it returns at once.
 func MaybeRunInit() {
-	if len(os.Args) < 3 || os.Args[1] != trampolineRole {
+	if len(os.Args) < 3 {
 		return
 	}
-	err := seatbelt.Trampoline(3, os.Args[2:], os.Environ())
+	var err error
+	switch os.Args[1] {
+	case trampolineRole:
+		err = seatbelt.Trampoline(seatbelt.Apply, os.Args[2:])
+	case seatbeltWrapRole:
+		self, serr := os.Executable()
+		if err = serr; err == nil {
+			err = seatbelt.RunWrapped(self, os.Args[2])
+		}
+	default:
+		return
+	}
 	fmt.Fprintf(os.Stderr, "srt: %v\n", err)
 	os.Exit(125)
 }
 
 func newBackend(s *Sandbox) backend {
-	return &seatbeltBackend{Sandbox: s, streamLog: seatbelt.StreamDenials, waitExit: waitExit}
+	return &seatbeltBackend{Sandbox: s, streamLog: seatbelt.StreamDenials}
 }
 
 // run is what the Sandbox keeps of a run; the macOS backend keeps its
@@ -34,22 +43,3 @@ func newBackend(s *Sandbox) backend {
 type run struct{ key, text string }
 
 func (r *run) stop() {}
-
-// waitExit waits for pid's exit without reaping it (the caller's Wait
-// does): kqueue's NOTE_EXIT.
-func waitExit(pid int) {
-	kq, err := unix.Kqueue()
-	if err != nil {
-		return // the session's Close ends the run
-	}
-	defer unix.Close(kq)
-	var ev unix.Kevent_t
-	unix.SetKevent(&ev, pid, unix.EVFILT_PROC, unix.EV_ADD|unix.EV_ONESHOT)
-	ev.Fflags = unix.NOTE_EXIT
-	out := make([]unix.Kevent_t, 1)
-	for {
-		if _, err := unix.Kevent(kq, []unix.Kevent_t{ev}, out, nil); err != unix.EINTR {
-			return
-		}
-	}
-}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/srt-go/srt/internal/relay"
 	"github.com/srt-go/srt/seccomp"
 
 	"github.com/srt-go/srt/config"
@@ -102,7 +103,7 @@ func runFallback() error {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return setupError(StepPrivileges, fmt.Errorf("becoming the subreaper of the command's tree: %w", err))
 	}
-	signals := notifyRelayed()
+	signals := relay.Notify()
 	r, w, err := os.Pipe()
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/srt-go/srt/internal/relay"
 	"github.com/srt-go/srt/landlock"
 	"github.com/srt-go/srt/seccomp"
 
@@ -80,7 +81,7 @@ func runInit() error {
 	// no_new_privs and the parent-death signal are per thread: the one
 	// that forks the command is this one.
 	runtime.LockOSThread()
-	signals := notifyRelayed()
+	signals := relay.Notify()
 	// The link stays open for the init's life: its end tells srt the run
 	// is over, and srt closing it (Sandbox.Close) ends the run.
 	link, err := sayHello()
@@ -167,7 +168,7 @@ func runInit() error {
 		if errors.Is(err, os.ErrNotExist) {
 			code = 127
 		}
-		fmt.Fprintf(os.Stderr, "srt: %s: %v\n", spec.Argv[0], unwrapExec(err))
+		fmt.Fprintf(os.Stderr, "srt: %s: %v\n", spec.Argv[0], relay.Unwrap(err))
 		os.Exit(code)
 	}
 	if tty != nil {
@@ -225,7 +226,7 @@ func runInit() error {
 				syscall.Kill(-1, syscall.SIGKILL)
 				tty.finish()
 			}
-			os.Exit(statusCode(ws))
+			os.Exit(relay.StatusCode(ws))
 		case sig := <-sigs:
 			switch s := sig.(syscall.Signal); {
 			case s == syscall.SIGPIPE:
@@ -287,20 +288,8 @@ func findCommand(spec *Spec) (string, error) {
 	}
 	path, err := exec.LookPath(spec.Argv[0])
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "srt: %s: %v\n", spec.Argv[0], unwrapExec(err))
+		fmt.Fprintf(os.Stderr, "srt: %s: %v\n", spec.Argv[0], relay.Unwrap(err))
 		os.Exit(127)
 	}
 	return path, nil
-}
-
-func unwrapExec(err error) error {
-	var ee *exec.Error
-	if errors.As(err, &ee) {
-		return ee.Err
-	}
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

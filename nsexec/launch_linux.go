@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/srt-go/srt/internal/environ"
+	"github.com/srt-go/srt/internal/rundir"
 
 	"github.com/srt-go/srt/seccomp"
 
@@ -150,7 +151,7 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("no command")
 	}
-	dir, lock, err := newRuntimeDir()
+	dir, lock, err := rundir.New()
 	if err != nil {
 		return nil, err
 	}
@@ -340,7 +341,7 @@ func (l *Launch) Close() error {
 	}
 	var err error
 	if l.RuntimeDir != "" {
-		err = removeTree(l.RuntimeDir)
+		err = rundir.RemoveTree(l.RuntimeDir)
 		l.RuntimeDir = ""
 	}
 	if l.lock != nil {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 
+	"github.com/srt-go/srt/internal/relay"
 	"golang.org/x/sys/unix"
 )
 
@@ -93,7 +94,7 @@ func sendFiles(c *net.UnixConn, files []*os.File) error {
 func runWrap() error {
 	// The init's parent-death signal follows the thread that forks it.
 	runtime.LockOSThread()
-	signals := notifyRelayed()
+	signals := relay.Notify()
 	if len(os.Args) != 3 {
 		return errors.New("usage: " + roleWrap + " SOCKET")
 	}
@@ -137,6 +138,6 @@ func runWrap() error {
 	for _, f := range cmd.ExtraFiles {
 		f.Close()
 	}
-	os.Exit(relaySignals(cmd, sigs))
+	os.Exit(relay.Run(cmd, sigs))
 	return nil
 }

@@ -5,19 +5,16 @@ package seatbelt
 import (
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"os/exec"
 	"syscall"
 	"unsafe"
 )
 
 // The one file that touches macOS: a profile is applied with libSystem's
 // sandbox_init, called without cgo the way golang.org/x/sys/unix calls
-// libSystem (a dynamic import and an assembly trampoline), by a
-// trampoline process that then executes the command,
-// which inherits the profile with everything it starts. Built and vetted
-// for darwin in CI; never run on macOS by this project yet.
+// libSystem (a dynamic import and an assembly trampoline), by the run's
+// keeper (trampoline.go) before it starts the command, which inherits the
+// profile with everything it starts. Built and vetted for darwin in CI;
+// never run on macOS by this project yet.
 
 //go:cgo_import_dynamic libc_sandbox_init sandbox_init "/usr/lib/libSystem.B.dylib"
 //go:cgo_import_dynamic libc_sandbox_free_error sandbox_free_error "/usr/lib/libSystem.B.dylib"
@@ -57,32 +54,4 @@ func cString(p *byte) string {
 		b = append(b, *(*byte)(q))
 	}
 	return string(b)
-}
-
-// Trampoline is the re-executed srt's role on macOS: it reads the profile
-// from the descriptor profileFD (a pipe or a file of the private runtime
-// directory, never argv: long deny lists would overflow ARG_MAX), applies
-// it, and executes argv with env in place of itself. It returns only on
-// failure, and then nothing of the command has run.
-func Trampoline(profileFD int, argv, env []string) error {
-	f := os.NewFile(uintptr(profileFD), "profile")
-	if f == nil {
-		return errors.New("no profile descriptor")
-	}
-	data, err := io.ReadAll(f)
-	f.Close()
-	if err != nil {
-		return fmt.Errorf("reading the profile: %w", err)
-	}
-	if len(argv) == 0 {
-		return errors.New("no command")
-	}
-	path, err := exec.LookPath(argv[0])
-	if err != nil {
-		return err
-	}
-	if err := Apply(string(data)); err != nil {
-		return err
-	}
-	return syscall.Exec(path, argv, env)
 }

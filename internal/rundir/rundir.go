@@ -1,4 +1,12 @@
-package nsexec
+//go:build unix
+
+// Package rundir makes each run's private directory, under a per-user
+// base in TMPDIR, and removes it, and those of earlier runs whose srt is
+// gone, whatever the command left inside. Every backend's runs use it:
+// the namespace sandbox's hold the command's TMPDIR, the staging area and
+// the proxy's Unix socket; the macOS ones the TMPDIR, the trust bundle
+// and the profile.
+package rundir
 
 import (
 	"errors"
@@ -7,30 +15,27 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// The runtime dir: each run's private directory, under a per-user base in
-// TMPDIR, holding the command's TMPDIR, the staging area and the proxy's
-// Unix socket. A live run holds an exclusive flock on its own directory
+// The runtime dir. A live run holds an exclusive flock on its own directory
 // (not on a file inside, which a command allowed to write there could
 // delete). A run dir is made as "new-*", locked, and only then renamed
 // "run-*", so a sweep of stale run dirs never meets one that is not yet
 // locked; no lock is shared between runs, which a command of the same
 // user could hold to stop every later run.
 
-// newDirAge is how old a "new-*" directory must be to count as stale: one
+// NewDirAge is how old a "new-*" directory must be to count as stale: one
 // whose srt died between making it and renaming it.
-const newDirAge = time.Minute
+const NewDirAge = time.Minute
 
-// newRuntimeDir makes this run's private directory under the per-user
+// New makes this run's private directory under the per-user
 // base, after removing the directories of earlier runs whose srt is gone
 // (a SIGKILLed srt cannot clean up after itself). It returns the directory
 // and the open, locked descriptor that marks it live.
-func newRuntimeDir() (string, *os.File, error) {
+func New() (string, *os.File, error) {
 	base := filepath.Join(os.TempDir(), fmt.Sprintf("srt-%d", os.Getuid()))
 	if err := os.Mkdir(base, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 		return "", nil, fmt.Errorf("creating the runtime dir %s: %w", base, err)
@@ -41,7 +46,7 @@ func newRuntimeDir() (string, *os.File, error) {
 	}
 	baseDir.Close()
 	for _, stale := range claimStale(base) {
-		removeTree(stale.Name())
+		RemoveTree(stale.Name())
 		stale.Close()
 	}
 	fresh, err := os.MkdirTemp(base, "new-")
@@ -72,30 +77,20 @@ func newRuntimeDir() (string, *os.File, error) {
 // our files. A mode other than 0700 — a command allowed to write its
 // parent could have changed it — is set back first.
 func openPrivateDir(base string) (*os.File, error) {
-	p, err := os.OpenFile(base, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := openDir(unix.AT_FDCWD, base, func(st *unix.Stat_t) error {
+		if st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != os.Getuid() {
+			return fmt.Errorf("the runtime dir %s is not a directory of uid %d; remove it", base, os.Getuid())
+		}
+		return nil
+	}, true)
 	if err != nil {
-		return nil, fmt.Errorf("opening the runtime dir %s: %w", base, err)
-	}
-	defer p.Close()
-	fi, err := p.Stat()
-	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) || errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
+			return nil, fmt.Errorf("opening the runtime dir %s: %w", base, err)
+		}
 		return nil, err
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !fi.IsDir() || !ok || int(st.Uid) != os.Getuid() {
-		return nil, fmt.Errorf("the runtime dir %s is not a directory of uid %d; remove it", base, os.Getuid())
-	}
-	self := "/proc/self/fd/" + strconv.Itoa(int(p.Fd()))
-	if fi.Mode().Perm() != 0o700 {
-		if err := os.Chmod(self, 0o700); err != nil {
-			return nil, fmt.Errorf("making the runtime dir %s private: %w", base, err)
-		}
-	}
-	f, err := os.OpenFile(self, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, fmt.Errorf("opening the runtime dir %s: %w", base, err)
-	}
-	return f, nil
+	return os.NewFile(uintptr(fd), base), nil
 }
 
 // claimStale returns, open and locked, the run dirs under base that no
@@ -116,7 +111,7 @@ func claimStale(base string) []*os.File {
 		switch {
 		case strings.HasPrefix(name, "run-"):
 		case strings.HasPrefix(name, "new-"):
-			if fi, err := e.Info(); err != nil || time.Since(fi.ModTime()) < newDirAge {
+			if fi, err := e.Info(); err != nil || time.Since(fi.ModTime()) < NewDirAge {
 				continue // being made now
 			}
 		default:
@@ -164,17 +159,17 @@ func flock(f *os.File, how int) error {
 	}
 }
 
-// removeTree removes path and everything beneath it, whatever the
+// RemoveTree removes path and everything beneath it, whatever the
 // command left there: a directory it made unreadable or unwritable (mode
 // 000) is made 0700 first — it is this user's, as the sandbox maps no
 // other uid — and a tree deeper than descriptors allow is taken apart by
 // moving its deep directories up to path. It works through descriptors
 // and never follows a symlink.
-func removeTree(path string) error {
+func RemoveTree(path string) error {
 	if err := os.RemoveAll(path); err == nil {
 		return nil
 	}
-	parent, err := unix.Open(filepath.Dir(path), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	parent, err := unix.Open(filepath.Dir(path), oSearch|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return &os.PathError{Op: "remove", Path: path, Err: err}
 	}
@@ -234,8 +229,8 @@ func emptyAndRemove(dir int, name string, depth int, top int, moved *int) {
 		for {
 			*moved++
 			fresh := ".srt-deep-" + strconv.Itoa(*moved)
-			err := unix.Renameat2(dir, name, top, fresh, unix.RENAME_NOREPLACE)
-			if err == unix.EINVAL {
+			err := renameNoReplace(dir, name, top, fresh)
+			if err == unix.EINVAL || err == unix.ENOTSUP {
 				if unix.Fstatat(top, fresh, new(unix.Stat_t), unix.AT_SYMLINK_NOFOLLOW) == nil {
 					continue
 				}
@@ -262,47 +257,62 @@ func emptyAndRemove(dir int, name string, depth int, top int, moved *int) {
 // entries, never through a symlink, giving it mode 0700 first (listing
 // needs read, unlinking write and search permission).
 func openDirAt(dir int, name string) (int, error) {
-	p, err := unix.Openat(dir, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return -1, err
-	}
-	defer unix.Close(p)
+	return openDir(dir, name, func(st *unix.Stat_t) error {
+		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			return unix.ENOTDIR
+		}
+		return nil
+	}, false)
+}
+
+// openDirByName opens the directory name in dir, never through a symlink:
+// check judges what the name is, and it is given mode 0700 first when
+// needsChmod says so. Without O_PATH the name is judged, then changed
+// without following a symlink, then opened and found to be the inode
+// judged.
+func openDirByName(dir int, name string, check func(*unix.Stat_t) error, private bool) (int, error) {
 	var st unix.Stat_t
-	if err := unix.Fstat(p, &st); err != nil {
+	if err := unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return -1, err
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		return -1, unix.ENOTDIR
+	if err := check(&st); err != nil {
+		return -1, err
 	}
-	// chmod through the descriptor's magic link: the inode just checked,
-	// whatever happens to the name meanwhile.
-	self := "/proc/self/fd/" + strconv.Itoa(p)
-	if st.Mode&0o700 != 0o700 {
-		if err := unix.Chmod(self, 0o700); err != nil {
+	if needsChmod(uint32(st.Mode), private) {
+		if err := unix.Fchmodat(dir, name, 0o700, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			return -1, err
 		}
 	}
-	return unix.Open(self, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	var now unix.Stat_t
+	if err := unix.Fstat(fd, &now); err != nil || now.Dev != st.Dev || now.Ino != st.Ino {
+		unix.Close(fd)
+		return -1, unix.ENOTDIR // replaced meanwhile
+	}
+	return fd, nil
 }
 
-// dirNames lists the names in the open directory fd, from its start.
+// needsChmod says whether a directory of mode needs mode 0700 first: a
+// private one when it is not exactly that, another when its owner may not
+// list, search and write it.
+func needsChmod(mode uint32, private bool) bool {
+	if private {
+		return mode&0o777 != 0o700
+	}
+	return mode&0o700 != 0o700
+}
+
+// dirNames lists the names in the open directory fd, from its start,
+// through a descriptor of its own (its own offset).
 func dirNames(fd int) ([]string, error) {
-	if _, err := unix.Seek(fd, 0, 0); err != nil {
+	d, err := unix.Openat(fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
 		return nil, err
 	}
-	var names []string
-	buf := make([]byte, 16<<10)
-	for {
-		n, err := unix.Getdents(fd, buf)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return names, err
-		}
-		if n <= 0 {
-			return names, nil
-		}
-		parseDirents(buf[:n], func(name []byte, _ uint8) { names = append(names, string(name)) })
-	}
+	f := os.NewFile(uintptr(d), ".")
+	defer f.Close()
+	return f.Readdirnames(-1)
 }

@@ -1,4 +1,6 @@
-package nsexec
+//go:build linux
+
+package rundir
 
 import (
 	"os"
@@ -16,6 +18,26 @@ import (
 // descriptors allow — goes with the run dir; a symlink in it is removed,
 // never followed.
 func TestRemoveTreeTakesEverything(t *testing.T) {
+	bothOpeners(t, func(t *testing.T) { testRemoveTree(t) })
+}
+
+// bothOpeners runs f with each way of opening a directory: Linux's,
+// through an O_PATH descriptor, and the one macOS uses, by name.
+func bothOpeners(t *testing.T, f func(*testing.T)) {
+	for _, o := range []struct {
+		name string
+		open func(int, string, func(*unix.Stat_t) error, bool) (int, error)
+	}{{"pinned", openDirPinned}, {"byName", openDirByName}} {
+		t.Run(o.name, func(t *testing.T) {
+			saved := openDir
+			openDir = o.open
+			defer func() { openDir = saved }()
+			f(t)
+		})
+	}
+}
+
+func testRemoveTree(t *testing.T) {
 	testenv.BothUsers(t, nil, func(t *testing.T) {
 		root := t.TempDir()
 		outside := filepath.Join(root, "outside")
@@ -53,7 +75,7 @@ func TestRemoveTreeTakesEverything(t *testing.T) {
 		os.Chmod(filepath.Join(run, "tmp/ro"), 0o500)
 		os.Chmod(filepath.Join(run, "tmp/noperm"), 0o000)
 		os.Chmod(filepath.Join(run, "tmp/a"), 0o000)
-		if err := removeTree(run); err != nil {
+		if err := RemoveTree(run); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := os.Lstat(run); err == nil {
@@ -71,10 +93,14 @@ func TestRemoveTreeTakesEverything(t *testing.T) {
 // A later run removes every stale run dir — one whose srt is gone, with
 // its lock file or without, whatever is inside — and no live one.
 func TestRuntimeDirSweepsStale(t *testing.T) {
+	bothOpeners(t, testSweep)
+}
+
+func testSweep(t *testing.T) {
 	testenv.BothUsers(t, nil, func(t *testing.T) {
 		tmp := t.TempDir()
 		t.Setenv("TMPDIR", tmp)
-		live, liveLock, err := newRuntimeDir()
+		live, liveLock, err := New()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -103,7 +129,7 @@ func TestRuntimeDirSweepsStale(t *testing.T) {
 		other := mk("not-a-run")
 		// Made by an srt that died before renaming it, and one being made.
 		oldNew := mk("new-old")
-		past := time.Now().Add(-2 * newDirAge)
+		past := time.Now().Add(-2 * NewDirAge)
 		os.Chtimes(oldNew, past, past)
 		freshNew := mk("new-fresh")
 		// A lock on the base, as a command of the same user could take
@@ -116,7 +142,7 @@ func TestRuntimeDirSweepsStale(t *testing.T) {
 		if err := unix.Flock(int(baseLock.Fd()), unix.LOCK_EX); err != nil {
 			t.Fatal(err)
 		}
-		dir, lock, err := newRuntimeDir()
+		dir, lock, err := New()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,5 +163,49 @@ func TestRuntimeDirSweepsStale(t *testing.T) {
 		os.Chmod(filepath.Join(other, "tmp", "x"), 0o755)
 		os.Chmod(filepath.Join(oldLive, "tmp", "x"), 0o755)
 		os.Chmod(filepath.Join(freshNew, "tmp", "x"), 0o755)
+	})
+}
+
+// The per-user base is this user's private directory: a symlink or a
+// directory of another user in its place is refused, a mode widened or
+// emptied by a command is set back to 0700.
+func TestPrivateBase(t *testing.T) {
+	bothOpeners(t, func(t *testing.T) {
+		testenv.BothUsers(t, nil, func(t *testing.T) {
+			root := t.TempDir()
+			base := filepath.Join(root, "base")
+			for _, mode := range []os.FileMode{0o755, 0o000, 0o1777} {
+				os.Mkdir(base, 0o700)
+				os.Chmod(base, mode)
+				f, err := openPrivateDir(base)
+				if err != nil {
+					t.Fatalf("mode %o: %v", mode, err)
+				}
+				f.Close()
+				if fi, _ := os.Lstat(base); fi == nil || fi.Mode().Perm() != 0o700 {
+					t.Errorf("mode %o: now %v", mode, fi)
+				}
+			}
+			os.Remove(base)
+			elsewhere := filepath.Join(root, "elsewhere")
+			os.Mkdir(elsewhere, 0o755)
+			os.Symlink(elsewhere, base)
+			if f, err := openPrivateDir(base); err == nil {
+				f.Close()
+				t.Error("a symlink is taken for the base")
+			}
+			if fi, _ := os.Stat(elsewhere); fi == nil || fi.Mode().Perm() != 0o755 {
+				t.Errorf("the symlink's target was changed: %v", fi)
+			}
+			if os.Getuid() == 0 {
+				other := filepath.Join(root, "other")
+				os.Mkdir(other, 0o755)
+				os.Chown(other, 65534, 65534)
+				if f, err := openPrivateDir(other); err == nil {
+					f.Close()
+					t.Error("another user's directory is taken for the base")
+				}
+			}
+		})
 	})
 }

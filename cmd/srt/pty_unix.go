@@ -1,3 +1,5 @@
+//go:build linux || darwin
+
 package main
 
 import (
@@ -29,25 +31,6 @@ type ptyRelay struct {
 // isTerminal reports whether fd is a terminal.
 func isTerminal(fd int) bool { return term.IsTerminal(fd) }
 
-// openPTY returns a new pty pair: the master non-blocking for the poller,
-// the slave without becoming anyone's controlling terminal.
-func openPTY() (master, slave *os.File, err error) {
-	m, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, nil, &os.PathError{Op: "open", Path: "/dev/ptmx", Err: err}
-	}
-	if err := unix.IoctlSetPointerInt(m, unix.TIOCSPTLCK, 0); err != nil {
-		unix.Close(m)
-		return nil, nil, os.NewSyscallError("unlockpt", err)
-	}
-	s, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(m), unix.TIOCGPTPEER, unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC)
-	if errno != 0 {
-		unix.Close(m)
-		return nil, nil, os.NewSyscallError("TIOCGPTPEER", errno)
-	}
-	return os.NewFile(uintptr(m), "pty-master"), os.NewFile(s, "pty-slave"), nil
-}
-
 // startPTY sets up the relay when stdin and stdout are terminals; it
 // returns nil otherwise (the command then inherits srt's stdio).
 func startPTY(scan io.Writer) (*ptyRelay, error) {
@@ -58,12 +41,12 @@ func startPTY(scan io.Writer) (*ptyRelay, error) {
 	if err != nil {
 		return nil, err
 	}
-	modes, err := unix.IoctlGetTermios(0, unix.TCGETS)
+	modes, err := unix.IoctlGetTermios(0, tcGet)
 	if err != nil {
 		return nil, err
 	}
 	// The command's terminal starts out as the caller's was.
-	if err := unix.IoctlSetTermios(int(slave.Fd()), unix.TCSETS, modes); err != nil {
+	if err := unix.IoctlSetTermios(int(slave.Fd()), tcSet, modes); err != nil {
 		return nil, err
 	}
 	p := &ptyRelay{master: master, slave: slave, out: make(chan struct{}), winch: make(chan os.Signal, 4)}

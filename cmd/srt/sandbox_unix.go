@@ -1,3 +1,5 @@
+//go:build linux || darwin
+
 package main
 
 import (
@@ -134,8 +136,3 @@ func sameFile(a, b int) bool {
 	}
 	return sa.Dev == sb.Dev && sa.Ino == sb.Ino
 }
-
-// closeOnExec marks every descriptor srt inherited above stdio
-// close-on-exec: none of them may reach the sandbox (the init does the
-// same before the command runs; this keeps them from the init too).
-func closeOnExec() { unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC) }
