@@ -4,11 +4,13 @@ package srt
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -17,8 +19,10 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/srt-go/srt/config"
+	"github.com/srt-go/srt/internal/rundir"
 	"github.com/srt-go/srt/netfilter"
 	"github.com/srt-go/srt/proxy"
 	"github.com/srt-go/srt/seatbelt"
@@ -41,6 +45,10 @@ type seatbeltBackend struct {
 	// profiles (nil: none are reported).
 	streamLog func(ctx context.Context, session string, f func(seatbelt.Denial)) error
 	stopLog   func()
+	// osVersion is the system's version, for srt doctor; probe checks
+	// that a profile is enforced (nil: probeSeatbelt).
+	osVersion func() string
+	probe     func() error
 
 	mu   sync.Mutex
 	runs map[*seatbeltCmd]struct{}
@@ -245,20 +253,88 @@ func (r *seatbeltCmd) handOverTo(c *net.UnixConn) bool {
 	return true
 }
 
+// doctor says what this Mac offers: the system, whether a profile srt
+// applies is enforced (a probe run through the keeper, as every run), the
+// system log's reader, trustd.
 func (s *seatbeltBackend) doctor() *Report {
-	r := &Report{Enforcement: darwinEnforcement(), Features: []Feature{
-		{Name: "Seatbelt (sandbox_init, applied by srt's trampoline)", OK: true, Detail: "built and tested on Linux; not yet run on a Mac"},
+	version := "unknown"
+	if s.osVersion != nil {
+		version = s.osVersion()
+	}
+	probe := Feature{Name: "Seatbelt (sandbox_init, applied by srt's keeper)", OK: true,
+		Detail: "a probe's profile denied it a file, as enforced; macOS " + version}
+	run := s.probe
+	if run == nil {
+		run = probeSeatbelt
+	}
+	if err := run(); err != nil {
+		probe.OK, probe.Detail = false, err.Error()+"; macOS "+version
+	}
+	logReader := Feature{Name: "the system log's reader (" + seatbelt.LogCommand + ")", OK: true,
+		Detail: "denials inside the profile are reported as violations"}
+	if _, err := os.Stat(seatbelt.LogCommand); err != nil {
+		logReader.OK, logReader.Detail = false, "not found: denials inside the profile go unreported"
+	}
+	r := &Report{Enforcement: darwinEnforcement(), Features: []Feature{probe, logReader,
 		// Go's crypto/x509 (and gh, terraform, …) verifies certificates
 		// through trustd on macOS, which the profile reaches only with
 		// enableWeakerNetworkIsolation: without it their TLS fails.
 		{Name: "trustd (TLS verification of Go programs: gh, terraform, …)", OK: false,
 			Detail: "reachable only with enableWeakerNetworkIsolation; set it if such programs must verify TLS inside"},
+		{Name: "this backend on a Mac", OK: false, Detail: "built and tested on Linux; not yet run on macOS by this project's CI"},
 	}}
 	if err := s.supported(); err != nil {
 		r.Enforcement = Enforcement{Level: None}
 		r.Why = err.Error()
+	} else if !probe.OK {
+		r.Enforcement = Enforcement{Level: None}
+		r.Why = "the Seatbelt probe failed: " + probe.Detail
 	}
 	return r
+}
+
+// probeSeatbelt runs cat on a file that a profile denies it, through the
+// keeper as every run goes: nil when the file stayed unread.
+func probeSeatbelt() error {
+	dir, lock, err := rundir.New()
+	if err != nil {
+		return err
+	}
+	sr := &seatbeltRun{dir: dir, lock: lock}
+	defer sr.close()
+	var b [8]byte
+	rand.Read(b[:])
+	secret := "srt-probe-" + hex.EncodeToString(b[:])
+	canary := filepath.Join(dir, "canary")
+	if err := os.WriteFile(canary, []byte(secret), 0o600); err != nil {
+		return err
+	}
+	if canary, err = filepath.EvalSymlinks(canary); err != nil {
+		return err
+	}
+	p := seatbelt.Profile{Tag: "srt-probe", Rules: []seatbelt.Rule{
+		{Action: seatbelt.Allow, Ops: []string{"default"}},
+		{Action: seatbelt.Deny, Ops: []string{"file-read*"}, Filters: []seatbelt.Filter{{Kind: "literal", Value: canary}}}}}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := sr.keeper(ctx, p.String(), seatbelt.Launch{}, []string{"/bin/cat", canary}, []string{"PATH=/usr/bin:/bin"}, dir); err != nil {
+		return err
+	}
+	var out bytes.Buffer
+	sr.cmd.Stdout, sr.cmd.Stderr = &out, &out
+	if err := sr.cmd.Start(); err != nil {
+		return err
+	}
+	sr.handOver()
+	go io.Copy(io.Discard, sr.reports)
+	err = sr.cmd.Wait()
+	switch code := sr.cmd.ProcessState.ExitCode(); {
+	case strings.Contains(out.String(), secret) || err == nil:
+		return errors.New("a profile was applied but not enforced: the probe read the file it denies")
+	case code == 125:
+		return fmt.Errorf("no profile can be applied: %s", strings.TrimSpace(out.String()))
+	}
+	return nil
 }
 
 // command prepares one run (prepareSeatbelt) and keeps it for the session.

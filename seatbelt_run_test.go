@@ -54,6 +54,17 @@ func TestPrepareSeatbelt(t *testing.T) {
 	w := testtree.Tree(t, "home/.ssh/id", "home/.token", "home/proj/a")
 	home, proj := filepath.Join(w, "home"), filepath.Join(w, "home/proj")
 	t.Setenv("HOME", home)
+	// TMPDIR behind a symlink, as macOS's is (/var → /private/var):
+	// Seatbelt sees the real paths.
+	realTmp, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "tmp-link")
+	if err := os.Symlink(realTmp, link); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", link)
 	os.WriteFile(filepath.Join(home, ".token"), []byte("FILE-REAL-SECRET-0123"), 0o600)
 	doc := `{"network":{"allowedDomains":["example.com"],"deniedDomains":[],"tlsTerminate":{}},
 		"filesystem":{"denyRead":["~/.ssh"],"allowWrite":["."],"denyWrite":[]},
@@ -112,6 +123,11 @@ func TestPrepareSeatbelt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The run's paths are real ones, the ones Seatbelt compares.
+	realDir := sr.dir
+	if !strings.HasPrefix(realDir, realTmp+"/") {
+		t.Fatalf("the run's directory %s is not named by its real path in %s", sr.dir, realTmp)
+	}
 	for _, tc := range []struct {
 		op, path string
 		want     bool
@@ -119,10 +135,11 @@ func TestPrepareSeatbelt(t *testing.T) {
 		{"file-read-data", filepath.Join(home, ".ssh/id"), false},
 		{"file-read-data", filepath.Join(home, ".token"), false}, // masked: hidden on macOS
 		{"file-write-data", filepath.Join(proj, "a"), true},
-		{"file-write-data", filepath.Join(tmpdir, "x"), true},
-		{"file-write-data", filepath.Join(sr.dir, "profile.sb"), false},
-		{"file-read-data", filepath.Join(sr.dir, "profile.sb"), false}, // its tag is srt's
-		{"file-read-data", filepath.Join(filepath.Dir(sr.dir), "run-other", "profile.sb"), false},
+		{"file-write-data", filepath.Join(realDir, "tmp", "x"), true},
+		{"file-read-data", filepath.Join(realDir, "trust-bundle.crt"), true},
+		{"file-write-data", filepath.Join(realDir, "profile.sb"), false},
+		{"file-read-data", filepath.Join(realDir, "profile.sb"), false}, // its tag is srt's
+		{"file-read-data", filepath.Join(filepath.Dir(realDir), "run-other", "profile.sb"), false},
 		{"file-read-data", "/dev/ttys003", false}, // another window's terminal
 		{"file-ioctl", "/dev/tty", false},
 	} {
@@ -169,6 +186,12 @@ func TestSeatbeltBackend(t *testing.T) {
 		t.Error("the untried backend runs without the user's consent")
 	}
 	t.Setenv(experimentalDarwin, "1")
+	// The probe runs through the keeper, which applies nothing on Linux:
+	// srt doctor finds the profile unenforced, and says so.
+	if r := b.doctor(); r.Enforcement.Level != None || !strings.Contains(r.Why, "not enforced") || r.Features[0].OK {
+		t.Errorf("an unenforced profile passes the probe: %+v", r)
+	}
+	b.probe = func() error { return nil }
 	if err := b.supported(); err != nil || b.doctor().Enforcement.Level != Partial {
 		t.Errorf("with consent: %v", err)
 	}

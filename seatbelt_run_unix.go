@@ -182,42 +182,51 @@ func (s *Sandbox) prepareSeatbelt(ctx context.Context, ps *proxySession, session
 	if sr.profile, err = seatbelt.Build(pol, seatbeltSettings(settings, home, cwd, seatbelt.NewTag(session, sr.tag), ports)); err != nil {
 		return nil, err
 	}
-	file := filepath.Join(sr.dir, "profile.sb")
 	// The trampoline reads the profile before it applies it; the command
 	// may read neither its own after, nor another run's: a tag would let
-	// it forge that run's denials in the system log.
+	// it forge that run's denials in the system log. (base is a real
+	// path, as Seatbelt sees paths: rundir resolves TMPDIR.)
 	sr.profile.Rules = append(sr.profile.Rules, seatbelt.Rule{Action: seatbelt.Deny, Ops: []string{"file-read*", "file-write*"},
 		Filters: []seatbelt.Filter{{Kind: "regex", Value: "^" + seatbelt.LiteralRegex(base) + "/run-[^/]+/profile\\.sb$"}}, Why: "the runs' profiles, whose tags are srt's"})
-	if err := os.WriteFile(file, []byte(sr.profile.String()), 0o600); err != nil {
+	s.debugf("Seatbelt profile:\n%s", sr.profile)
+	if err := sr.keeper(ctx, sr.profile.String(), seatbelt.Launch{Terminal: o.Terminal, NullFDs: o.NullFDs}, argv, env, cwd); err != nil {
 		return nil, err
+	}
+	return sr, nil
+}
+
+// keeper makes the Cmd that starts the run's keeper: the profile text in
+// a file of the run's directory, which the keeper reads through a
+// descriptor (never argv: long deny lists would overflow ARG_MAX), the
+// run's lock, and the keeper's pipes.
+func (sr *seatbeltRun) keeper(ctx context.Context, text string, launch seatbelt.Launch, argv, env []string, cwd string) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	file := filepath.Join(sr.dir, "profile.sb")
+	if err := os.WriteFile(file, []byte(text), 0o600); err != nil {
+		return err
 	}
 	f, err := os.Open(file)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	self, err := os.Executable()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	s.debugf("Seatbelt profile:\n%s", sr.profile)
-	// The keeper's pipes: its reports, and the one whose end tells it
-	// srt is gone.
+	// Its reports, and the pipe whose end tells it srt is gone.
 	reports, reportsW, err := os.Pipe()
 	if err != nil {
 		f.Close()
-		return nil, err
+		return err
 	}
 	srtR, srtW, err := os.Pipe()
 	if err != nil {
 		f.Close()
 		reports.Close()
 		reportsW.Close()
-		return nil, err
+		return err
 	}
 	sr.reports, sr.srtEnd = reports, srtW
 	sr.handed = []*os.File{f, reportsW, srtR}
-	launch := seatbelt.Launch{Terminal: o.Terminal, NullFDs: o.NullFDs}
 	cmd := exec.CommandContext(ctx, self, append([]string{trampolineRole, launch.String()}, argv...)...)
 	cmd.Args[0] = argv[0]
 	cmd.Env, cmd.Dir = env, cwd
@@ -228,5 +237,5 @@ func (s *Sandbox) prepareSeatbelt(ctx context.Context, ps *proxySession, session
 	// into (TIOCSTI) but the pty made for it (Run.Terminal).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	sr.cmd = cmd
-	return sr, nil
+	return nil
 }

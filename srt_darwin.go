@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/srt-go/srt/seatbelt"
+	"golang.org/x/sys/unix"
 )
 
 // What the macOS backend (seatbelt_backend_unix.go) needs of macOS
@@ -35,7 +36,10 @@ func MaybeRunInit() {
 }
 
 func newBackend(s *Sandbox) backend {
-	return &seatbeltBackend{Sandbox: s, streamLog: seatbelt.StreamDenials}
+	return &seatbeltBackend{Sandbox: s, streamLog: seatbelt.StreamDenials, osVersion: func() string {
+		v, _ := unix.Sysctl("kern.osproductversion")
+		return v
+	}}
 }
 
 // run is what the Sandbox keeps of a run; the macOS backend keeps its

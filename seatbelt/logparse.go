@@ -6,6 +6,10 @@ import (
 	"strings"
 )
 
+// LogCommand is the system's own reader of the unified log, which
+// StreamDenials runs.
+const LogCommand = "/usr/bin/log"
+
 // Seatbelt's denials reach the system log as kernel messages: a line
 // "Sandbox: <process>(<pid>) deny(<count>) <operation> <target>", and the
 // message of the rule that denied (the profile's tag, which srt makes

@@ -14,7 +14,7 @@ import (
 // unified log: there is no cgo-free interface to it. Built and vetted for
 // darwin in CI; never run on a Mac.
 func StreamDenials(ctx context.Context, session string, f func(Denial)) error {
-	cmd := exec.CommandContext(ctx, "/usr/bin/log", "stream", "--style", "compact",
+	cmd := exec.CommandContext(ctx, LogCommand, "stream", "--style", "compact",
 		"--predicate", `eventMessage ENDSWITH "_`+session+TagSuffix+`"`)
 	out, err := cmd.StdoutPipe()
 	if err != nil {

@@ -34,9 +34,15 @@ const NewDirAge = time.Minute
 // New makes this run's private directory under the per-user
 // base, after removing the directories of earlier runs whose srt is gone
 // (a SIGKILLed srt cannot clean up after itself). It returns the directory
-// and the open, locked descriptor that marks it live.
+// and the open, locked descriptor that marks it live. The directory is
+// named by its real path: a TMPDIR behind a symlink (macOS's /var is
+// /private/var) is resolved, as mounts and Seatbelt rules need.
 func New() (string, *os.File, error) {
-	base := filepath.Join(os.TempDir(), fmt.Sprintf("srt-%d", os.Getuid()))
+	tmp, err := filepath.EvalSymlinks(os.TempDir())
+	if err != nil {
+		return "", nil, fmt.Errorf("resolving TMPDIR %s: %w", os.TempDir(), err)
+	}
+	base := filepath.Join(tmp, fmt.Sprintf("srt-%d", os.Getuid()))
 	if err := os.Mkdir(base, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 		return "", nil, fmt.Errorf("creating the runtime dir %s: %w", base, err)
 	}

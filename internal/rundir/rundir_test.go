@@ -3,6 +3,7 @@
 package rundir
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -208,4 +209,22 @@ func TestPrivateBase(t *testing.T) {
 			}
 		})
 	})
+}
+
+// A TMPDIR behind a symlink gives run dirs named by their real path.
+func TestRealPath(t *testing.T) {
+	real := t.TempDir()
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", link)
+	dir, lock, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if want := filepath.Join(real, fmt.Sprintf("srt-%d", os.Getuid())); filepath.Dir(dir) != want {
+		t.Errorf("run dir %s, want one in %s", dir, want)
+	}
 }
