@@ -79,18 +79,26 @@ func (p *Profile) String() string {
 	b.WriteString("(version 1)\n")
 	b.WriteString("(deny default (with message " + Quote(p.Tag) + "))\n")
 	for _, r := range p.Rules {
-		if r.Why != "" {
-			b.WriteString("; " + comment(r.Why) + "\n")
-		}
-		b.WriteString("(" + string(r.Action))
-		for _, op := range r.Ops {
-			b.WriteString(" " + op)
-		}
-		for _, f := range r.Filters {
-			b.WriteString(" " + f.render())
-		}
-		b.WriteString(")\n")
+		b.WriteString(r.String())
 	}
+	return b.String()
+}
+
+// String renders r in the profile language: its comment line, if any,
+// and the rule, each ending in a newline.
+func (r Rule) String() string {
+	var b strings.Builder
+	if r.Why != "" {
+		b.WriteString("; " + comment(r.Why) + "\n")
+	}
+	b.WriteString("(" + string(r.Action))
+	for _, op := range r.Ops {
+		b.WriteString(" " + op)
+	}
+	for _, f := range r.Filters {
+		b.WriteString(" " + f.render())
+	}
+	b.WriteString(")\n")
 	return b.String()
 }
 

@@ -216,3 +216,40 @@ func compiled(t *testing.T, s *config.Settings, home, cwd string) *Compiled {
 	}
 	return c
 }
+
+// A run on a terminal drives its own (the keeper appends OwnTerminal),
+// never the user's others.
+func TestOwnTerminal(t *testing.T) {
+	w := testtree.Tree(t, "proj/a")
+	pol, err := policy.Build(testtree.FSRules{}.Settings(), policy.Env{Home: w, Cwd: filepath.Join(w, "proj")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Build(pol, Settings{Options: Options{Tag: "t"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, own := range []bool{false, true} {
+		text := p.String()
+		if own {
+			text += OwnTerminal("/dev/ttys005").String()
+		}
+		c, err := Compile(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, op := range []string{"file-ioctl", "file-read-data", "file-write-data"} {
+			if got := c.Allowed(op, "/dev/ttys005"); got != own {
+				t.Errorf("own %v: %s of the run's terminal: %v", own, op, got)
+			}
+			// (Reads go where reads go: without a terminal of its own
+			// the command has no /dev/tty to open.)
+			if got := c.Allowed(op, "/dev/tty"); got != own && op != "file-read-data" {
+				t.Errorf("own %v: %s of /dev/tty: %v", own, op, got)
+			}
+			if c.Allowed(op, "/dev/ttys004") {
+				t.Errorf("own %v: %s of another terminal", own, op)
+			}
+		}
+	}
+}

@@ -81,6 +81,38 @@ func ParseLaunch(s string) (Launch, error) {
 	return o, nil
 }
 
+// OwnTerminal is the rule that gives a run its own terminal, path, when
+// it has one (Launch.Terminal): last in the profile, over the rule that
+// denies the user's other terminals.
+func OwnTerminal(path string) Rule {
+	return Rule{Action: Allow, Ops: []string{"file-read*", "file-write*", "file-ioctl"},
+		Filters: []Filter{{Kind: "literal", Value: path}, {Kind: "literal", Value: "/dev/tty"}}, Why: "the run's own terminal"}
+}
+
+// ttyPath is the path of the terminal fd is, found by its device number
+// among /dev's terminals (macOS's /dev/ttys*, Linux's /dev/pts/*); "" if
+// none is.
+func ttyPath(fd int) string {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFCHR {
+		return ""
+	}
+	for _, dir := range []string{"/dev", "/dev/pts"} {
+		names, _ := os.ReadDir(dir)
+		for _, e := range names {
+			if dir == "/dev" && !strings.HasPrefix(e.Name(), "ttys") {
+				continue
+			}
+			var dt unix.Stat_t
+			path := dir + "/" + e.Name()
+			if unix.Lstat(path, &dt) == nil && dt.Mode&unix.S_IFMT == unix.S_IFCHR && dt.Rdev == st.Rdev {
+				return path
+			}
+		}
+	}
+	return ""
+}
+
 // Reports are the lines the keeper writes to srt.
 const (
 	ReportStarted = "started" // "started <pid>": the command's pid, its process group
@@ -147,6 +179,12 @@ func Trampoline(apply func(profile string) error, args []string) error {
 		// wrap role relays the terminal's signals to it.
 		if unix.IoctlSetInt(0, unix.TIOCSCTTY, 0) == nil {
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Foreground: true, Ctty: 0}
+			// The profile denies every /dev/ttys*; this one is the run's
+			// own, which the command must drive (modes, its foreground
+			// group) and reopen as /dev/tty, as on Linux.
+			if path := ttyPath(0); path != "" {
+				profile = append(profile, OwnTerminal(path).String()...)
+			}
 		}
 	}
 	if err := apply(string(profile)); err != nil {

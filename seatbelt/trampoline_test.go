@@ -38,6 +38,8 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+const testProfile = "(version 1)\n(deny default)\n"
+
 // keeperRun is a keeper started as srt starts one.
 type keeperRun struct {
 	cmd     *exec.Cmd
@@ -60,7 +62,7 @@ func startKeeper(t *testing.T, l Launch, env []string, tty *os.File, argv ...str
 	t.Helper()
 	dir := t.TempDir()
 	profile := filepath.Join(dir, "profile.sb")
-	os.WriteFile(profile, []byte("(version 1)\n(deny default)\n"), 0o600)
+	os.WriteFile(profile, []byte(testProfile), 0o600)
 	pf, err := os.Open(profile)
 	if err != nil {
 		t.Fatal(err)
@@ -176,7 +178,7 @@ func TestTrampolineRuns(t *testing.T) {
 	if code := k.status(t); code != 7 {
 		t.Fatalf("status %d, want 7 (output %q)", code, k.out())
 	}
-	if b, _ := os.ReadFile(filepath.Join(k.dir, "applied")); !strings.Contains(string(b), "(deny default)") {
+	if b, _ := os.ReadFile(filepath.Join(k.dir, "applied")); string(b) != testProfile {
 		t.Errorf("applied %q", b)
 	}
 	if got, want := k.out(), "3 /dev/null\n4 \n5 /dev/null\n6 \n"; got != want {
@@ -291,6 +293,10 @@ func TestTrampolineTerminal(t *testing.T) {
 		t.Skipf("requires TIOCGPTPEER: %v", errno)
 	}
 	slave := os.NewFile(s, "slave")
+	slavePath, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", s))
+	if err != nil {
+		t.Fatal(err)
+	}
 	k := startKeeper(t, Launch{Terminal: true}, nil, slave, "cat", "/proc/self/stat")
 	pid := k.started(t)
 	slave.Close()
@@ -305,6 +311,10 @@ func TestTrampolineTerminal(t *testing.T) {
 	// state ppid pgrp session tty_nr tpgid
 	if len(f) < 6 || f[2] != strconv.Itoa(pid) || f[5] != f[2] || f[4] == "0" {
 		t.Errorf("the command's terminal and group: %q (pid %d)", line, pid)
+	}
+	// The profile lets the command drive its own terminal, and no other.
+	if b, _ := os.ReadFile(filepath.Join(k.dir, "applied")); string(b) != testProfile+OwnTerminal(slavePath).String() {
+		t.Errorf("applied %q, want the run's terminal %s granted", b, slavePath)
 	}
 }
 
