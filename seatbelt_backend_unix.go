@@ -26,6 +26,7 @@ import (
 	"github.com/srt-go/srt/netfilter"
 	"github.com/srt-go/srt/proxy"
 	"github.com/srt-go/srt/seatbelt"
+	"golang.org/x/sys/unix"
 )
 
 // The macOS backend (issue #21), all but what touches macOS itself
@@ -62,22 +63,31 @@ type seatbeltCmd struct {
 	mu sync.Mutex
 	// wrapLn takes a wrapped run's trampoline.
 	wrapLn net.Listener
-	// pid is the command's, and its process group's (0 until the keeper
-	// says); ended: the keeper killed that group as it ended.
-	pid   int
-	ended bool
+	// keeper is the keeper's pid, its session's id: srt's child's, or
+	// what a wrapped run's trampoline (unconfined) says. pid is the
+	// command's, its process group's, as the keeper says (0 until then);
+	// ended: the keeper killed that group as it ended.
+	keeper, pid int
+	ended       bool
+	// exited: the keeper is gone (its reports ended), its pid another's
+	// to take.
+	exited bool
 }
 
 // stop ends the run: the keeper's session and the command's group, its
-// listeners, its directory.
+// listeners, its directory. The keeper runs under the profile, with the
+// command: what it says is believed only of a process in its own session,
+// so that no report makes srt signal another process.
 func (r *seatbeltCmd) stop() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.cmd != nil && r.cmd.Process != nil {
-		syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
-	}
-	if r.pid > 0 && !r.ended {
-		syscall.Kill(-r.pid, syscall.SIGKILL)
+	if r.keeper > 0 {
+		if sid, err := unix.Getsid(r.pid); r.pid > 0 && !r.ended && err == nil && sid == r.keeper {
+			syscall.Kill(-r.pid, syscall.SIGKILL)
+		}
+		if !r.exited {
+			syscall.Kill(-r.keeper, syscall.SIGKILL)
+		}
 	}
 	if r.wrapLn != nil {
 		r.wrapLn.Close()
@@ -108,6 +118,9 @@ func (r *seatbeltCmd) follow(end func()) {
 			r.mu.Unlock()
 		}
 	}
+	r.mu.Lock()
+	r.exited = true
+	r.mu.Unlock()
 	end()
 }
 
@@ -241,15 +254,24 @@ const maxSunPath = 104
 func (r *seatbeltCmd) handOverTo(c *net.UnixConn) bool {
 	defer c.Close()
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.handed == nil {
+		r.mu.Unlock()
 		return false // stopped meanwhile
 	}
 	w := seatbelt.Wrapped{Args: r.cmd.Args, Env: r.cmd.Env, Dir: r.cmd.Dir}
 	if seatbelt.HandOver(c, w, r.cmd.ExtraFiles) != nil {
+		r.mu.Unlock()
 		return false
 	}
 	r.handOver()
+	r.mu.Unlock()
+	// The trampoline says which keeper it started.
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if pid := seatbelt.ReadKeeper(c); pid > 0 {
+		r.mu.Lock()
+		r.keeper = pid
+		r.mu.Unlock()
+	}
 	return true
 }
 
@@ -369,7 +391,10 @@ func (s *seatbeltBackend) startCommand(cmd *exec.Cmd) error {
 		return err
 	}
 	if r != nil {
+		r.mu.Lock()
+		r.keeper = cmd.Process.Pid
 		r.handOver()
+		r.mu.Unlock()
 		go r.follow(func() { s.forget(r) })
 	}
 	return nil

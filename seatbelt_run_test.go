@@ -399,3 +399,31 @@ func exitCode(err error) int {
 	}
 	return 0
 }
+
+// The keeper runs under the profile with the command, so what it reports
+// is believed only of its own session: a command that took it over and
+// named another process group of the user's gets that group spared.
+func TestSeatbeltStopBelievesOnlyTheSession(t *testing.T) {
+	keeper := exec.Command("sleep", "100")
+	keeper.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	victim := exec.Command("sleep", "100")
+	victim.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	for _, c := range []*exec.Cmd{keeper, victim} {
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer c.Process.Kill()
+	}
+	r := &seatbeltCmd{seatbeltRun: &seatbeltRun{}, keeper: keeper.Process.Pid, pid: victim.Process.Pid}
+	r.stop()
+	if err := keeper.Wait(); err == nil {
+		t.Error("the keeper's session was not killed")
+	}
+	// (A kill takes effect a moment later: watch for a while.)
+	for i := 0; i < 20; i++ {
+		if syscall.Kill(victim.Process.Pid, 0) != nil || zombie(victim.Process.Pid) {
+			t.Fatal("a process group outside the keeper's session was killed on its word")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

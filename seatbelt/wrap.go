@@ -3,6 +3,7 @@
 package seatbelt
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/srt-go/srt/internal/relay"
@@ -47,8 +50,22 @@ func HandOver(c *net.UnixConn, w Wrapped, files []*os.File) error {
 	if _, _, err := c.WriteMsgUnix([]byte{0}, unix.UnixRights(fds...), nil); err != nil {
 		return err
 	}
-	_, err = c.Write(data)
-	return err
+	if _, err = c.Write(data); err != nil {
+		return err
+	}
+	// The end of the run's data; the keeper's pid comes back (ReadKeeper).
+	return c.CloseWrite()
+}
+
+// ReadKeeper reads the keeper's pid that a wrap trampoline sends back
+// once it started it (0 if none comes).
+func ReadKeeper(c net.Conn) int {
+	line, err := bufio.NewReader(io.LimitReader(c, 32)).ReadString('\n')
+	pid, perr := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil || perr != nil || pid <= 1 {
+		return 0
+	}
+	return pid
 }
 
 // RunWrapped is the wrap role: it takes the run from the session's socket
@@ -98,6 +115,9 @@ func RunWrapped(self, path string) error {
 		f.Close()
 	}
 	files = nil
+	// Which keeper runs it, for the session to end it with the run.
+	fmt.Fprintf(c, "%d\n", cmd.Process.Pid)
+	c.Close()
 	os.Exit(relay.Run(cmd, sigs))
 	return nil
 }
