@@ -215,3 +215,11 @@ func moveBlocking(pol *policy.Policy) []Rule {
 	sort.Strings(dirs)
 	return []Rule{{Action: Deny, Ops: []string{"file-write-unlink"}, Filters: names("literal", dirs), Why: "the directories above denied paths stay where they are"}}
 }
+
+// OwnTerminal is the rule that gives a run its own terminal, path, when
+// it has one (Launch.Terminal): last in the profile, over the rule that
+// denies the user's other terminals.
+func OwnTerminal(path string) Rule {
+	return Rule{Action: Allow, Ops: []string{"file-read*", "file-write*", "file-ioctl"},
+		Filters: []Filter{{Kind: "literal", Value: path}, {Kind: "literal", Value: "/dev/tty"}}, Why: "the run's own terminal"}
+}

@@ -81,14 +81,6 @@ func ParseLaunch(s string) (Launch, error) {
 	return o, nil
 }
 
-// OwnTerminal is the rule that gives a run its own terminal, path, when
-// it has one (Launch.Terminal): last in the profile, over the rule that
-// denies the user's other terminals.
-func OwnTerminal(path string) Rule {
-	return Rule{Action: Allow, Ops: []string{"file-read*", "file-write*", "file-ioctl"},
-		Filters: []Filter{{Kind: "literal", Value: path}, {Kind: "literal", Value: "/dev/tty"}}, Why: "the run's own terminal"}
-}
-
 // ttyPath is the path of the terminal fd is, found by its device number
 // among /dev's terminals (macOS's /dev/ttys*, Linux's /dev/pts/*); "" if
 // none is.
