@@ -174,11 +174,13 @@ func (r LaterRule) covers(path string) bool {
 	return r.Glob.MatchOrBeneath(path)
 }
 
-// reopened reports whether a grant more specific than deny covers path.
+// reopened reports whether a grant at least as specific as deny covers
+// path: at equal specificity an allow beats a deny (spec c.1), as View
+// says.
 func (p *Policy) reopened(path, deny string) bool {
 	for _, rs := range [][]Rule{p.Reads, p.Writes} {
 		for _, a := range rs {
-			if a.Allow && len(a.Path) > len(deny) && Under(a.Path, deny) && Under(path, a.Path) {
+			if a.Allow && Under(a.Path, deny) && Under(path, a.Path) {
 				return true
 			}
 		}

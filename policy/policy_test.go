@@ -12,9 +12,9 @@ import (
 )
 
 const (
-	hidden = "hidden"
-	ro     = "ro"
-	rw     = "rw"
+	hidden = testtree.Hidden
+	ro     = testtree.RO
+	rw     = testtree.RW
 )
 
 func checkViews(t *testing.T, p *Policy, root string, want map[string]string) {
@@ -44,36 +44,13 @@ func build(t *testing.T, s *config.Settings, cwd string) *Policy {
 	return p
 }
 
-// Spec c.1 precedence rows, on the plan alone.
+// Spec c.1 precedence rows, on the plan alone (the seatbelt package runs
+// the same rows against its profile).
 func TestPolicyPrecedence(t *testing.T) {
-	w := testtree.Tree(t, "h1/pub/p.txt", "h1/priv/s.txt", ".env", "sub/a.pem", "sub/deep/b.pem", "readme.txt",
-		"secrets/s.txt", "w2/sub/t.txt", "w2/top.txt", "both/x", "home/", "out/", "allow/deny.txt", "allow/ok.txt")
-	for _, tc := range []struct {
-		name  string
-		rules testtree.FSRules
-		want  map[string]string
-	}{
-		{"nothing writable by default", testtree.FSRules{}, map[string]string{"readme.txt": ro, "h1/pub/p.txt": ro}},
-		{"allowRead re-opens inside denyRead", testtree.FSRules{DenyRead: []string{"h1"}, AllowRead: []string{"h1/pub"}},
-			map[string]string{"h1/pub/p.txt": ro, "h1/priv/s.txt": hidden, "h1": hidden, "readme.txt": ro}},
-		{"specific deny beats broader allow", testtree.FSRules{DenyRead: []string{".env", "**/*.pem"}, AllowRead: []string{"."}},
-			map[string]string{".env": hidden, "sub/a.pem": hidden, "sub/deep/b.pem": hidden, "readme.txt": ro}},
-		{"denied file in allowRead dir stays hidden", testtree.FSRules{DenyRead: []string{"/", "allow/deny.txt"}, AllowRead: []string{"allow"}},
-			map[string]string{"allow/deny.txt": hidden, "allow/ok.txt": ro, "readme.txt": hidden}},
-		{"same path deny and allow: allow wins", testtree.FSRules{DenyRead: []string{"both"}, AllowRead: []string{"both"}}, map[string]string{"both/x": ro}},
-		{"deny / allow / denies nothing", testtree.FSRules{DenyRead: []string{"/"}, AllowRead: []string{"/"}}, map[string]string{"readme.txt": ro}},
-		{"denyWrite inside allowWrite", testtree.FSRules{AllowWrite: []string{"."}, DenyWrite: []string{"secrets"}},
-			map[string]string{"secrets/s.txt": ro, "readme.txt": rw}},
-		{"denyWrite at or above allowWrite wins", testtree.FSRules{AllowWrite: []string{"w2", "w2/sub"}, DenyWrite: []string{"w2"}},
-			map[string]string{"w2/sub/t.txt": ro, "w2/top.txt": ro}},
-		{"hidden dir inside allowWrite is read-only", testtree.FSRules{AllowWrite: []string{"."}, DenyRead: []string{"h1"}},
-			map[string]string{"h1": hidden, "h1/priv/s.txt": hidden, "readme.txt": rw}},
-		{"allowWrite inside denyRead is re-exposed", testtree.FSRules{DenyRead: []string{"h1"}, AllowWrite: []string{"h1/pub"}},
-			map[string]string{"h1/pub/p.txt": rw, "h1/priv/s.txt": hidden}},
-		{"missing allowWrite is skipped", testtree.FSRules{AllowWrite: []string{"nonexistent-dir", "out/**"}}, map[string]string{"out": rw, "readme.txt": ro}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			checkViews(t, build(t, tc.rules.Settings(), w), w, tc.want)
+	w := testtree.Tree(t, testtree.PrecedenceFiles...)
+	for _, tc := range testtree.Precedence {
+		t.Run(tc.Name, func(t *testing.T) {
+			checkViews(t, build(t, tc.Rules.Settings(), w), w, tc.Want)
 		})
 	}
 }
@@ -251,7 +228,7 @@ func listTree(t *testing.T, root string) string {
 // specific grant re-opens a literal denyRead, not a pattern; srt's own
 // per-run directory is never denied.
 func TestPolicyDeniedLater(t *testing.T) {
-	w := testtree.Tree(t, "src/x.go", "open/inner/")
+	w := testtree.Tree(t, "src/x.go", "open/inner/", "both/x")
 	run := filepath.Join(w, "run")
 	s := testtree.FSRules{AllowWrite: []string{".", "open/inner"}, DenyWrite: []string{"secrets/*.pem", "later.txt"},
 		DenyRead: []string{"hidden", "**/.env", "open"}}.Settings()
@@ -267,6 +244,17 @@ func TestPolicyDeniedLater(t *testing.T) {
 		r, denied := p.DeniedLater(filepath.Join(w, rel))
 		if denied != want {
 			t.Errorf("%s: denied %v (%+v), want %v", rel, denied, r, want)
+		}
+	}
+	// A grant of the denied path itself re-opens it, for reads judged
+	// later as at launch: at equal specificity an allow wins (spec c.1).
+	s = testtree.FSRules{DenyRead: []string{"both", "**/*.pem"}, AllowRead: []string{"both"}}.Settings()
+	if p, err = Build(s, Env{Cwd: w, Home: filepath.Join(w, "home")}); err != nil {
+		t.Fatal(err)
+	}
+	for rel, want := range map[string]bool{"both/x": false, "both/k.pem": true, "src/k.pem": true} {
+		if _, denied := p.ReadDeniedLater(filepath.Join(w, rel)); denied != want {
+			t.Errorf("read %s later: denied %v, want %v", rel, denied, want)
 		}
 	}
 }

@@ -158,3 +158,36 @@ func TestSpecFilesystemRows(t *testing.T) {
 		})
 	}
 }
+
+// The policy package's path views (spec c.1's precedence rows), each run
+// against the generated profile and the Linux backend's view: hidden is
+// neither read nor written, ro only read, rw both.
+func TestPolicyViewRows(t *testing.T) {
+	w := testtree.Tree(t, testtree.PrecedenceFiles...)
+	for _, tc := range testtree.Precedence {
+		t.Run(tc.Name, func(t *testing.T) {
+			pol, err := policy.Build(tc.Rules.Settings(), policy.Env{Cwd: w, Home: filepath.Join(w, "home")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := Build(pol, Settings{Options: Options{Tag: "t"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := Compile(p.String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := policy.Guard{Policy: pol}
+			for rel, want := range tc.Want {
+				path := filepath.Join(w, rel)
+				read, write := want != testtree.Hidden, want == testtree.RW
+				lr, lw := linuxView(pol, g, path)
+				sr, sw := c.Allowed("file-read-data", path), c.Allowed("file-write-data", path)
+				if sr != read || sw != write || lr != read || lw != write {
+					t.Errorf("%s (%s): Seatbelt read %v write %v, Linux read %v write %v", rel, want, sr, sw, lr, lw)
+				}
+			}
+		})
+	}
+}
