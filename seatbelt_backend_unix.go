@@ -230,44 +230,54 @@ func (s *seatbeltBackend) wrap(o Run, argv []string) ([]string, error) {
 	r.mu.Lock()
 	r.wrapLn = ln
 	r.mu.Unlock()
+	secret := seatbelt.NewSecret()
+	// Each peer on its own: one that says nothing holds up no other.
 	go func() {
-		defer ln.Close()
 		for {
 			c, err := ln.Accept()
 			if err != nil {
-				return // the run ended
+				return // taken, or the run ended
 			}
-			if r.handOverTo(c.(*net.UnixConn)) {
-				go r.follow(func() { s.forget(r) })
-				return
-			}
+			go func() {
+				if r.handOverTo(c.(*net.UnixConn), secret) {
+					ln.Close()
+					r.follow(func() { s.forget(r) })
+				}
+			}()
 		}
 	}()
-	return []string{self, seatbeltWrapRole, sock}, nil
+	return []string{self, seatbeltWrapRole, sock, secret}, nil
 }
 
 // maxSunPath is the longest Unix socket path macOS takes (sun_path's 104
 // bytes with its NUL).
 const maxSunPath = 104
 
-// handOverTo sends the run to a wrap trampoline; true once it holds it.
-func (r *seatbeltCmd) handOverTo(c *net.UnixConn) bool {
+// handOverTo sends the run to a wrap trampoline that knows its secret
+// (seatbelt/wrap.go has the exchange); true once it holds the run. Every
+// step has a deadline, and r.mu is held only while the descriptors go.
+func (r *seatbeltCmd) handOverTo(c *net.UnixConn, secret string) bool {
 	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if !seatbelt.SameSecret(seatbelt.ReadLine(c), secret) {
+		return false
+	}
 	r.mu.Lock()
 	if r.handed == nil {
 		r.mu.Unlock()
 		return false // stopped meanwhile
 	}
 	w := seatbelt.Wrapped{Args: r.cmd.Args, Env: r.cmd.Env, Dir: r.cmd.Dir}
-	if seatbelt.HandOver(c, w, r.cmd.ExtraFiles) != nil {
+	if seatbelt.SendFiles(c, r.cmd.ExtraFiles) != nil {
 		r.mu.Unlock()
 		return false
 	}
 	r.handOver()
 	r.mu.Unlock()
-	// The trampoline says which keeper it started.
-	c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	if pid := seatbelt.ReadKeeper(c); pid > 0 {
+	// From here the trampoline holds the run: if the rest fails, it
+	// ends, and its reports with it.
+	seatbelt.SendRun(c, w)
+	if pid, err := strconv.Atoi(seatbelt.ReadLine(c)); err == nil && pid > 1 {
 		r.mu.Lock()
 		r.keeper = pid
 		r.mu.Unlock()

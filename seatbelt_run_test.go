@@ -38,7 +38,7 @@ func init() {
 		err = seatbelt.Trampoline(func(string) error { return nil }, os.Args[2:])
 	case seatbeltWrapRole:
 		self, _ := os.Executable()
-		err = seatbelt.RunWrapped(self, os.Args[2])
+		err = seatbelt.RunWrapped(self, os.Args[2], os.Args[len(os.Args)-1])
 	default:
 		return
 	}
@@ -318,11 +318,26 @@ func TestSeatbeltWrap(t *testing.T) {
 		t.Fatal(err)
 	}
 	self, _ := os.Executable()
-	if len(argv) != 3 || argv[0] != self || argv[1] != seatbeltWrapRole {
+	if len(argv) != 4 || argv[0] != self || argv[1] != seatbeltWrapRole {
 		t.Fatalf("argv %q", argv)
 	}
 	r := b.find(func(*seatbeltCmd) bool { return true })
 	dir := r.dir
+	// Another process that reaches the socket without the run's secret
+	// takes nothing; one that connects and says nothing holds up neither
+	// the run nor the session.
+	for _, said := range []string{"not-the-secret\n", ""} {
+		c, err := net.Dial("unix", argv[2])
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprint(c, said)
+		c.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+		if n, _ := c.Read(make([]byte, 1)); n > 0 {
+			t.Errorf("a peer that said %q got the run", said)
+		}
+		defer c.Close()
+	}
 	out, err := exec.Command(argv[0], argv[1:]...).Output()
 	if code := exitCode(err); code != 5 || strings.TrimSpace(string(out)) != proj {
 		t.Fatalf("status %d, output %q (%v)", code, out, err)
@@ -368,7 +383,22 @@ func TestSeatbeltWrap(t *testing.T) {
 	}
 	r3 := b.find(func(r *seatbeltCmd) bool { return r.key == "w3" })
 	dir3 := r3.dir
-	b.stop()
+	// (a peer that never speaks is connected to its socket meanwhile)
+	silent, err := net.Dial("unix", filepath.Join(dir3, "wrap.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	stopped := make(chan struct{})
+	go func() {
+		b.stop()
+		close(stopped)
+	}()
+	select {
+	case <-stopped:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the session's end waits on a wrap peer that never speaks")
+	}
 	if _, err := os.Stat(dir3); err == nil {
 		t.Error("an unstarted wrapped run's directory is left behind")
 	}

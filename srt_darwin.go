@@ -25,8 +25,10 @@ func MaybeRunInit() {
 		err = seatbelt.Trampoline(seatbelt.Apply, os.Args[2:])
 	case seatbeltWrapRole:
 		self, serr := os.Executable()
-		if err = serr; err == nil {
-			err = seatbelt.RunWrapped(self, os.Args[2])
+		if err = serr; err == nil && len(os.Args) == 4 {
+			err = seatbelt.RunWrapped(self, os.Args[2], os.Args[3])
+		} else if err == nil {
+			err = fmt.Errorf("usage: %s SOCKET SECRET", seatbeltWrapRole)
 		}
 	default:
 		return

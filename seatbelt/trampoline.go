@@ -36,6 +36,9 @@ const (
 	FDLock    = 4
 	FDReport  = 5
 	FDSrt     = 6
+	// FDParent, with Launch.Parent, ends when the wrap trampoline that
+	// started the keeper does.
+	FDParent = 7
 )
 
 // Launch is how the trampoline starts the command: its first argument.
@@ -45,6 +48,9 @@ type Launch struct {
 	Terminal bool
 	// NullFDs are descriptors the command finds open on /dev/null.
 	NullFDs []int
+	// Parent: the keeper also ends with its parent (FDParent), a wrap
+	// trampoline.
+	Parent bool
 }
 
 // String is l as the trampoline's first argument.
@@ -52,6 +58,9 @@ func (o Launch) String() string {
 	parts := []string{"v1"}
 	if o.Terminal {
 		parts = append(parts, "tty")
+	}
+	if o.Parent {
+		parts = append(parts, "parent")
 	}
 	for _, fd := range o.NullFDs {
 		parts = append(parts, "null="+strconv.Itoa(fd))
@@ -67,8 +76,12 @@ func ParseLaunch(s string) (Launch, error) {
 		return o, fmt.Errorf("trampoline options %q: not of this srt", s)
 	}
 	for _, p := range parts[1:] {
-		if p == "tty" {
+		switch p {
+		case "tty":
 			o.Terminal = true
+			continue
+		case "parent":
+			o.Parent = true
 			continue
 		}
 		v, ok := strings.CutPrefix(p, "null=")
@@ -79,6 +92,20 @@ func ParseLaunch(s string) (Launch, error) {
 		o.NullFDs = append(o.NullFDs, fd)
 	}
 	return o, nil
+}
+
+// closeOnExecAbove marks every open descriptor above fd close-on-exec.
+func closeOnExecAbove(fd int) error {
+	entries, err := os.ReadDir("/dev/fd")
+	if err != nil {
+		return fmt.Errorf("listing the open descriptors: %w", err)
+	}
+	for _, e := range entries {
+		if n, err := strconv.Atoi(e.Name()); err == nil && n > fd {
+			unix.CloseOnExec(n)
+		}
+	}
+	return nil
 }
 
 // ttyPath is the path of the terminal fd is, found by its device number
@@ -130,13 +157,35 @@ func Trampoline(apply func(profile string) error, args []string) error {
 	if err != nil {
 		return fmt.Errorf("reading the profile: %w", err)
 	}
-	for _, fd := range []int{FDLock, FDReport, FDSrt} {
+	handed := []int{FDLock, FDReport, FDSrt}
+	if o.Parent {
+		handed = append(handed, FDParent)
+	}
+	for _, fd := range handed {
 		if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
 			return fmt.Errorf("descriptor %d from srt: %w", fd, err)
 		}
-		unix.CloseOnExec(fd)
 	}
-	report, gone := os.NewFile(FDReport, "report"), os.NewFile(FDSrt, "srt")
+	// Nothing this process holds reaches the command but its stdio and
+	// NullFDs: not srt's descriptors, nor what srt's own caller left open
+	// (Seatbelt judges a file when it is opened, not an open descriptor).
+	if err := closeOnExecAbove(2); err != nil {
+		return err
+	}
+	report := os.NewFile(FDReport, "report")
+	// srt writes nothing on its pipe, nor a wrap trampoline on its: each
+	// ends when its writer does, and so does the run.
+	gone := make(chan struct{}, 2)
+	watch := []int{FDSrt}
+	if o.Parent {
+		watch = append(watch, FDParent)
+	}
+	for _, fd := range watch {
+		go func() {
+			io.Copy(io.Discard, os.NewFile(uintptr(fd), "watched"))
+			gone <- struct{}{}
+		}()
+	}
 	signals := relay.Notify()
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
@@ -197,7 +246,7 @@ func Trampoline(apply func(profile string) error, args []string) error {
 	k := &keeper{pid: cmd.Process.Pid, report: report}
 	fmt.Fprintf(report, "%s %d\n", ReportStarted, k.pid)
 	go func() {
-		io.Copy(io.Discard, gone) // srt writes nothing: this ends when srt does
+		<-gone
 		k.end(137)
 	}()
 	go func() {

@@ -60,6 +60,12 @@ func (k *keeperRun) out() string {
 // stdout.
 func startKeeper(t *testing.T, l Launch, env []string, tty *os.File, argv ...string) *keeperRun {
 	t.Helper()
+	return startKeeperWith(t, l, env, tty, nil, argv...)
+}
+
+// startKeeperWith is startKeeper with more descriptors, from FDParent on.
+func startKeeperWith(t *testing.T, l Launch, env []string, tty *os.File, more []*os.File, argv ...string) *keeperRun {
+	t.Helper()
 	dir := t.TempDir()
 	profile := filepath.Join(dir, "profile.sb")
 	os.WriteFile(profile, []byte(testProfile), 0o600)
@@ -77,7 +83,7 @@ func startKeeper(t *testing.T, l Launch, env []string, tty *os.File, argv ...str
 	k.cmd = exec.Command(os.Args[0], append([]string{testRole, l.String()}, argv...)...)
 	k.cmd.Env = append(os.Environ(), append(env, "TEST_APPLIED="+filepath.Join(dir, "applied"))...)
 	k.cmd.Dir = dir
-	k.cmd.ExtraFiles = []*os.File{pf, lock, rw, gr}
+	k.cmd.ExtraFiles = append([]*os.File{pf, lock, rw, gr}, more...)
 	k.outFile = filepath.Join(dir, "out")
 	out, err := os.Create(k.outFile)
 	if err != nil {
@@ -339,5 +345,43 @@ func TestDecodeWait(t *testing.T) {
 		if s != tc.stopped || c != tc.continued {
 			t.Errorf("%s %#x: stopped %v continued %v", tc.goos, uint32(tc.ws), s, c)
 		}
+	}
+}
+
+// Nothing the keeper holds reaches the command: not a descriptor srt's
+// caller left open without close-on-exec.
+func TestTrampolineKeepsDescriptors(t *testing.T) {
+	secret := filepath.Join(t.TempDir(), "secret")
+	os.WriteFile(secret, []byte("TOP-SECRET"), 0o600)
+	f, err := os.Open(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	k := startKeeperWith(t, Launch{}, nil, nil, []*os.File{f}, "sh", "-c", `cat <&7; echo "7 $(readlink /proc/self/fd/7)"`)
+	k.started(t)
+	if code := k.status(t); code != 0 || strings.Contains(k.out(), "TOP-SECRET") || !strings.Contains(k.out(), "7 \n") {
+		t.Errorf("status %d, output %q", code, k.out())
+	}
+}
+
+// A wrapped run's keeper ends with the wrap trampoline that started it
+// (a pty library that kills the argv it started), the command's group
+// with it.
+func TestTrampolineEndsWithItsParent(t *testing.T) {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pw.Close()
+	k := startKeeperWith(t, Launch{Parent: true}, nil, nil, []*os.File{pr}, "sleep", "100")
+	pr.Close()
+	cmd := k.started(t)
+	pw.Close()
+	if code := k.status(t); code != 137 {
+		t.Errorf("status %d once its parent is gone", code)
+	}
+	if !dead(cmd) {
+		t.Error("the command outlives the wrap trampoline")
 	}
 }

@@ -175,6 +175,11 @@ func RemoveTree(path string) error {
 	if err := os.RemoveAll(path); err == nil {
 		return nil
 	}
+	return removeWalk(path)
+}
+
+// removeWalk is RemoveTree's own walk, for what os.RemoveAll leaves.
+func removeWalk(path string) error {
 	parent, err := unix.Open(filepath.Dir(path), oSearch|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return &os.PathError{Op: "remove", Path: path, Err: err}
@@ -273,10 +278,33 @@ func openDirAt(dir int, name string) (int, error) {
 
 // openDirByName opens the directory name in dir, never through a symlink:
 // check judges what the name is, and it is given mode 0700 first when
-// needsChmod says so. Without O_PATH the name is judged, then changed
-// without following a symlink, then opened and found to be the inode
-// judged.
+// needsChmod says so. Without O_PATH it is opened first and changed
+// through the descriptor, so that what is judged is what is changed. Only
+// a directory its owner may not read (mode 000, as a command can leave
+// one) cannot be opened so: it is judged by name, changed by name without
+// following a symlink, then opened and found to be the inode judged. A
+// process swapping names in the tree meanwhile (RENAME_SWAP) could have
+// its swapped-in file's mode changed to 0700; it would need to outlive
+// its run (only one that left its process group can) and to hold a
+// second name of that file in a tree it may write.
 func openDirByName(dir int, name string, check func(*unix.Stat_t) error, private bool) (int, error) {
+	fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err == nil {
+		var st unix.Stat_t
+		if err = unix.Fstat(fd, &st); err == nil {
+			if err = check(&st); err == nil && needsChmod(uint32(st.Mode), private) {
+				err = unix.Fchmod(fd, 0o700)
+			}
+		}
+		if err != nil {
+			unix.Close(fd)
+			return -1, err
+		}
+		return fd, nil
+	}
+	if err != unix.EACCES {
+		return -1, err
+	}
 	var st unix.Stat_t
 	if err := unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return -1, err
@@ -284,12 +312,13 @@ func openDirByName(dir int, name string, check func(*unix.Stat_t) error, private
 	if err := check(&st); err != nil {
 		return -1, err
 	}
-	if needsChmod(uint32(st.Mode), private) {
-		if err := unix.Fchmodat(dir, name, 0o700, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-			return -1, err
-		}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return -1, unix.ENOTDIR
 	}
-	fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err := unix.Fchmodat(dir, name, 0o700, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return -1, err
+	}
+	fd, err = unix.Openat(dir, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return -1, err
 	}
