@@ -100,14 +100,12 @@ func (r *seatbeltCmd) stop() {
 func (r *seatbeltCmd) follow(end func()) {
 	sc := bufio.NewScanner(r.reports)
 	for sc.Scan() {
-		word, arg, _ := strings.Cut(sc.Text(), " ")
-		switch word {
+		kind, pid, _ := seatbelt.ParseReport(sc.Text())
+		switch kind {
 		case seatbelt.ReportStarted:
-			if pid, err := strconv.Atoi(arg); err == nil && pid > 1 {
-				r.mu.Lock()
-				r.pid = pid
-				r.mu.Unlock()
-			}
+			r.mu.Lock()
+			r.pid = pid
+			r.mu.Unlock()
 		case seatbelt.ReportStopped:
 			if r.onStop != nil {
 				r.onStop()

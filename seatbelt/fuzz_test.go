@@ -2,6 +2,7 @@ package seatbelt
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -101,6 +102,49 @@ func FuzzCaselessGlobRegex(f *testing.F) {
 		}
 		if got, want := m.MatchString(path), g.Match(lower(path)); got != want {
 			t.Fatalf("%q on %q: regex %q says %v, the folded glob %v", pattern, path, re, got, want)
+		}
+	})
+}
+
+// The keeper's reports come from a process the command may have taken
+// over: any line is read without panic, only the three reports are taken,
+// and a started pid is a real one (never 0, 1 or negative: kill(-1)).
+func FuzzParseReport(f *testing.F) {
+	for _, s := range []string{"started 1234", "stopped", "ended", "started -1", "started 1", "started 0x10", "started 12 34", "stopped now", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		kind, pid, ok := ParseReport(line)
+		switch {
+		case !ok && (kind != "" || pid != 0):
+			t.Fatalf("%q: refused but %q %d", line, kind, pid)
+		case ok && kind == ReportStarted && (pid <= 1 || line != ReportStarted+" "+strconv.Itoa(pid)):
+			t.Fatalf("%q: pid %d", line, pid)
+		case ok && kind != ReportStarted && (pid != 0 || line != kind):
+			t.Fatalf("%q: %q %d", line, kind, pid)
+		}
+	})
+}
+
+// The trampoline's options read back as they were written, and whatever
+// else its first argument holds is refused or reads back the same.
+func FuzzParseLaunch(f *testing.F) {
+	for _, s := range []string{"v1", "v1,tty", "v1,parent,null=3,null=9", "v1,null=2", "v2", "v1,,tty", "v1,null=1025"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		l, err := ParseLaunch(s)
+		if err != nil {
+			return
+		}
+		again, err := ParseLaunch(l.String())
+		if err != nil || again.String() != l.String() {
+			t.Fatalf("%q: %q reads back as %q (%v)", s, l.String(), again.String(), err)
+		}
+		for _, fd := range l.NullFDs {
+			if fd < 3 || fd > 1024 {
+				t.Fatalf("%q: null descriptor %d", s, fd)
+			}
 		}
 	})
 }

@@ -139,6 +139,27 @@ const (
 	ReportEnded   = "ended"   // the command's group is killed: the keeper exits
 )
 
+// ParseReport reads one of the keeper's report lines. The keeper runs
+// under the profile with the command, so a line may be anything: ok is
+// false for all but the three reports, and a started pid is above 1.
+func ParseReport(line string) (kind string, pid int, ok bool) {
+	word, arg, hasArg := strings.Cut(line, " ")
+	switch word {
+	case ReportStopped, ReportEnded:
+		if hasArg {
+			return "", 0, false
+		}
+		return word, 0, true
+	case ReportStarted:
+		n, err := strconv.Atoi(arg)
+		if err != nil || n <= 1 || strconv.Itoa(n) != arg {
+			return "", 0, false
+		}
+		return word, n, true
+	}
+	return "", 0, false
+}
+
 // Trampoline runs the keeper for args (options, then the command's argv)
 // and never returns but with an error from before the command started;
 // apply puts the profile on this process.
