@@ -201,7 +201,13 @@ func TestSandboxTerminalJobControl(t *testing.T) {
 			if got := r.output(); !strings.HasPrefix(got, want) || strings.Contains(got, "not a tty") {
 				t.Errorf("tty inside printed %q, want %q first", got, want)
 			}
-			if states := descendantStates(cmd.Process.Pid, "sleep"); len(states) != 1 || states[0] == "T" {
+			// (The shell prints, then becomes sleep: wait for it.)
+			states := descendantStates(cmd.Process.Pid, "sleep")
+			for i := 0; i < 250 && len(states) == 0; i++ {
+				time.Sleep(20 * time.Millisecond)
+				states = descendantStates(cmd.Process.Pid, "sleep")
+			}
+			if len(states) != 1 || states[0] == "T" {
 				t.Fatalf("the command is not running: %v", states)
 			}
 			r.send("\x1a")

@@ -886,11 +886,16 @@ func TestSandboxOpensNoHostPort(t *testing.T) {
 		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + b.H}
 		cmd.Dir = b.W
 		out, _ := cmd.StdoutPipe()
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 		line := make([]byte, 6)
-		io.ReadFull(out, line)
+		if _, err := io.ReadFull(out, line); err != nil || string(line) != "ready\n" {
+			cmd.Wait()
+			t.Fatalf("the command did not start: %q %v; stderr %q", line, err, stderr.String())
+		}
 		// The sockets srt holds, by inode, against the host's TCP listeners.
 		mine := map[string]bool{}
 		fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", cmd.Process.Pid))
