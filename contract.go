@@ -123,7 +123,7 @@ var darwinLacks = []string{
 	"masked credential files are hidden, not masked",
 	"with allowLocalBinding the command reaches every loopback service of the host, not only its own listeners (a profile cannot tell them apart)",
 	"denials inside the profile are reported from the system log (/usr/bin/log), when it can be read",
-	"a process that leaves the command's process group (setsid, a daemon) outlives the run: the keeper kills the group, and there is no PID namespace to kill the rest",
+	"no PID namespace: srt finds the run's processes by watching the process table (10 times a second at first, then every second) and kills every one it saw; one that leaves the tree between two looks (a double fork whose middle process exits at once) outlives the run",
 	"the backend is built and tested on Linux only; it has not run on macOS in this project's CI",
 }
 

@@ -50,6 +50,9 @@ type seatbeltBackend struct {
 	// that a profile is enforced (nil: probeSeatbelt).
 	osVersion func() string
 	probe     func() error
+	// procs lists the process table, for the runs' tree watches
+	// (seatbelt_tree_unix.go; nil: none).
+	procs func() ([]procEntry, error)
 
 	mu   sync.Mutex
 	runs map[*seatbeltCmd]struct{}
@@ -59,6 +62,7 @@ type seatbeltBackend struct {
 type seatbeltCmd struct {
 	*seatbeltRun
 	onStop func()
+	procs  func() ([]procEntry, error)
 
 	mu sync.Mutex
 	// wrapLn takes a wrapped run's trampoline.
@@ -69,6 +73,8 @@ type seatbeltCmd struct {
 	// ended: the keeper killed that group as it ended.
 	keeper, pid int
 	ended       bool
+	// watch follows the tree under the keeper.
+	watch *treeWatch
 	// exited: the keeper is gone (its reports ended), its pid another's
 	// to take.
 	exited bool
@@ -81,6 +87,9 @@ type seatbeltCmd struct {
 func (r *seatbeltCmd) stop() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.watch != nil {
+		r.watch.kill()
+	}
 	if r.keeper > 0 {
 		if sid, err := unix.Getsid(r.pid); r.pid > 0 && !r.ended && err == nil && sid == r.keeper {
 			syscall.Kill(-r.pid, syscall.SIGKILL)
@@ -94,6 +103,16 @@ func (r *seatbeltCmd) stop() {
 	}
 	r.close()
 	r.listeners, r.dir = nil, ""
+}
+
+// setKeeper records the keeper's pid and starts watching its tree (mu
+// held).
+func (r *seatbeltCmd) setKeeper(pid int) {
+	r.keeper = pid
+	if r.procs != nil {
+		r.watch = newTreeWatch(r.procs, pid)
+		go r.watch.run()
+	}
 }
 
 // follow reads the keeper's reports until it is gone, which ends the run.
@@ -277,7 +296,7 @@ func (r *seatbeltCmd) handOverTo(c *net.UnixConn, secret string) bool {
 	seatbelt.SendRun(c, w)
 	if pid, err := strconv.Atoi(seatbelt.ReadLine(c)); err == nil && pid > 1 {
 		r.mu.Lock()
-		r.keeper = pid
+		r.setKeeper(pid)
 		r.mu.Unlock()
 	}
 	return true
@@ -380,7 +399,7 @@ func (s *seatbeltBackend) command(ctx context.Context, o Run, argv []string) (*e
 	if err != nil {
 		return nil, err
 	}
-	r := &seatbeltCmd{seatbeltRun: sr, onStop: o.OnStop}
+	r := &seatbeltCmd{seatbeltRun: sr, onStop: o.OnStop, procs: s.procs}
 	s.mu.Lock()
 	s.runs[r] = struct{}{}
 	s.mu.Unlock()
@@ -400,7 +419,7 @@ func (s *seatbeltBackend) startCommand(cmd *exec.Cmd) error {
 	}
 	if r != nil {
 		r.mu.Lock()
-		r.keeper = cmd.Process.Pid
+		r.setKeeper(cmd.Process.Pid)
 		r.handOver()
 		r.mu.Unlock()
 		go r.follow(func() { s.forget(r) })

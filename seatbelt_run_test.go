@@ -21,6 +21,7 @@ import (
 
 	"github.com/srt-go/srt/config"
 	"github.com/srt-go/srt/internal/environ"
+	"github.com/srt-go/srt/internal/proc"
 	"github.com/srt-go/srt/internal/testtree"
 	"github.com/srt-go/srt/proxy"
 	"github.com/srt-go/srt/seatbelt"
@@ -180,7 +181,7 @@ func TestSeatbeltBackend(t *testing.T) {
 	settings := config.Default()
 	s := &Sandbox{debugf: func(string, ...any) {}, warn: func(string) {}, runs: map[*run]struct{}{}, plans: map[string]*planInfo{}}
 	s.settings, s.store = settings, newStore(nil, nil)
-	b := &seatbeltBackend{Sandbox: s}
+	b := &seatbeltBackend{Sandbox: s, procs: linuxProcs}
 	t.Setenv(experimentalDarwin, "")
 	if b.supported() == nil || b.doctor().Enforcement.Level != None {
 		t.Error("the untried backend runs without the user's consent")
@@ -253,18 +254,24 @@ func TestSeatbeltBackend(t *testing.T) {
 		t.Error("an ended run's directory is left behind")
 	}
 	// The session's end kills what runs, its group included.
-	cmd3, _ := start(Run{ID: "three", Terminal: false}, "sh", "-c", `sleep 100 & echo $! > "$TMPDIR/../bg"; exec sleep 101`)
-	var bg int
-	for i := 0; i < 250 && bg == 0; i++ {
+	// (One in its group, one that left it with setsid, as a daemon does:
+	// the tree's watch finds it.)
+	cmd3, _ := start(Run{ID: "three", Terminal: false}, "sh", "-c",
+		`sleep 100 & echo $! > "$TMPDIR/../bg"; setsid sleep 102 & echo $! > "$TMPDIR/../esc"; exec sleep 101`)
+	var bg, esc int
+	for i := 0; i < 250 && (bg == 0 || esc == 0); i++ {
 		time.Sleep(20 * time.Millisecond)
 		if r3 := b.find(func(r *seatbeltCmd) bool { return r.cmd == cmd3 }); r3 != nil {
 			b, _ := os.ReadFile(filepath.Join(r3.seatbeltRun.dir, "bg"))
 			bg, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+			e, _ := os.ReadFile(filepath.Join(r3.seatbeltRun.dir, "esc"))
+			esc, _ = strconv.Atoi(strings.TrimSpace(string(e)))
 		}
 	}
-	if bg == 0 {
+	if bg == 0 || esc == 0 {
 		t.Fatal("the command did not start")
 	}
+	time.Sleep(300 * time.Millisecond) // a few looks at the process table
 	b.stop()
 	cmd3.Wait()
 	if _, err := os.Stat(dir); err == nil {
@@ -279,6 +286,27 @@ func TestSeatbeltBackend(t *testing.T) {
 	if syscall.Kill(bg, 0) == nil && !zombie(bg) {
 		t.Error("what the command started outlives the session")
 	}
+	for i := 0; i < 100 && syscall.Kill(esc, 0) == nil && !zombie(esc); i++ {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if syscall.Kill(esc, 0) == nil && !zombie(esc) {
+		syscall.Kill(esc, syscall.SIGKILL)
+		t.Error("what left the command's process group outlives the session")
+	}
+}
+
+// linuxProcs is the process table of /proc, as the macOS backend's tree
+// watch reads kern.proc.all there.
+func linuxProcs() ([]procEntry, error) {
+	all, err := proc.All()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]procEntry, len(all))
+	for i, p := range all {
+		out[i] = procEntry{pid: p.Pid, ppid: p.PPid, start: p.Start}
+	}
+	return out, nil
 }
 
 // zombie says whether pid has ended and waits to be reaped.

@@ -38,10 +38,24 @@ func MaybeRunInit() {
 }
 
 func newBackend(s *Sandbox) backend {
-	return &seatbeltBackend{Sandbox: s, streamLog: seatbelt.StreamDenials, osVersion: func() string {
+	return &seatbeltBackend{Sandbox: s, streamLog: seatbelt.StreamDenials, procs: processes, osVersion: func() string {
 		v, _ := unix.Sysctl("kern.osproductversion")
 		return v
 	}}
+}
+
+// processes is the process table (kern.proc.all; srt is not confined).
+func processes() ([]procEntry, error) {
+	ps, err := unix.SysctlKinfoProcSlice("kern.proc.all")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]procEntry, len(ps))
+	for i, p := range ps {
+		out[i] = procEntry{pid: int(p.Proc.P_pid), ppid: int(p.Eproc.Ppid),
+			start: p.Proc.P_starttime.Sec*1_000_000 + int64(p.Proc.P_starttime.Usec)}
+	}
+	return out, nil
 }
 
 // run is what the Sandbox keeps of a run; the macOS backend keeps its

@@ -41,125 +41,6 @@ const (
 	FDParent = 7
 )
 
-// Launch is how the trampoline starts the command: its first argument.
-type Launch struct {
-	// Terminal: stdin is a pty made for the command; it becomes the
-	// session's controlling terminal, with the command in the foreground.
-	Terminal bool
-	// NullFDs are descriptors the command finds open on /dev/null.
-	NullFDs []int
-	// Parent: the keeper also ends with its parent (FDParent), a wrap
-	// trampoline.
-	Parent bool
-}
-
-// String is l as the trampoline's first argument.
-func (o Launch) String() string {
-	parts := []string{"v1"}
-	if o.Terminal {
-		parts = append(parts, "tty")
-	}
-	if o.Parent {
-		parts = append(parts, "parent")
-	}
-	for _, fd := range o.NullFDs {
-		parts = append(parts, "null="+strconv.Itoa(fd))
-	}
-	return strings.Join(parts, ",")
-}
-
-// ParseLaunch reads Launch.String.
-func ParseLaunch(s string) (Launch, error) {
-	var o Launch
-	parts := strings.Split(s, ",")
-	if parts[0] != "v1" {
-		return o, fmt.Errorf("trampoline options %q: not of this srt", s)
-	}
-	for _, p := range parts[1:] {
-		switch p {
-		case "tty":
-			o.Terminal = true
-			continue
-		case "parent":
-			o.Parent = true
-			continue
-		}
-		v, ok := strings.CutPrefix(p, "null=")
-		fd, err := strconv.Atoi(v)
-		if !ok || err != nil || fd < 3 || fd > 1024 {
-			return o, fmt.Errorf("trampoline option %q", p)
-		}
-		o.NullFDs = append(o.NullFDs, fd)
-	}
-	return o, nil
-}
-
-// closeOnExecAbove marks every open descriptor above fd close-on-exec.
-func closeOnExecAbove(fd int) error {
-	entries, err := os.ReadDir("/dev/fd")
-	if err != nil {
-		return fmt.Errorf("listing the open descriptors: %w", err)
-	}
-	for _, e := range entries {
-		if n, err := strconv.Atoi(e.Name()); err == nil && n > fd {
-			unix.CloseOnExec(n)
-		}
-	}
-	return nil
-}
-
-// ttyPath is the path of the terminal fd is, found by its device number
-// among /dev's terminals (macOS's /dev/ttys*, Linux's /dev/pts/*); "" if
-// none is.
-func ttyPath(fd int) string {
-	var st unix.Stat_t
-	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFCHR {
-		return ""
-	}
-	for _, dir := range []string{"/dev", "/dev/pts"} {
-		names, _ := os.ReadDir(dir)
-		for _, e := range names {
-			if dir == "/dev" && !strings.HasPrefix(e.Name(), "ttys") {
-				continue
-			}
-			var dt unix.Stat_t
-			path := dir + "/" + e.Name()
-			if unix.Lstat(path, &dt) == nil && dt.Mode&unix.S_IFMT == unix.S_IFCHR && dt.Rdev == st.Rdev {
-				return path
-			}
-		}
-	}
-	return ""
-}
-
-// Reports are the lines the keeper writes to srt.
-const (
-	ReportStarted = "started" // "started <pid>": the command's pid, its process group
-	ReportStopped = "stopped" // the command's group stopped: srt stops too
-	ReportEnded   = "ended"   // the command's group is killed: the keeper exits
-)
-
-// ParseReport reads one of the keeper's report lines. The keeper runs
-// under the profile with the command, so a line may be anything: ok is
-// false for all but the three reports, and a started pid is above 1.
-func ParseReport(line string) (kind string, pid int, ok bool) {
-	word, arg, hasArg := strings.Cut(line, " ")
-	switch word {
-	case ReportStopped, ReportEnded:
-		if hasArg {
-			return "", 0, false
-		}
-		return word, 0, true
-	case ReportStarted:
-		n, err := strconv.Atoi(arg)
-		if err != nil || n <= 1 || strconv.Itoa(n) != arg {
-			return "", 0, false
-		}
-		return word, n, true
-	}
-	return "", 0, false
-}
-
 // Trampoline runs the keeper for args (options, then the command's argv)
 // and never returns but with an error from before the command started;
 // apply puts the profile on this process.
@@ -385,4 +266,42 @@ func (k *keeper) end(code int) {
 	syscall.Kill(-k.pid, syscall.SIGKILL)
 	fmt.Fprintln(k.report, ReportEnded)
 	os.Exit(code)
+}
+
+// closeOnExecAbove marks every open descriptor above fd close-on-exec.
+func closeOnExecAbove(fd int) error {
+	entries, err := os.ReadDir("/dev/fd")
+	if err != nil {
+		return fmt.Errorf("listing the open descriptors: %w", err)
+	}
+	for _, e := range entries {
+		if n, err := strconv.Atoi(e.Name()); err == nil && n > fd {
+			unix.CloseOnExec(n)
+		}
+	}
+	return nil
+}
+
+// ttyPath is the path of the terminal fd is, found by its device number
+// among /dev's terminals (macOS's /dev/ttys*, Linux's /dev/pts/*); "" if
+// none is.
+func ttyPath(fd int) string {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFCHR {
+		return ""
+	}
+	for _, dir := range []string{"/dev", "/dev/pts"} {
+		names, _ := os.ReadDir(dir)
+		for _, e := range names {
+			if dir == "/dev" && !strings.HasPrefix(e.Name(), "ttys") {
+				continue
+			}
+			var dt unix.Stat_t
+			path := dir + "/" + e.Name()
+			if unix.Lstat(path, &dt) == nil && dt.Mode&unix.S_IFMT == unix.S_IFCHR && dt.Rdev == st.Rdev {
+				return path
+			}
+		}
+	}
+	return ""
 }

@@ -14,6 +14,9 @@ type Proc struct {
 	Pid, PPid int
 	Comm      string // the command name, at most 15 bytes, anything in it
 	State     string // R, S, D, T, Z, ...
+	// Start is when it started, in clock ticks after boot: a pid seen
+	// again with another start is another process.
+	Start int64
 }
 
 // Parse reads a /proc/<pid>/stat line: "pid (comm) state ppid ...". The
@@ -36,7 +39,11 @@ func Parse(stat []byte) (Proc, bool) {
 	if err != nil {
 		return Proc{}, false
 	}
-	return Proc{Pid: pid, PPid: ppid, Comm: string(stat[open+1 : end]), State: f[0]}, true
+	p := Proc{Pid: pid, PPid: ppid, Comm: string(stat[open+1 : end]), State: f[0]}
+	if len(f) > 19 {
+		p.Start, _ = strconv.ParseInt(f[19], 10, 64)
+	}
+	return p, true
 }
 
 // Of reads the process pid; ok is false when it is gone.
