@@ -130,8 +130,9 @@ var darwinLacks = []string{
 // darwinEnforcement is what a macOS run gets.
 func darwinEnforcement() Enforcement {
 	return Enforcement{Level: Partial, Layers: []string{
-		"a Seatbelt profile applied by a trampoline before the command starts (inherited by everything it starts)",
-		"network only through the policy proxies on loopback, with a per-run credential"},
+		"a Seatbelt profile the run's keeper applies to itself before it starts the command (inherited by everything it starts)",
+		"network only through the policy proxies on loopback, with a per-run credential",
+		"the run's processes killed at its end: the command's group by the keeper, its other descendants found in the process table by srt"},
 		Lacks: slices.Clone(darwinLacks)}
 }
 
