@@ -33,8 +33,13 @@ type treeWatch struct {
 
 	mu   sync.Mutex
 	seen map[int]int64 // pid → start
-	done chan struct{}
-	once sync.Once
+	// rootStart is the keeper's start, once seen; rootGone: it has been
+	// seen gone (its pid may be another process's now).
+	rootStart int64
+	rootSeen  bool
+	rootGone  bool
+	done      chan struct{}
+	once      sync.Once
 }
 
 func newTreeWatch(list func() ([]procEntry, error), root int) *treeWatch {
@@ -79,7 +84,13 @@ func (w *treeWatch) scan() []int {
 			delete(w.seen, pid)
 		}
 	}
-	queue := []int{w.root}
+	var queue []int
+	if start, ok := alive[w.root]; ok && !w.rootGone && (!w.rootSeen || start == w.rootStart) {
+		w.rootStart, w.rootSeen = start, true
+		queue = append(queue, w.root)
+	} else {
+		w.rootGone = true
+	}
 	for pid := range w.seen {
 		queue = append(queue, pid)
 	}
