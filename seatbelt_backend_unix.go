@@ -76,8 +76,8 @@ type seatbeltCmd struct {
 	// watch follows the tree under the keeper.
 	watch *treeWatch
 	// exited: the keeper is gone (its reports ended), its pid another's
-	// to take.
-	exited bool
+	// to take; stopped: the run has ended.
+	exited, stopped bool
 }
 
 // stop ends the run: the keeper's session and the command's group, its
@@ -87,6 +87,7 @@ type seatbeltCmd struct {
 func (r *seatbeltCmd) stop() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.stopped = true
 	if r.watch != nil {
 		r.watch.kill()
 	}
@@ -108,6 +109,9 @@ func (r *seatbeltCmd) stop() {
 // setKeeper records the keeper's pid and starts watching its tree (mu
 // held).
 func (r *seatbeltCmd) setKeeper(pid int) {
+	if r.stopped {
+		return // the run has ended: its keeper ends as srt's pipe has
+	}
 	r.keeper = pid
 	if r.procs != nil {
 		r.watch = newTreeWatch(r.procs, pid)
@@ -248,12 +252,19 @@ func (s *seatbeltBackend) wrap(o Run, argv []string) ([]string, error) {
 	r.wrapLn = ln
 	r.mu.Unlock()
 	secret := seatbelt.NewSecret()
-	// Each peer on its own: one that says nothing holds up no other.
+	// Each peer on its own: one that says nothing holds up no other, and
+	// running out of descriptors does not end the wait for the
+	// trampoline. (No command reaches the socket: the profile denies srt's
+	// sockets to every command.)
 	go func() {
 		for {
 			c, err := ln.Accept()
-			if err != nil {
+			if errors.Is(err, net.ErrClosed) {
 				return // taken, or the run ended
+			}
+			if err != nil {
+				time.Sleep(50 * time.Millisecond)
+				continue
 			}
 			go func() {
 				if r.handOverTo(c.(*net.UnixConn), secret) {
@@ -294,10 +305,13 @@ func (r *seatbeltCmd) handOverTo(c *net.UnixConn, secret string) bool {
 	// From here the trampoline holds the run: if the rest fails, it
 	// ends, and its reports with it.
 	seatbelt.SendRun(c, w)
+	// A keeper leads its own session; no other process is taken for it.
 	if pid, err := strconv.Atoi(seatbelt.ReadLine(c)); err == nil && pid > 1 {
-		r.mu.Lock()
-		r.setKeeper(pid)
-		r.mu.Unlock()
+		if sid, err := unix.Getsid(pid); err == nil && sid == pid {
+			r.mu.Lock()
+			r.setKeeper(pid)
+			r.mu.Unlock()
+		}
 	}
 	return true
 }

@@ -67,7 +67,7 @@ func TestPrepareSeatbelt(t *testing.T) {
 	}
 	t.Setenv("TMPDIR", link)
 	os.WriteFile(filepath.Join(home, ".token"), []byte("FILE-REAL-SECRET-0123"), 0o600)
-	doc := `{"network":{"allowedDomains":["example.com"],"deniedDomains":[],"tlsTerminate":{}},
+	doc := `{"network":{"allowedDomains":["example.com"],"deniedDomains":[],"tlsTerminate":{},"allowAllUnixSockets":true},
 		"filesystem":{"denyRead":["~/.ssh"],"allowWrite":["."],"denyWrite":[]},
 		"credentials":{"envVars":[{"name":"TOKEN","mode":"mask"}],"files":[{"path":"~/.token","mode":"mask"}]}}`
 	settings, _, err := config.Parse([]byte(doc))
@@ -143,6 +143,16 @@ func TestPrepareSeatbelt(t *testing.T) {
 		{"file-read-data", filepath.Join(filepath.Dir(realDir), "run-other", "profile.sb"), false},
 		{"file-read-data", "/dev/ttys003", false}, // another window's terminal
 		{"file-ioctl", "/dev/tty", false},
+		// allowAllUnixSockets: every socket but the resolver and srt's
+		// own (a wrapped run's, which a command could flood or take).
+		{"network-outbound", "/var/run/docker.sock", true},
+		{"network-outbound", "/var/run/mDNSResponder", false},
+		{"network-outbound", filepath.Join(filepath.Dir(realDir), "run-other", "wrap.sock"), false},
+		{"network-bind", filepath.Join(realDir, "tmp", "s.sock"), true},
+		{"network-outbound", filepath.Join(realDir, "tmp", "s.sock"), true},
+		{"network-outbound", filepath.Join(filepath.Dir(realDir), "run-other", "tmp", "s.sock"), false},
+		{"network-bind", filepath.Join(realDir, "s.sock"), false},
+		{"network-bind", "/tmp/elsewhere.sock", true},
 	} {
 		if got := c.Allowed(tc.op, tc.path); got != tc.want {
 			t.Errorf("%s %s: %v, want %v", tc.op, tc.path, got, tc.want)

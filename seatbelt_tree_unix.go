@@ -42,8 +42,13 @@ type treeWatch struct {
 	once      sync.Once
 }
 
+// newTreeWatch starts following the tree under root, which must be
+// alive: its start is taken now, so that its pid, once another
+// process's, is not walked from.
 func newTreeWatch(list func() ([]procEntry, error), root int) *treeWatch {
-	return &treeWatch{list: list, root: root, seen: map[int]int64{}, done: make(chan struct{})}
+	w := &treeWatch{list: list, root: root, seen: map[int]int64{}, done: make(chan struct{})}
+	w.scan()
+	return w
 }
 
 // run looks at the table until the run ends: often at first, when most
@@ -122,7 +127,8 @@ func (w *treeWatch) kill() {
 	w.signal(syscall.SIGKILL)
 }
 
-// signal sends s to every process seen that is still itself.
+// signal sends s to every process seen (each still itself at the scan
+// just before).
 func (w *treeWatch) signal(s syscall.Signal) {
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -60,6 +60,10 @@ func Compile(text string) (*Compiled, error) {
 				if kind == "with" {
 					continue // (with message "...")
 				}
+				if f, ok := socketFilter(x); ok {
+					r.filters = append(r.filters, f)
+					continue
+				}
 				if len(x) != 2 {
 					// (remote ip "..."), (require-all ...): no path
 					// filter, kept so that the rule matches no path.
@@ -91,7 +95,36 @@ func Compile(text string) (*Compiled, error) {
 	return c, nil
 }
 
-// Allowed answers whether op (as "file-read-data") is allowed on path.
+// socketFilter reads (remote unix-socket (path-literal|path-regex "…"))
+// and its local twin as a filter on the socket's path, which Allowed
+// matches as it matches a file's.
+func socketFilter(x []any) (compiledFilter, bool) {
+	if len(x) != 3 {
+		return compiledFilter{}, false
+	}
+	side, _ := x[0].(symbol)
+	what, _ := x[1].(symbol)
+	inner, _ := x[2].([]any)
+	if side != "remote" && side != "local" || what != "unix-socket" || len(inner) != 2 {
+		return compiledFilter{}, false
+	}
+	kind, _ := inner[0].(symbol)
+	value, _ := inner[1].(string)
+	switch kind {
+	case "path-literal":
+		return compiledFilter{kind: "literal", value: value}, true
+	case "path-regex":
+		re, err := regexp.Compile(value)
+		if err != nil {
+			return compiledFilter{}, false
+		}
+		return compiledFilter{kind: "regex", value: value, re: re}, true
+	}
+	return compiledFilter{}, false
+}
+
+// Allowed answers whether op (as "file-read-data") is allowed on path: a
+// file's, or a Unix socket's for network-outbound and network-bind.
 func (c *Compiled) Allowed(op, path string) bool {
 	allowed := false
 	for _, r := range c.rules {
