@@ -202,11 +202,19 @@ func TestCaselessDenies(t *testing.T) {
 // compiled is the profile of settings s for home and cwd, read back.
 func compiled(t *testing.T, s *config.Settings, home, cwd string) *Compiled {
 	t.Helper()
-	pol, err := policy.Build(s, policy.Env{Home: home, Cwd: cwd})
+	_, c := profileOf(t, s, policy.Env{Home: home, Cwd: cwd}, Options{Tag: "t"})
+	return c
+}
+
+// profileOf is the policy of settings s in env, and its profile with o,
+// read back.
+func profileOf(t *testing.T, s *config.Settings, env policy.Env, o Options) (*policy.Policy, *Compiled) {
+	t.Helper()
+	pol, err := policy.Build(s, env)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := Build(pol, Settings{Options: Options{Tag: "t"}})
+	p, err := Build(pol, Settings{Options: o})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +222,7 @@ func compiled(t *testing.T, s *config.Settings, home, cwd string) *Compiled {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c
+	return pol, c
 }
 
 // A run on a terminal drives its own (the keeper appends OwnTerminal),

@@ -113,18 +113,7 @@ func TestSpecFilesystemRows(t *testing.T) {
 			if row.depth > 0 {
 				s.MandatoryDenySearchDepth = row.depth
 			}
-			pol, err := policy.Build(s, policy.Env{Home: home, Cwd: work})
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := Build(pol, Settings{Options: Options{Tag: "t", GitConfig: row.gitConfig}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			c, err := Compile(p.String())
-			if err != nil {
-				t.Fatal(err)
-			}
+			pol, c := profileOf(t, s, policy.Env{Home: home, Cwd: work}, Options{Tag: "t", GitConfig: row.gitConfig})
 			g := policy.Guard{GitConfig: row.gitConfig, Policy: pol}
 			for _, ck := range row.checks {
 				path := ck.path
@@ -166,18 +155,7 @@ func TestPolicyViewRows(t *testing.T) {
 	w := testtree.Tree(t, testtree.PrecedenceFiles...)
 	for _, tc := range testtree.Precedence {
 		t.Run(tc.Name, func(t *testing.T) {
-			pol, err := policy.Build(tc.Rules.Settings(), policy.Env{Cwd: w, Home: filepath.Join(w, "home")})
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := Build(pol, Settings{Options: Options{Tag: "t"}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			c, err := Compile(p.String())
-			if err != nil {
-				t.Fatal(err)
-			}
+			pol, c := profileOf(t, tc.Rules.Settings(), policy.Env{Cwd: w, Home: filepath.Join(w, "home")}, Options{Tag: "t"})
 			g := policy.Guard{Policy: pol}
 			for rel, want := range tc.Want {
 				path := filepath.Join(w, rel)
