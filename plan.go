@@ -112,9 +112,16 @@ func linuxRunPlan(rp *nsexec.RunPlan, abi int) *RunPlan {
 }
 
 // darwinPlan is the profile a macOS run of settings would get (the
-// paths read on this host's disk).
+// paths read on this host's disk; the run's directory, made only by a
+// run, is named run-PLAN).
 func darwinPlan(settings *config.Settings, home, cwd string) (*RunPlan, error) {
-	pol, err := policy.Build(settings, policy.Env{Home: home, Cwd: cwd})
+	tmpdir, err := filepath.EvalSymlinks(os.TempDir())
+	if err != nil {
+		tmpdir = os.TempDir()
+	}
+	base := filepath.Join(tmpdir, fmt.Sprintf("srt-%d", os.Getuid()))
+	tmp := filepath.Join(base, "run-PLAN", "tmp")
+	pol, err := policy.Build(settings, policy.Env{Home: home, Cwd: cwd, Writable: []string{tmp}, Private: base})
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +129,39 @@ func darwinPlan(settings *config.Settings, home, cwd string) (*RunPlan, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.Rules = append(p.Rules, seatbeltRunRules(base, tmp, settings.Network.AllowAllUnixSockets)...)
 	return &RunPlan{OS: "darwin", Enforcement: darwinEnforcement(), Darwin: &DarwinPlan{Profile: p, Text: p.String()}}, nil
+}
+
+// seatbeltRunRules are the rules a macOS run's profile ends with, about
+// srt's own directory base of run dirs (a real path, as Seatbelt sees
+// paths) and the run's TMPDIR tmp.
+func seatbeltRunRules(base, tmp string, allowAllUnixSockets bool) []seatbelt.Rule {
+	under := "^" + seatbelt.LiteralRegex(base) + "/"
+	rules := []seatbelt.Rule{
+		// The keeper reads the profile before it applies it; the command
+		// may read neither its own after, nor another run's: a tag would
+		// let it forge that run's denials in the system log.
+		{Action: seatbelt.Deny, Ops: []string{"file-read*", "file-write*"},
+			Filters: []seatbelt.Filter{{Kind: "regex", Value: under + "run-[^/]+/profile\\.sb$"}}, Why: "the runs' profiles, whose tags are srt's"},
+		// srt's own sockets (a wrapped run's, which a command could take
+		// or flood) and other runs' are never the command's, whatever
+		// allowAllUnixSockets says; its own TMPDIR's are, where that
+		// setting allows sockets.
+		socketRule(seatbelt.Deny, under, "srt's own sockets, and other runs'"),
+	}
+	if allowAllUnixSockets {
+		rules = append(rules, socketRule(seatbelt.Allow, "^"+seatbelt.LiteralRegex(tmp)+"/", "allowAllUnixSockets: the run's own TMPDIR"))
+	}
+	return rules
+}
+
+// socketRule is a rule on connecting to and binding Unix sockets whose
+// paths match re.
+func socketRule(a seatbelt.Action, re, why string) seatbelt.Rule {
+	return seatbelt.Rule{Action: a, Ops: []string{"network-outbound", "network-bind"}, Filters: []seatbelt.Filter{
+		{Kind: "remote unix-socket", Inner: &seatbelt.Filter{Kind: "path-regex", Value: re}},
+		{Kind: "local unix-socket", Inner: &seatbelt.Filter{Kind: "path-regex", Value: re}}}, Why: why}
 }
 
 // seatbeltSettings is what a macOS run's profile says besides its

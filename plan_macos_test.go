@@ -1,6 +1,9 @@
 package srt
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -26,6 +29,11 @@ func TestPlanDarwin(t *testing.T) {
 	if p.Darwin == nil || p.Enforcement.Level != Partial || len(p.Enforcement.Lacks) == 0 {
 		t.Fatalf("plan: %+v", p)
 	}
+	tmpdir, err := filepath.EvalSymlinks(os.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := filepath.Join(tmpdir, fmt.Sprintf("srt-%d", os.Getuid()))
 	c, err := seatbelt.Compile(p.Darwin.Text)
 	if err != nil {
 		t.Fatal(err)
@@ -40,6 +48,11 @@ func TestPlanDarwin(t *testing.T) {
 		{"file-write-data", w + "/home/proj/.bashrc", false},
 		{"file-write-data", w + "/home/.bashrc", false},
 		{"file-write-data", w + "/home/other", false},
+		// The run's own TMPDIR, as a run gets it; srt's sockets never.
+		{"file-write-data", filepath.Join(base, "run-PLAN", "tmp", "x"), true},
+		{"file-read-data", filepath.Join(base, "run-PLAN", "profile.sb"), false},
+		{"network-outbound", filepath.Join(base, "run-x", "wrap.sock"), false},
+		{"network-outbound", w + "/sock", true},
 	} {
 		if got := c.Allowed(tc.op, tc.path); got != tc.want {
 			t.Errorf("%s %s: %v, want %v", tc.op, tc.path, got, tc.want)

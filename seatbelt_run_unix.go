@@ -182,19 +182,7 @@ func (s *Sandbox) prepareSeatbelt(ctx context.Context, ps *proxySession, session
 	if sr.profile, err = seatbelt.Build(pol, seatbeltSettings(settings, home, cwd, seatbelt.NewTag(session, sr.tag), ports)); err != nil {
 		return nil, err
 	}
-	// The trampoline reads the profile before it applies it; the command
-	// may read neither its own after, nor another run's: a tag would let
-	// it forge that run's denials in the system log. (base is a real
-	// path, as Seatbelt sees paths: rundir resolves TMPDIR.)
-	sr.profile.Rules = append(sr.profile.Rules, seatbelt.Rule{Action: seatbelt.Deny, Ops: []string{"file-read*", "file-write*"},
-		Filters: []seatbelt.Filter{{Kind: "regex", Value: "^" + seatbelt.LiteralRegex(base) + "/run-[^/]+/profile\\.sb$"}}, Why: "the runs' profiles, whose tags are srt's"},
-		// srt's own sockets (a wrapped run's) and other runs' are never
-		// the command's, whatever allowAllUnixSockets says; its own
-		// TMPDIR's are, where that setting allows sockets.
-		socketRule(seatbelt.Deny, "^"+seatbelt.LiteralRegex(base)+"/", "srt's own sockets, and other runs'"))
-	if settings.Network.AllowAllUnixSockets {
-		sr.profile.Rules = append(sr.profile.Rules, socketRule(seatbelt.Allow, "^"+seatbelt.LiteralRegex(tmp)+"/", "allowAllUnixSockets: the run's own TMPDIR"))
-	}
+	sr.profile.Rules = append(sr.profile.Rules, seatbeltRunRules(base, tmp, settings.Network.AllowAllUnixSockets)...)
 	s.debugf("Seatbelt profile:\n%s", sr.profile)
 	if err := sr.keeper(ctx, sr.profile.String(), seatbelt.Launch{Terminal: o.Terminal, NullFDs: o.NullFDs}, argv, env, cwd); err != nil {
 		return nil, err
@@ -245,12 +233,4 @@ func (sr *seatbeltRun) keeper(ctx context.Context, text string, launch seatbelt.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	sr.cmd = cmd
 	return nil
-}
-
-// socketRule is a rule on connecting to and binding Unix sockets whose
-// paths match re.
-func socketRule(a seatbelt.Action, re, why string) seatbelt.Rule {
-	return seatbelt.Rule{Action: a, Ops: []string{"network-outbound", "network-bind"}, Filters: []seatbelt.Filter{
-		{Kind: "remote unix-socket", Inner: &seatbelt.Filter{Kind: "path-regex", Value: re}},
-		{Kind: "local unix-socket", Inner: &seatbelt.Filter{Kind: "path-regex", Value: re}}}, Why: why}
 }
