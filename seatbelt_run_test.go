@@ -22,6 +22,7 @@ import (
 	"github.com/srt-go/srt/config"
 	"github.com/srt-go/srt/internal/environ"
 	"github.com/srt-go/srt/internal/proc"
+	"github.com/srt-go/srt/internal/testenv"
 	"github.com/srt-go/srt/internal/testtree"
 	"github.com/srt-go/srt/proxy"
 	"github.com/srt-go/srt/seatbelt"
@@ -335,11 +336,7 @@ func TestSeatbeltWrap(t *testing.T) {
 	w := testtree.Tree(t, "home/proj/a")
 	t.Setenv("HOME", filepath.Join(w, "home"))
 	// A short TMPDIR of the test's own: the run's socket path must fit.
-	short, err := os.MkdirTemp("/tmp", "sw")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(short) })
+	short := testenv.ShortTempDir(t, "sw")
 	t.Setenv("TMPDIR", short)
 	t.Setenv(experimentalDarwin, "1")
 	settings := config.Default()

@@ -378,7 +378,7 @@ func TestInspectPlainHTTP(t *testing.T) {
 // its Unix socket as a CONNECT, and nowhere else; other hosts do not.
 func TestMITMProxy(t *testing.T) {
 	port, _ := upstream(t)
-	sock := filepath.Join(t.TempDir(), "mitm.sock")
+	sock := filepath.Join(testenv.ShortTempDir(t, "srt-mitm-"), "mitm.sock")
 	asked := make(chan string, 4)
 	testenv.Serve(t, "unix", sock, func(c net.Conn) {
 		req, err := http.ReadRequest(bufio.NewReader(c))

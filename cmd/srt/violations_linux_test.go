@@ -170,7 +170,7 @@ func TestViolationsOutput(t *testing.T) {
 		rc := filepath.Join(work, ".bashrc")
 		os.WriteFile(rc, []byte("original\n"), 0o666)
 		os.Chmod(rc, 0o666)
-		sock := filepath.Join(shortTempDir(t, "srt-vo-"), "host.sock")
+		sock := filepath.Join(testenv.ShortTempDir(t, "srt-vo-"), "host.sock")
 		connected := testenv.ListenUnix(t, sock)
 		script := fmt.Sprintf(`curl -s -o /dev/null https://github.com:22/
 python3 -c 'import socket; socket.socket(socket.AF_UNIX).connect("%s")' 2>/dev/null
@@ -243,19 +243,6 @@ exit 1`, sock)
 			t.Errorf("--quiet printed a summary: %q", stderr)
 		}
 	})
-}
-
-// shortTempDir is a new directory under /tmp, removed after the test: a
-// Unix socket's path must fit in sun_path's 108 bytes, whatever TMPDIR's
-// length.
-func shortTempDir(t *testing.T, prefix string) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("/tmp", prefix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
 }
 
 // A control channel that fails before delivering any update stops the

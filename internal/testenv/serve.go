@@ -81,3 +81,16 @@ func ListenUnix(t testing.TB, path string) (connected func() bool) {
 	}()
 	return got.Load
 }
+
+// ShortTempDir is a new directory under /tmp, removed after the test: a
+// Unix socket's path must fit in sun_path's 108 bytes (104 on macOS),
+// whatever TMPDIR's length.
+func ShortTempDir(t testing.TB, prefix string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/tmp", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
