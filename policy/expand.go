@@ -94,10 +94,39 @@ func (b *builder) later(p config.Path, read bool, why string) {
 		r.Root = resolveExisting(p.Glob.Root())
 	} else {
 		r.Path = resolveExisting(p.Path)
-		_, err := os.Lstat(p.Path)
+		// Through symlinks: a dangling link hides nothing at launch.
+		_, err := os.Stat(p.Path)
 		r.Existed = err == nil
+		// A deny on a link protects what it points to, also when that
+		// does not exist yet and appears while the command runs.
+		if target := resolveFollowing(p.Path); target != r.Path {
+			t := r
+			t.Path = target
+			b.pol.Later = append(b.pol.Later, t)
+		}
 	}
 	b.pol.Later = append(b.pol.Later, r)
+}
+
+// resolveFollowing is resolveExisting that also follows a last symlink
+// whose target does not exist (yet), as an open of it would once it does.
+func resolveFollowing(p string) string {
+	for hops := 0; hops < 40; hops++ {
+		p = resolveExisting(p)
+		fi, err := os.Lstat(p)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			return p
+		}
+		target, err := os.Readlink(p)
+		if err != nil {
+			return p
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(p), target)
+		}
+		p = target
+	}
+	return p
 }
 
 // maxHiddenWalk bounds the files readGuard looks at under the hidden trees.

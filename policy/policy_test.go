@@ -259,6 +259,30 @@ func TestPolicyDeniedLater(t *testing.T) {
 	}
 }
 
+// A denyRead entry that is a symlink to nothing yet protects what it
+// points to once that appears: reads are judged, and the target (by any
+// name) is denied, as the link itself is.
+func TestPolicyDanglingDeny(t *testing.T) {
+	w := testtree.Tree(t, "dir/", "other/x")
+	if err := os.Symlink("../dir/tgt", filepath.Join(w, "other", "dang")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, entry string }{{"relative", "other/dang"}, {"absolute", filepath.Join(w, "other/dang")}} {
+		p, err := Build(testtree.FSRules{DenyRead: []string{tc.entry}}.Settings(), Env{Cwd: w, Home: filepath.Join(w, "home")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.ReadGuard == "" {
+			t.Errorf("%s: reads are not judged", tc.name)
+		}
+		for rel, want := range map[string]bool{"dir/tgt": true, "other/dang": true, "dir/else": false, "other/x": false} {
+			if _, denied := p.ReadDeniedLater(filepath.Join(w, rel)); denied != want {
+				t.Errorf("%s: read %s later: denied %v, want %v", tc.name, rel, denied, want)
+			}
+		}
+	}
+}
+
 // Reads are judged while the command runs only where a denyRead entry
 // reaches past the launch's mounts: a pattern, a path that does not
 // exist yet, a hidden file with other names (found through Env.Inode).

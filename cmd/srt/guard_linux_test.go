@@ -350,7 +350,8 @@ echo %[1]s > secrets/host.pem; mv secrets/host.pem secrets/x; echo END`, b.canar
 // What the launch's mounts could not hide stays unreadable: a denyRead
 // path and a denyRead pattern's match the host makes while the command
 // runs (by their names, through a symlink, through /proc/self/cwd, by a
-// thread racing the path's bytes), and a hidden file reached by a hard
+// thread racing the path's bytes; the target of a denied symlink that
+// pointed to nothing at launch), and a hidden file reached by a hard
 // link made before the run; nothing of the init's is opened in /proc.
 // Run as both users.
 func TestGuardReadsLater(t *testing.T) {
@@ -364,11 +365,15 @@ func TestGuardReadsLater(t *testing.T) {
 			t.Fatal(err)
 		}
 		b.write("race/open.txt", "PUBLIC")
-		fs := fsMap{"allowWrite": []string{"."}, "denyRead": []string{"~/.ssh", "**/*.env", "later-secret"}}
+		// A denied symlink to nothing yet: what it points to appears.
+		if err := os.Symlink("dangling-target", b.path("dang")); err != nil {
+			t.Fatal(err)
+		}
+		fs := fsMap{"allowWrite": []string{"."}, "denyRead": []string{"~/.ssh", "**/*.env", "later-secret", "dang"}}
 		go func() {
 			for i := 0; i < 1000; i++ {
 				if _, err := os.Stat(b.path("race/ready")); err == nil {
-					for _, f := range []string{"later-secret", "sub/.env", "race/hide.env"} {
+					for _, f := range []string{"later-secret", "sub/.env", "race/hide.env", "dangling-target"} {
 						b.write(f, b.canary)
 					}
 					os.WriteFile(b.path("race/go"), nil, 0o644)
@@ -378,7 +383,7 @@ func TestGuardReadsLater(t *testing.T) {
 			}
 		}()
 		script := fmt.Sprintf(`cat innocent.txt; %s=race-read %s race
-cat later-secret; cat sub/.env; ln -s later-secret l; cat l; cat /proc/self/cwd/sub/.env; cp later-secret copy
+cat later-secret; cat sub/.env; ln -s later-secret l; cat l; cat dang; cat dangling-target; cat /proc/self/cwd/sub/.env; cp later-secret copy
 mv sub moved-sub; cat moved-sub/.env; [ "$(head -c 4 /proc/self/exe | tail -c 3)" = ELF ] && echo OWN-EXE
 cat /proc/1/environ; cat /proc/1/cmdline; ls /proc/1/fd; echo plain > p.txt; cat p.txt; echo END`, probeEnv, exe)
 		r := b.run(fs, script)
