@@ -84,6 +84,8 @@ var specRows = []specRow{
 	{id: "69", departure: "protected names are protected at any depth", files: nested, rules: baseW, depth: 1, checks: writes(nested, false)},
 	{id: "73", departure: "protected names are protected at any depth", files: []string{"node_modules/x/.bashrc"}, rules: baseW,
 		checks: []specCheck{w("node_modules/x/.bashrc", false), w("node_modules/x/y", true)}},
+	{id: "53b", departure: "a denied symlink to nothing protects its target once it appears", files: []string{"dang -> work/tgt-later"},
+		rules: testtree.FSRules{DenyRead: []string{"dang"}}, checks: []specCheck{r("tgt-later", false), r("dang", false), r("other", true)}},
 	{id: "140", files: []string{"d/secret.txt", "g/a.txt", "g/sub/b.txt", "ok/x"}, rules: testtree.FSRules{AllowWrite: []string{"."}, DenyRead: []string{"d", "g/*.txt"}},
 		checks: []specCheck{r("d/secret.txt", false), m("d/secret.txt", false), m("d", false), m(".", false), m("g/a.txt", false), m("g", false),
 			r("g/a.txt", false), r("g/sub/b.txt", true), m("ok/x", true)}},
