@@ -9,6 +9,8 @@
 package rundir
 
 import (
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -50,32 +52,51 @@ func New() (string, *os.File, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	baseDir.Close()
-	for _, stale := range claimStale(base) {
-		RemoveTree(stale.Name())
-		stale.Close()
+	defer baseDir.Close()
+	// Everything from here goes through the base's descriptor, never its
+	// name: a process that may rename entries in its parent could swap
+	// the base, or a stale run dir, for a symlink, and have srt change
+	// or remove what that leads to.
+	bfd := int(baseDir.Fd())
+	for _, stale := range claimStale(bfd) {
+		removeAt(bfd, stale.name)
+		stale.f.Close()
 	}
-	fresh, err := os.MkdirTemp(base, "new-")
+	var suffix string
+	for tries := 0; ; tries++ {
+		suffix = strconv.FormatUint(uint64(randUint32()), 10)
+		err = unix.Mkdirat(bfd, "new-"+suffix, 0o700)
+		if err != unix.EEXIST || tries > 100 {
+			break
+		}
+	}
 	if err != nil {
 		return "", nil, fmt.Errorf("creating a run dir in %s: %w", base, err)
 	}
-	lock, err := os.OpenFile(fresh, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fresh := "new-" + suffix
+	fd, err := unix.Openat(bfd, fresh, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	var lock *os.File
 	if err == nil {
-		if err = flock(lock, unix.LOCK_EX|unix.LOCK_NB); err != nil {
-			lock.Close()
+		lock = os.NewFile(uintptr(fd), filepath.Join(base, fresh))
+		if err = flock(lock, unix.LOCK_EX|unix.LOCK_NB); err == nil {
+			err = unix.Renameat(bfd, fresh, bfd, "run-"+suffix)
 		}
-	}
-	dir := filepath.Join(base, "run-"+strings.TrimPrefix(filepath.Base(fresh), "new-"))
-	if err == nil {
-		if err = os.Rename(fresh, dir); err != nil {
+		if err != nil {
 			lock.Close()
 		}
 	}
 	if err != nil {
-		os.Remove(fresh)
+		unix.Unlinkat(bfd, fresh, unix.AT_REMOVEDIR)
 		return "", nil, fmt.Errorf("locking a run dir in %s: %w", base, err)
 	}
-	return dir, lock, nil
+	return filepath.Join(base, "run-"+suffix), lock, nil
+}
+
+// randUint32 is a run dir's random name.
+func randUint32() uint32 {
+	var b [4]byte
+	rand.Read(b[:])
+	return binary.LittleEndian.Uint32(b[:])
 }
 
 // openPrivateDir opens base, which must be a directory of this user's,
@@ -99,59 +120,57 @@ func openPrivateDir(base string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), base), nil
 }
 
-// claimStale returns, open and locked, the run dirs under base that no
-// live srt holds: every "run-*" not locked, and every "new-*" older than
-// newDirAge. A dir of an earlier srt version is live while its lock file
-// is locked.
-func claimStale(base string) []*os.File {
-	entries, err := os.ReadDir(base)
+// claimed is a stale run dir, by its name in the base, open and locked.
+type claimed struct {
+	name string
+	f    *os.File
+}
+
+// claimStale returns, open and locked, the run dirs in the base (its
+// descriptor bfd) that no live srt holds: every "run-*" not locked, and
+// every "new-*" older than NewDirAge. A dir of an earlier srt version is
+// live while its lock file is locked. Each is opened relative to the
+// base and never through a symlink; one made unreadable by what ran there
+// is given 0700 as openDirAt does.
+func claimStale(bfd int) []claimed {
+	names, err := dirNames(bfd)
 	if err != nil {
 		return nil
 	}
-	var out []*os.File
-	for _, e := range entries {
-		name := e.Name()
-		if !e.IsDir() {
-			continue
-		}
+	var out []claimed
+	for _, name := range names {
 		switch {
 		case strings.HasPrefix(name, "run-"):
 		case strings.HasPrefix(name, "new-"):
-			if fi, err := e.Info(); err != nil || time.Since(fi.ModTime()) < NewDirAge {
+			var st unix.Stat_t
+			if unix.Fstatat(bfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || time.Since(time.Unix(int64(st.Mtim.Sec), 0)) < NewDirAge {
 				continue // being made now
 			}
 		default:
 			continue
 		}
-		dir := filepath.Join(base, name)
-		f, err := os.OpenFile(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		fd, err := openDirAt(bfd, name)
 		if err != nil {
-			if errors.Is(err, os.ErrPermission) {
-				// Made unreadable by what ran there: no live run's dir.
-				if os.Chmod(dir, 0o700) == nil {
-					f, err = os.OpenFile(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-				}
-			}
-			if err != nil {
-				continue
-			}
+			continue // not a directory, or gone
 		}
-		if flock(f, unix.LOCK_EX|unix.LOCK_NB) != nil || oldLockHeld(dir) {
+		f := os.NewFile(uintptr(fd), name)
+		if flock(f, unix.LOCK_EX|unix.LOCK_NB) != nil || oldLockHeld(fd) {
 			f.Close()
 			continue
 		}
-		out = append(out, f)
+		out = append(out, claimed{name: name, f: f})
 	}
 	return out
 }
 
-// oldLockHeld reports whether dir carries the lock file of an earlier srt
-// version, locked by that live run.
-func oldLockHeld(dir string) bool {
-	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR|unix.O_NOFOLLOW, 0)
+// oldLockHeld reports whether the run dir dir carries the lock file of an
+// earlier srt version, locked by that live run.
+func oldLockHeld(dir int) bool {
+	fd, err := unix.Openat(dir, "lock", unix.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return false
 	}
+	f := os.NewFile(uintptr(fd), "lock")
 	defer f.Close()
 	return flock(f, unix.LOCK_EX|unix.LOCK_NB) != nil
 }
@@ -185,7 +204,15 @@ func removeWalk(path string) error {
 		return &os.PathError{Op: "remove", Path: path, Err: err}
 	}
 	defer unix.Close(parent)
-	name := filepath.Base(path)
+	if err := removeAt(parent, filepath.Base(path)); err != nil {
+		return &os.PathError{Op: "remove", Path: path, Err: err}
+	}
+	return nil
+}
+
+// removeAt removes name in the directory parent and everything beneath
+// it, through descriptors, never following a symlink.
+func removeAt(parent int, name string) error {
 	top, err := openDirAt(parent, name)
 	if err != nil {
 		if err == unix.ENOTDIR {
@@ -194,7 +221,7 @@ func removeWalk(path string) error {
 		if err == nil || err == unix.ENOENT {
 			return nil
 		}
-		return &os.PathError{Op: "remove", Path: path, Err: err}
+		return err
 	}
 	defer unix.Close(top)
 	// Each pass empties top; directories deeper than maxDepth are moved
@@ -203,20 +230,20 @@ func removeWalk(path string) error {
 	for pass := 0; ; pass++ {
 		names, err := dirNames(top)
 		if err != nil {
-			return &os.PathError{Op: "remove", Path: path, Err: err}
+			return err
 		}
 		if len(names) == 0 {
 			break
 		}
 		if pass > 1_000_000 {
-			return &os.PathError{Op: "remove", Path: path, Err: errors.New("does not empty")}
+			return errors.New("does not empty")
 		}
 		for _, n := range names {
 			emptyAndRemove(top, n, 1, top, &moved)
 		}
 	}
 	if err := unix.Unlinkat(parent, name, unix.AT_REMOVEDIR); err != nil && err != unix.ENOENT {
-		return &os.PathError{Op: "remove", Path: path, Err: err}
+		return err
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -229,4 +230,74 @@ func TestRealPath(t *testing.T) {
 	if want := filepath.Join(real, fmt.Sprintf("srt-%d", os.Getuid())); filepath.Dir(dir) != want {
 		t.Errorf("run dir %s, want one in %s", dir, want)
 	}
+}
+
+// A process that may rename entries where the base lies (another run
+// allowed to write there) swaps a stale run dir for a symlink to a file
+// outside, and the base itself for a symlink to a directory outside,
+// while later runs sweep: nothing outside is changed or removed.
+func TestSweepThroughSwaps(t *testing.T) {
+	testenv.BothUsers(t, nil, func(t *testing.T) {
+		tmp := t.TempDir()
+		t.Setenv("TMPDIR", tmp)
+		dir, lock, err := New()
+		if err != nil {
+			t.Fatal(err)
+		}
+		lock.Close()
+		base := filepath.Dir(dir)
+		outside := t.TempDir()
+		victim := filepath.Join(outside, "victim")
+		os.WriteFile(victim, []byte("V"), 0o644)
+		precious := filepath.Join(outside, "elsewhere", "run-zz", "precious")
+		os.MkdirAll(filepath.Dir(precious), 0o755)
+		os.WriteFile(precious, []byte("P"), 0o644)
+		done := make(chan struct{})
+		var wg sync.WaitGroup
+		for i := 0; i < 4; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				stale := filepath.Join(base, fmt.Sprintf("run-a%d", i))
+				link := filepath.Join(tmp, fmt.Sprintf("link%d", i))
+				for {
+					select {
+					case <-done:
+						return
+					default:
+					}
+					os.Mkdir(stale, 0o000)
+					os.Remove(link)
+					os.Symlink(victim, link)
+					unix.Renameat2(unix.AT_FDCWD, link, unix.AT_FDCWD, stale, unix.RENAME_EXCHANGE)
+					if i == 0 {
+						// The base itself, for a moment.
+						other := filepath.Join(tmp, "base-link")
+						os.Remove(other)
+						os.Symlink(filepath.Join(outside, "elsewhere"), other)
+						unix.Renameat2(unix.AT_FDCWD, other, unix.AT_FDCWD, base, unix.RENAME_EXCHANGE)
+						unix.Renameat2(unix.AT_FDCWD, other, unix.AT_FDCWD, base, unix.RENAME_EXCHANGE)
+					}
+				}
+			}()
+		}
+		deadline := time.Now().Add(2 * time.Second)
+		for time.Now().Before(deadline) {
+			if d, l, err := New(); err == nil {
+				l.Close()
+				os.RemoveAll(d)
+			}
+		}
+		close(done)
+		wg.Wait()
+		if fi, err := os.Stat(victim); err != nil || fi.Mode().Perm() != 0o644 {
+			t.Errorf("a file outside was changed: %v %v", fi.Mode(), err)
+		}
+		if _, err := os.Stat(precious); err != nil {
+			t.Errorf("a directory outside was removed: %v", err)
+		}
+		for i := 0; i < 4; i++ {
+			os.Chmod(filepath.Join(base, fmt.Sprintf("run-a%d", i)), 0o700)
+		}
+	})
 }
