@@ -30,23 +30,7 @@ import (
 
 // The test binary is also the macOS backend's keeper, on Linux without
 // the profile (sandbox_init is macOS's): what runs around it is tested.
-func init() {
-	if len(os.Args) < 3 {
-		return
-	}
-	var err error
-	switch os.Args[1] {
-	case trampolineRole:
-		err = seatbelt.Trampoline(func(string) error { return nil }, os.Args[2:])
-	case seatbeltWrapRole:
-		self, _ := os.Executable()
-		err = seatbelt.RunWrapped(self, os.Args[2], os.Args[len(os.Args)-1])
-	default:
-		return
-	}
-	fmt.Fprintf(os.Stderr, "srt: %v\n", err)
-	os.Exit(125)
-}
+func init() { seatbeltRole(func(string) error { return nil }) }
 
 // A macOS run, prepared on Linux (everything but applying the profile):
 // the command's environment holds sentinels and the proxies' credential,

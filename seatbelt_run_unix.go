@@ -36,6 +36,34 @@ const (
 	seatbeltWrapRole = "__srt_seatbelt_wrap"
 )
 
+// seatbeltRole runs this process as the macOS backend's keeper or wrap
+// trampoline when it was started as one, with apply putting the profile
+// on it, and never returns then; otherwise it returns at once.
+func seatbeltRole(apply func(profile string) error) {
+	if len(os.Args) < 3 {
+		return
+	}
+	var err error
+	switch os.Args[1] {
+	case trampolineRole:
+		err = seatbelt.Trampoline(apply, os.Args[2:])
+	case seatbeltWrapRole:
+		self, serr := os.Executable()
+		switch {
+		case serr != nil:
+			err = serr
+		case len(os.Args) != 4:
+			err = fmt.Errorf("usage: %s SOCKET SECRET", seatbeltWrapRole)
+		default:
+			err = seatbelt.RunWrapped(self, os.Args[2], os.Args[3])
+		}
+	default:
+		return
+	}
+	fmt.Fprintf(os.Stderr, "srt: %v\n", err)
+	os.Exit(125)
+}
+
 // seatbeltRun is a prepared run.
 type seatbeltRun struct {
 	key, text string
@@ -87,20 +115,10 @@ func (s *Sandbox) prepareSeatbelt(ctx context.Context, ps *proxySession, session
 	if len(argv) == 0 {
 		return nil, fmt.Errorf("no command")
 	}
-	if o.Text == "" {
-		o.Text = strings.Join(argv, " ")
+	cwd, env, home, err := o.defaults(argv)
+	if err != nil {
+		return nil, err
 	}
-	cwd := o.Dir
-	if cwd == "" {
-		if cwd, err = os.Getwd(); err != nil {
-			return nil, err
-		}
-	}
-	env := o.Env
-	if env == nil {
-		env = os.Environ()
-	}
-	home, _ := os.UserHomeDir()
 	sr = &seatbeltRun{key: o.key(), text: o.Text, client: &proxy.Client{ID: o.key()}}
 	defer func() {
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -168,4 +169,23 @@ func commandAllow(o Run, settings *config.Settings) (*netfilter.Rules, error) {
 // the user's on the host's loopback.
 func forwardTo(port int) func(net.Listener) {
 	return func(ln net.Listener) { proxy.Forward(ln, "tcp", fmt.Sprintf("127.0.0.1:%d", port)) }
+}
+
+// defaults completes a run's options as every backend does: the text its
+// violations are filed under, and its working directory and environment
+// (the process's own when unset). It returns those and the user's home.
+func (o *Run) defaults(argv []string) (cwd string, env []string, home string, err error) {
+	if o.Text == "" {
+		o.Text = strings.Join(argv, " ")
+	}
+	if cwd = o.Dir; cwd == "" {
+		if cwd, err = os.Getwd(); err != nil {
+			return "", nil, "", err
+		}
+	}
+	if env = o.Env; env == nil {
+		env = os.Environ()
+	}
+	home, _ = os.UserHomeDir()
+	return cwd, env, home, nil
 }

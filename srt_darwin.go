@@ -3,39 +3,16 @@
 package srt
 
 import (
-	"fmt"
-	"os"
-
 	"github.com/srt-go/srt/seatbelt"
 	"golang.org/x/sys/unix"
 )
 
 // What the macOS backend (seatbelt_backend_unix.go) needs of macOS
-// itself: the trampoline's start with sandbox_init, the system log.
+// itself: sandbox_init for its keeper, the process table, the system log.
 
-// MaybeRunInit runs the trampoline when this process was started as one,
-// and never returns then; otherwise it returns at once.
-func MaybeRunInit() {
-	if len(os.Args) < 3 {
-		return
-	}
-	var err error
-	switch os.Args[1] {
-	case trampolineRole:
-		err = seatbelt.Trampoline(seatbelt.Apply, os.Args[2:])
-	case seatbeltWrapRole:
-		self, serr := os.Executable()
-		if err = serr; err == nil && len(os.Args) == 4 {
-			err = seatbelt.RunWrapped(self, os.Args[2], os.Args[3])
-		} else if err == nil {
-			err = fmt.Errorf("usage: %s SOCKET SECRET", seatbeltWrapRole)
-		}
-	default:
-		return
-	}
-	fmt.Fprintf(os.Stderr, "srt: %v\n", err)
-	os.Exit(125)
-}
+// MaybeRunInit runs the keeper or a wrap trampoline when this process was
+// started as one, and never returns then; otherwise it returns at once.
+func MaybeRunInit() { seatbeltRole(seatbelt.Apply) }
 
 func newBackend(s *Sandbox) backend {
 	return &seatbeltBackend{Sandbox: s, streamLog: seatbelt.StreamDenials, procs: processes, osVersion: func() string {

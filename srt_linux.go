@@ -213,21 +213,10 @@ func (s *linuxBackend) prepare(ctx context.Context, o Run, argv []string) (*run,
 		return nil, &UnsupportedError{Missing: "user namespaces or Landlock",
 			Err: errors.New("refusing to run: neither user namespaces nor Landlock are available here, so no sandbox can be built")}
 	}
-	if o.Text == "" {
-		o.Text = strings.Join(argv, " ")
+	cwd, env, home, err := o.defaults(argv)
+	if err != nil {
+		return nil, err
 	}
-	cwd := o.Dir
-	if cwd == "" {
-		var err error
-		if cwd, err = os.Getwd(); err != nil {
-			return nil, err
-		}
-	}
-	env := o.Env
-	if env == nil {
-		env = os.Environ()
-	}
-	home, _ := os.UserHomeDir()
 	r := &run{key: o.key(), text: o.Text, client: &proxy.Client{ID: o.key()}}
 	allow, err := commandAllow(o, settings)
 	if err != nil {

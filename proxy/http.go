@@ -36,8 +36,7 @@ func (s *Server) handleHTTP(c net.Conn, client *Client, full bool) {
 		// server: it strips response headers and may put credentials in.
 		if start, _ := br.Peek(len("CONNECT ")); string(start) != "CONNECT " {
 			c.SetDeadline(time.Time{})
-			head, _ := br.Peek(br.Buffered())
-			ins.servePlain(c, head, client)
+			ins.servePlain(c, pending(br), client)
 			return
 		}
 	}
@@ -86,16 +85,10 @@ func (s *Server) handleHTTP(c net.Conn, client *Client, full bool) {
 				writeStatus(c, 503, "Service Unavailable", "too-many-tunnels", "too many TLS-terminated tunnels at once")
 				return
 			}
-			c.SetDeadline(time.Time{})
-			if _, err := io.WriteString(c, "HTTP/1.1 200 Connection Established\r\n\r\n"); err != nil {
-				ins.release(client)
-				return
-			}
-			var head []byte
-			if n := br.Buffered(); n > 0 {
-				head, _ = br.Peek(n)
-			}
-			ins.serveTunnel(c, head, t, true)
+			ins.serveAnswered(c, br, t, func() error {
+				_, err := io.WriteString(c, "HTTP/1.1 200 Connection Established\r\n\r\n")
+				return err
+			})
 			return
 		} else if refuse {
 			s.refuseOpaque(client, protocol, target.host, target.port, "this proxy does not tunnel CONNECTs it cannot inspect")
@@ -123,14 +116,7 @@ func (s *Server) handleHTTP(c net.Conn, client *Client, full bool) {
 		if _, err := io.WriteString(c, "HTTP/1.1 200 Connection Established\r\n\r\n"); err != nil {
 			return
 		}
-		// Bytes the client sent after the request head go first.
-		if n := br.Buffered(); n > 0 {
-			head, _ := br.Peek(n)
-			if _, err := up.Write(head); err != nil {
-				return
-			}
-		}
-		relay(c, up, s.IdleTimeout)
+		s.join(c, up, pending(br))
 		return
 	}
 	RemoveHopByHop(req.Header)
@@ -164,7 +150,7 @@ const maxHead = 64 << 10
 // request, and the proxy must compare it with the target).
 func peekHostHeader(br *bufio.Reader) (string, error) {
 	for {
-		buf, _ := br.Peek(br.Buffered())
+		buf := pending(br)
 		if end := bytes.Index(buf, []byte("\r\n\r\n")); end >= 0 {
 			return hostIn(buf[:end+4]), nil
 		}

@@ -140,8 +140,7 @@ func connectThrough(c net.Conn, name, host string, port uint16, auth string) (ne
 		c.Close()
 		return nil, fmt.Errorf("%s refused %s: %s", name, target, resp.Status)
 	}
-	if n := br.Buffered(); n > 0 {
-		head, _ := br.Peek(n)
+	if head := pending(br); len(head) > 0 {
 		return &prefixConn{Conn: c, head: append([]byte(nil), head...), closed: make(chan struct{})}, nil
 	}
 	return c, nil

@@ -3,13 +3,14 @@ package proxy
 import (
 	"bufio"
 	"fmt"
-	"github.com/srt-go/srt/internal/testenv"
 	"io"
 	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/srt-go/srt/internal/testenv"
 )
 
 // fakeParent is a CONNECT proxy that records what it was asked for.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"github.com/srt-go/srt/internal/testenv"
 	"io"
 	"net"
 	"net/http"
@@ -15,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/srt-go/srt/internal/testenv"
 
 	"github.com/srt-go/srt/netfilter"
 )

@@ -166,16 +166,7 @@ func (s *Server) handleSOCKS(c net.Conn, client *Client, full bool) {
 			socksReply(c, socksGeneralFailure)
 			return
 		}
-		if socksReply(c, socksSucceeded) != nil {
-			ins.release(client)
-			return
-		}
-		c.SetDeadline(time.Time{})
-		var head []byte
-		if n := br.Buffered(); n > 0 {
-			head, _ = br.Peek(n)
-		}
-		ins.serveTunnel(c, head, t, true)
+		ins.serveAnswered(c, br, t, func() error { return socksReply(c, socksSucceeded) })
 		return
 	} else if refuse {
 		s.refuseOpaque(client, "socks5", req.host, req.port, "")
@@ -200,13 +191,7 @@ func (s *Server) handleSOCKS(c net.Conn, client *Client, full bool) {
 		return
 	}
 	c.SetDeadline(time.Time{})
-	if n := br.Buffered(); n > 0 {
-		head, _ := br.Peek(n)
-		if _, err := up.Write(head); err != nil {
-			return
-		}
-	}
-	relay(c, up, s.IdleTimeout)
+	s.join(c, up, pending(br))
 }
 
 // socksLogin runs the username/password sub-negotiation (RFC 1929).

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -308,6 +309,35 @@ func looksHTTP(head []byte) bool {
 	return false
 }
 
+// serveAnswered serves the terminated tunnel t, acquired for its client,
+// once reply has told the client it is open (a CONNECT's 200, a SOCKS
+// success); the tunnel is released if the answer cannot be written.
+func (ins *inspector) serveAnswered(c net.Conn, br *bufio.Reader, t *tunnel, reply func() error) {
+	if reply() != nil {
+		ins.release(t.client)
+		return
+	}
+	c.SetDeadline(time.Time{})
+	ins.serveTunnel(c, pending(br), t, true)
+}
+
+// pending is what br read past the request: the client's first bytes in
+// the tunnel, which go first.
+func pending(br *bufio.Reader) []byte {
+	head, _ := br.Peek(br.Buffered())
+	return head
+}
+
+// join relays c and up, head (what c sent ahead) first.
+func (s *Server) join(c, up net.Conn, head []byte) {
+	if len(head) > 0 {
+		if _, err := up.Write(head); err != nil {
+			return
+		}
+	}
+	relay(c, up, s.IdleTimeout)
+}
+
 // serveTunnel serves an allowed tunnel to host:port whose opening the
 // client has already been answered: terminated when it starts with a
 // TLS ClientHello, else relayed (or refused with RefuseOpaque). head is
@@ -332,7 +362,7 @@ func (ins *inspector) serveTunnel(c net.Conn, head []byte, t *tunnel, counted bo
 			ins.s.refuseOpaque(t.client, t.protocol, t.host, t.port, "tunnel carries no TLS and cannot be inspected")
 			return
 		}
-		ins.s.relayTo(c, head, t.client, t.protocol, t.host, t.port)
+		ins.s.relayTo(c, head, t.client, ins.s.policy.Load(), t.protocol, t.host, t.port)
 		return
 	}
 	if !counted {
@@ -378,19 +408,16 @@ func (ins *inspector) serveTunnel(c net.Conn, head []byte, t *tunnel, counted bo
 	<-pc.closed
 }
 
-// relayTo dials an allowed destination and joins c to it, head first.
-func (s *Server) relayTo(c net.Conn, head []byte, client *Client, protocol, host string, port uint16) {
-	up, err := s.dialAllowed(context.Background(), client, s.policy.Load(), protocol, host, port)
+// relayTo dials an allowed destination under policy p and joins c to it,
+// head first; it returns the dial's error, once nothing was relayed.
+func (s *Server) relayTo(c net.Conn, head []byte, client *Client, p *netfilter.Policy, protocol, host string, port uint16) error {
+	up, err := s.dialAllowed(context.Background(), client, p, protocol, host, port)
 	if err != nil {
-		return
+		return err
 	}
 	defer up.Close()
-	if len(head) > 0 {
-		if _, err := up.Write(head); err != nil {
-			return
-		}
-	}
-	relay(c, up, s.IdleTimeout)
+	s.join(c, up, head)
+	return nil
 }
 
 // Protocols of the decisions the inspecting proxy reports: a refused

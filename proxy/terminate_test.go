@@ -243,15 +243,22 @@ func TestTerminateMaxTunnels(t *testing.T) {
 	}
 	mu.Unlock()
 	c1.CloseIdleConnections()
-	deadline := time.Now().Add(5 * time.Second)
+	waitSlot(t, httpAddr, "example.com:"+port, 5*time.Second, "the slot of a closed tunnel was not given back")
+}
+
+// waitSlot waits until a CONNECT to target is answered 200: a tunnel's
+// slot was given back.
+func waitSlot(t *testing.T, httpAddr, target string, within time.Duration, why string) {
+	t.Helper()
+	deadline := time.Now().Add(within)
 	for {
-		head, conn := connectHTTP(t, httpAddr, "example.com:"+port)
+		head, conn := connectHTTP(t, httpAddr, target)
 		closeConn(conn)
 		if strings.HasPrefix(head, "HTTP/1.1 200") {
-			break
+			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the slot of a closed tunnel was not given back: %q", head)
+			t.Fatalf("%s: %q", why, head)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -586,18 +593,7 @@ func TestTerminateHandshakeTimeout(t *testing.T) {
 		t.Errorf("a stalled handshake: %d bytes, closed after %v", n, took)
 	}
 	c.Close()
-	deadline := time.Now().Add(3 * time.Second)
-	for {
-		head, c := connectHTTP(t, httpAddr, "example.com:"+port)
-		closeConn(c)
-		if strings.HasPrefix(head, "HTTP/1.1 200") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the stalled tunnel's slot was not given back: %q", head)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitSlot(t, httpAddr, "example.com:"+port, 3*time.Second, "the stalled tunnel's slot was not given back")
 }
 
 // A WebSocket upgrade inside a terminated tunnel passes, and the bytes

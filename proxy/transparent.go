@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"context"
 	"io"
 	"net"
 	"net/netip"
@@ -125,18 +124,9 @@ func (s *Server) handleTransparent(tp *transparentPath, c net.Conn, client *Clie
 		reset(c)
 		return
 	}
-	up, err := s.dialAllowed(context.Background(), client, p, protocolTransparent, host, port)
-	if err != nil {
+	if s.relayTo(c, head, client, p, protocolTransparent, host, port) != nil {
 		reset(c)
-		return
 	}
-	defer up.Close()
-	if len(head) > 0 {
-		if _, err := up.Write(head); err != nil {
-			return
-		}
-	}
-	relay(c, up, s.IdleTimeout)
 }
 
 // ForwardTransparent serves a sandbox's transparent path t with no

@@ -131,7 +131,8 @@ type claimed struct {
 // every "new-*" older than NewDirAge. A dir of an earlier srt version is
 // live while its lock file is locked. Each is opened relative to the
 // base and never through a symlink; one made unreadable by what ran there
-// is given 0700 as openDirAt does.
+// is given 0700 as openDirAt does (only then: every launch looks at every
+// live run's directory).
 func claimStale(bfd int) []claimed {
 	names, err := dirNames(bfd)
 	if err != nil {
@@ -149,7 +150,10 @@ func claimStale(bfd int) []claimed {
 		default:
 			continue
 		}
-		fd, err := openDirAt(bfd, name)
+		fd, err := unix.Openat(bfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err == unix.EACCES {
+			fd, err = openDirAt(bfd, name) // made unreadable by what ran there
+		}
 		if err != nil {
 			continue // not a directory, or gone
 		}
