@@ -187,18 +187,25 @@ func selfFD(name string, tid int) (int, bool) {
 	return fd, ok && fd >= 0 && rest == ""
 }
 
-// readString copies a NUL-terminated string of at most max bytes from
-// process pid, a page at a time (the string may end just before an
-// unmapped page).
+// readString copies a NUL-terminated string of at most max bytes, its
+// NUL included, from process pid. It reads a short first piece (most
+// paths end in it), then the rest a page at a time: the string may end
+// just before an unmapped page, which a read must not reach.
 func readString(pid int, addr uintptr, max int) (string, unix.Errno) {
 	if addr == 0 {
 		return "", unix.EFAULT
 	}
+	var first [256]byte
 	var out []byte
 	page := uintptr(os.Getpagesize())
-	for len(out) < max {
-		n := int(page - addr%page)
-		buf := make([]byte, n)
+	for want := len(first); len(out) < max; want = int(page) {
+		n := min(want, int(page-addr%page), max-len(out))
+		var buf []byte
+		if want == len(first) {
+			buf = first[:n]
+		} else {
+			buf = make([]byte, n)
+		}
 		got, err := unix.ProcessVMReadv(pid, []unix.Iovec{{Base: &buf[0], Len: uint64(n)}}, []unix.RemoteIovec{{Base: addr, Len: n}}, 0)
 		if err != nil || got == 0 {
 			return "", unix.EFAULT
