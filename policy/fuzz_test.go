@@ -22,6 +22,8 @@ func FuzzGitConfigSafe(f *testing.F) {
 		"[user]\n\tname = \"a ; b\" # c\n",
 		"[remote.o]\n\turl = x\n",
 		"[core]\n\tfsmonitor = x\n",
+		"[user]\n\tname = \"a\\\n\"#\\\n[core] fsmonitor = \"x\"\n",
+		"[user]\n\tname = \"a\\\n # still quoted\"\n",
 	} {
 		f.Add([]byte(s))
 	}

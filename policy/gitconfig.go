@@ -109,14 +109,16 @@ func GitConfigSafe(content []byte) error {
 		if v != "" && v[0] != '=' && v[0] != '#' && v[0] != ';' {
 			return fmt.Errorf("line %d: not a key git would read", n+1)
 		}
+		quoted := false
 		for {
-			cont, err := gitValueContinues(v)
+			cont, open, err := gitValue(v, quoted)
 			if err != nil {
 				return fmt.Errorf("line %d: %v", n+1, err)
 			}
 			if !cont {
 				break
 			}
+			quoted = open
 			n++
 			if n >= len(lines) {
 				return fmt.Errorf("a value continued past the end")
@@ -175,29 +177,36 @@ func gitSection(s string) (section, sub string, hasSub bool, rest string, err er
 	return "", "", false, "", fmt.Errorf("an unfinished subsection")
 }
 
-// gitValueContinues reads one line of a value and reports whether an
-// unquoted trailing backslash continues it on the next line.
-func gitValueContinues(v string) (bool, error) {
-	quoted := false
+// gitValue reads one line of a value as git's parse_value does. quoted
+// says whether a quote is open where the line starts: a quote stays open
+// across a continued line. It reports whether a backslash at the end
+// continues the value on the next line, and whether a quote is open
+// there. A comment (an unquoted # or ;) ends the value, a backslash at
+// its end included; an escape git does not know makes git refuse the
+// file, and the guard too.
+func gitValue(v string, quoted bool) (cont, open bool, err error) {
 	for i := 0; i < len(v); i++ {
 		switch v[i] {
 		case '"':
 			quoted = !quoted
 		case '\\':
 			if i+1 == len(v) {
-				return true, nil
+				return true, quoted, nil
 			}
 			i++
+			if !strings.ContainsRune(`tbn\"`, rune(v[i])) {
+				return false, false, fmt.Errorf("an escape git does not know")
+			}
 		case '#', ';':
 			if !quoted {
-				return false, nil
+				return false, false, nil
 			}
 		}
 	}
 	if quoted {
-		return false, fmt.Errorf("a quote left open at the end of a line") // git refuses it too
+		return false, false, fmt.Errorf("a quote left open at the end of a line") // git refuses it too
 	}
-	return false, nil
+	return false, false, nil
 }
 
 func isAlpha(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }

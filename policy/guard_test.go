@@ -93,6 +93,8 @@ func TestGitConfigSafe(t *testing.T) {
 		"[user] name = x\n",
 		"[remote.o]\n\turl = x\n",
 		"[user]\n\tname = a \\\n  continued\n",
+		"[user]\n\tname = \"a\\\n # still quoted\"\n",
+		"[user]\n\tname = a # a comment ends the value, its backslash too \\\n\temail = b\n",
 		"[core]\n\tbare\n",
 		"",
 	}
@@ -124,6 +126,12 @@ func TestGitConfigSafe(t *testing.T) {
 		"[user]\n\t=x\n",
 		"[user]\n\tname\x00 = x\n",
 		"[submodule \"s\"]\n\tupdate = !evil\n",
+		// A quote stays open across a continued line: git leaves it at
+		// the second line's quote, takes # as a comment, and reads the
+		// third line as a section and its key.
+		"[user]\n\tname = \"a\\\n\"#\\\n[core] fsmonitor = \"evil\"\n",
+		"[user]\n\tname = \"a\\\n\";\\\n[core] fsmonitor = \"evil\"\n",
+		"[user]\n\tname = a\\q\n",
 	}
 	for _, c := range bad {
 		if err := GitConfigSafe([]byte(c)); err == nil {
