@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -47,6 +48,38 @@ func FuzzGlob(f *testing.F) {
 		}
 		if !g.IsWild() && !g.Match(s) {
 			t.Fatalf("%q has no wildcard but does not match itself", s)
+		}
+	})
+}
+
+// FuzzGlobMayHoldMatch: every directory above a path the pattern matches
+// may hold a match (the guard refuses a symlink there, which would send
+// the match elsewhere).
+func FuzzGlobMayHoldMatch(f *testing.F) {
+	for _, s := range [][2]string{{"/w/secrets/*.pem", "/w/secrets/k.pem"}, {"/w/**/.env", "/w/a/b/.env"},
+		{"/w/a**b/c", "/w/a/x/b/c"}, {"/w/[/]x/*", "/w/[/]x/y"}, {"/w/x[a/]y/z", "/w/xay/z"}, {"/**", "/a"}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, pattern, path string) {
+		g, err := CompileGlob(pattern)
+		// The guard matches clean, absolute paths.
+		if err != nil || !strings.HasPrefix(path, "/") || filepath.Clean(path) != path || !g.Match(path) {
+			return
+		}
+		for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
+			if filepath.Clean(dir) == dir && !g.MayHoldMatch(dir) {
+				t.Fatalf("%q matches %q, but MayHoldMatch(%q) is false", pattern, path, dir)
+			}
+			// A link at dir to elsewhere keeps matches only if the same
+			// path beneath elsewhere matches too.
+			for _, to := range []string{"/elsewhere", "/elsewhere/x/y"} {
+				if filepath.Clean(dir) == dir && g.KeepsMatches(dir, to) && !g.Match(to+strings.TrimPrefix(path, strings.TrimSuffix(dir, "/"))) {
+					t.Fatalf("%q: KeepsMatches(%q, %q), but %q matches and its image does not", pattern, dir, to, path)
+				}
+			}
+			if dir == "/" || dir == "." {
+				return
+			}
 		}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -22,6 +23,16 @@ type Glob struct {
 	below   *regexp.Regexp // the path or anything beneath it
 	prefix  string         // the directory before the first wildcard
 	wild    bool
+
+	compsOnce sync.Once
+	comps     []globComp // the pattern's components, for MayHoldMatch
+}
+
+// globComp is one component of a pattern: "**", or one whose matches
+// are one component each, or (loose) one whose matches may span several.
+type globComp struct {
+	any, loose bool
+	re         *regexp.Regexp
 }
 
 func hasGlobChars(s string) bool { return strings.ContainsAny(s, "*?[") }
@@ -139,3 +150,123 @@ func (g *Glob) MatchOrBeneath(path string) bool { return g.below.MatchString(pat
 // Root is the deepest directory that contains every match: where a walk
 // for matches starts.
 func (g *Glob) Root() string { return g.prefix }
+
+// MayHoldMatch reports whether a match could lie strictly beneath dir
+// (absolute, clean): whether dir could be one of a match's directories.
+// It errs towards yes: a component whose matches may span several ("a**b",
+// a set holding '/') matches any run of them.
+func (g *Glob) MayHoldMatch(dir string) bool {
+	at, loose := g.states(dir)
+	if loose {
+		return true
+	}
+	for i := range len(g.comps) {
+		if at[i] {
+			return true
+		}
+	}
+	return false
+}
+
+// KeepsMatches reports whether every path beneath from that matches has
+// a match at the same place beneath to: whether a symlink at from that
+// leads to to sends no match elsewhere. It errs towards no.
+func (g *Glob) KeepsMatches(from, to string) bool {
+	a, loose := g.states(from)
+	if loose {
+		return false
+	}
+	b, _ := g.states(to) // loose in to: taken as no match
+	for i := range len(g.comps) {
+		if a[i] && !b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// states matches the pattern's components against dir's: at[i] says the
+// first i components can match all of dir (so a path beneath dir matches
+// when the rest of the pattern matches the rest of the path); loose says
+// a component that may span several was reached, and at is then partial.
+func (g *Glob) states(dir string) (at []bool, loose bool) {
+	g.compsOnce.Do(g.splitComps)
+	var d []string
+	if dir = strings.Trim(dir, "/"); dir != "" {
+		d = strings.Split(dir, "/")
+	}
+	p := g.comps
+	at = make([]bool, len(p)+1)
+	// seen[i*(len(d)+1)+j]: components i on were tried against dir's
+	// from j.
+	seen := make([]bool, (len(p)+1)*(len(d)+1))
+	var walk func(i, j int)
+	walk = func(i, j int) {
+		if seen[i*(len(d)+1)+j] {
+			return
+		}
+		seen[i*(len(d)+1)+j] = true
+		if j == len(d) {
+			at[i] = true
+			if i < len(p) && p[i].any {
+				walk(i+1, j) // "**/" matches no directory too
+			}
+			return
+		}
+		if i == len(p) {
+			return
+		}
+		switch c := p[i]; {
+		case c.any:
+			walk(i+1, j)
+			walk(i, j+1)
+		case c.loose:
+			loose = true
+		default:
+			if c.re.MatchString(d[j]) {
+				walk(i+1, j+1)
+			}
+		}
+	}
+	walk(0, 0)
+	return at, loose
+}
+
+func (g *Glob) splitComps() {
+	pat := strings.Trim(g.pattern, "/")
+	// A set with a '/' in it spans components: the split below would cut
+	// it, so every component after its start is loose.
+	loose := len(pat)
+	for i := strings.IndexByte(pat, '['); i >= 0 && i < loose; {
+		end := strings.IndexByte(pat[i+1:], ']')
+		if end < 0 {
+			break
+		}
+		if strings.IndexByte(pat[i+1:i+1+end], '/') >= 0 {
+			loose = i
+			break
+		}
+		next := strings.IndexByte(pat[i+1:], '[')
+		if next < 0 {
+			break
+		}
+		i += 1 + next
+	}
+	at := 0
+	for _, c := range strings.Split(pat, "/") {
+		switch {
+		case c == "**":
+			g.comps = append(g.comps, globComp{any: true})
+		case at+len(c) > loose || strings.Contains(c, "**"):
+			g.comps = append(g.comps, globComp{loose: true})
+		default:
+			one, err := CompileGlob("/" + c)
+			if err != nil {
+				g.comps = append(g.comps, globComp{loose: true})
+				break
+			}
+			g.comps = append(g.comps, globComp{re: regexp.MustCompile(strings.Replace(one.exact.String(), `^/`, `^`, 1))})
+		}
+		at += len(c) + 1
+	}
+}

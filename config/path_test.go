@@ -94,3 +94,59 @@ func TestGlob(t *testing.T) {
 		t.Error("NUL accepted")
 	}
 }
+
+func TestGlobMayHoldMatch(t *testing.T) {
+	for _, tc := range []struct {
+		pattern string
+		yes, no []string
+	}{
+		{"/w/secrets/*.pem", []string{"/", "/w", "/w/secrets"}, []string{"/w/secrets/k.pem", "/w/other", "/x", "/w/secrets/a/b"}},
+		{"/w/**/.env", []string{"/w", "/w/a", "/w/a/b/c", "/w/.env"}, []string{"/x", "/v/a"}},
+		{"/w/**/secrets/*.pem", []string{"/w/a/secrets", "/w/secrets", "/w/a/b"}, []string{"/x/secrets"}},
+		{"/w/s?/k", []string{"/w/s1"}, []string{"/w/s12", "/w/s1/k"}},
+		{"/w/[ab]x/k", []string{"/w/ax", "/w/bx"}, []string{"/w/cx"}},
+		{"/w/a**b/c", []string{"/w/a", "/w/q/r/s"}, []string{"/v"}}, // a component with ** spans several: yes below /w
+		{"/w/x[a/]y/z", []string{"/w/q"}, []string{"/v"}},           // a set holding '/': loose from there
+		{"/w/f", []string{"/", "/w"}, []string{"/w/f", "/w/g"}},
+	} {
+		g, err := CompileGlob(tc.pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range tc.yes {
+			if !g.MayHoldMatch(d) {
+				t.Errorf("%s: MayHoldMatch(%q) = false", tc.pattern, d)
+			}
+		}
+		for _, d := range tc.no {
+			if g.MayHoldMatch(d) {
+				t.Errorf("%s: MayHoldMatch(%q) = true", tc.pattern, d)
+			}
+		}
+	}
+}
+
+func TestGlobKeepsMatches(t *testing.T) {
+	for _, tc := range []struct {
+		pattern, from, to string
+		keeps             bool
+	}{
+		{"/w/secrets/*.pem", "/w/secrets", "/w/pub", false},
+		{"/w/secrets/*.pem", "/w/secrets", "/w/secrets", true},
+		{"/w/secrets/*.pem", "/w/pub", "/tmp", true}, // nothing beneath /w/pub matches
+		{"/w/**/.env", "/w/a/b", "/w/c", true},       // a match beneath either is a match
+		{"/w/**/.env", "/w/a/b", "/tmp/x", false},
+		{"/w/**/s/*.pem", "/w/a/s", "/w/b/s", true},
+		{"/w/**/s/*.pem", "/w/a/s", "/w/b", false},
+		{"/w/**/s/*.pem", "/w/a", "/w/b", true},
+		{"/w/a**b/c", "/w/a", "/w/a", false}, // loose: errs towards no
+	} {
+		g, err := CompileGlob(tc.pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := g.KeepsMatches(tc.from, tc.to); got != tc.keeps {
+			t.Errorf("%s: KeepsMatches(%q, %q) = %v", tc.pattern, tc.from, tc.to, got)
+		}
+	}
+}

@@ -419,15 +419,39 @@ func (k *call) deniedLater(op, full string) unix.Errno {
 	return k.reportLater(op, full, r)
 }
 
-// aboveLater refuses (EACCES) a symlink at full when a literal deny
-// entry's path lies beneath it: the path would lead where the link does.
-func (k *call) aboveLater(op, full string) unix.Errno {
+// aboveLater refuses (EACCES) a symlink at full leading to target (as
+// the link holds it) when a deny entry's path lies beneath it, or a match
+// of a deny pattern may and would be sent where no match lies: the path
+// would lead where the link does.
+func (k *call) aboveLater(op, full, target string) unix.Errno {
 	p := k.pol.Guard.Policy
 	if p == nil {
 		return 0
 	}
+	to := target
+	if !strings.HasPrefix(to, "/") {
+		to = path.Dir(full) + "/" + to
+	}
+	// Where it leads now, through the symlinks on the way and at the end.
+	for hops := 0; hops < 40; hops++ {
+		to = path.Clean(to)
+		pl, e := k.at(unix.AT_FDCWD, to)
+		if e != 0 {
+			break // leads nowhere yet: judged as it reads
+		}
+		to = pl.full()
+		next, err := readlinkat(pl.dir, pl.name)
+		pl.close()
+		if err != nil {
+			break
+		}
+		if !strings.HasPrefix(next, "/") {
+			next = path.Dir(to) + "/" + next
+		}
+		to = next
+	}
 	for _, r := range p.Later {
-		if r.Glob == nil && r.Path != full && policy.Under(r.Path, full) {
+		if r.Redirects(full, to) {
 			return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: full, Reason: r.Why + " lies beneath: a symlink here would lead it elsewhere"})
 		}
 	}
@@ -1450,7 +1474,7 @@ func (k *call) symlink(target string, dir int, name string) unix.Errno {
 	if e := k.mayMake("symlink", pl, false); e != 0 {
 		return e
 	}
-	if e := k.aboveLater("symlink", pl.full()); e != 0 {
+	if e := k.aboveLater("symlink", pl.full(), target); e != 0 {
 		return e
 	}
 	return errnoOf(unix.Symlinkat(target, pl.dir, pl.name))
@@ -1641,11 +1665,15 @@ func (k *call) rename(dir int, old string, dir2 int, name string, flags int) uni
 	// would send what the host later writes there (a secret at a
 	// denyRead path that did not exist yet) where the command reads it.
 	for _, m := range []struct {
-		kind uint32
-		at   place
-	}{{srcKind, dst}, {dstKind, src}} {
+		kind     uint32
+		from, at place
+	}{{srcKind, src, dst}, {dstKind, dst, src}} {
 		if m.kind == unix.S_IFLNK {
-			if e := k.aboveLater("rename", m.at.full()); e != 0 {
+			target, err := readlinkat(m.from.dir, m.from.name)
+			if err != nil {
+				return errnoOf(err)
+			}
+			if e := k.aboveLater("rename", m.at.full(), target); e != 0 {
 				return e
 			}
 		}

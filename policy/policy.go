@@ -160,6 +160,32 @@ func (p *Policy) deniedLater(path string, readsOnly bool) (LaterRule, bool) {
 	return LaterRule{}, false
 }
 
+// Redirects reports whether a symlink at dir (absolute, symlink-free)
+// leading to to (where it leads now, absolute) may send what the entry
+// denies elsewhere: a literal entry's path beneath dir; a match of its
+// pattern beneath dir whose image beneath to does not match (a link
+// between two places a pattern treats alike, such as two directories
+// under **/.env's, is let be).
+func (r LaterRule) Redirects(dir, to string) bool {
+	if r.Glob == nil {
+		return r.Path != dir && Under(r.Path, dir)
+	}
+	if Under(r.Root, dir) {
+		return true // at or above the pattern's directory
+	}
+	if !Under(dir, r.Root) {
+		return false
+	}
+	// Matched as the pattern spells its directory.
+	as := func(p string) string {
+		if Under(p, r.Root) {
+			return r.Glob.Root() + strings.TrimPrefix(p, r.Root)
+		}
+		return p
+	}
+	return r.Glob.MayHoldMatch(as(dir)) && !r.Glob.KeepsMatches(as(dir), as(to))
+}
+
 // CoversPath reports whether the entry covers path (absolute,
 // symlink-free), whatever its grants.
 func (r LaterRule) CoversPath(path string) bool { return r.covers(path) }

@@ -347,6 +347,54 @@ echo %[1]s > secrets/host.pem; mv secrets/host.pem secrets/x; echo END`, b.canar
 	})
 }
 
+// A symlink cannot send a deny pattern's later matches elsewhere: made or
+// moved at the pattern's directory, or where a match's directory may be,
+// to a place where the same path would not match, it is refused — so a
+// secret the host writes at secrets/key.pem while the command runs lands
+// there, hidden, and a write meant for secrets/a.key is not the command's
+// to make. A link between two places a pattern treats alike (two
+// directories under **/.env's) still works. Judged from outside; run as
+// both users.
+func TestGuardPatternSymlinks(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		rules := fsMap{"allowWrite": []string{"."}, "denyRead": []string{"secrets/*.pem", "**/keys/*.pem", "**/.env"}, "denyWrite": []string{"secrets/*.key"}}
+		go func() {
+			for i := 0; i < 500; i++ {
+				if _, err := os.Stat(b.path("ready")); err == nil {
+					os.MkdirAll(b.path("secrets"), 0o755)
+					os.MkdirAll(b.path("a/keys"), 0o755)
+					b.write("secrets/key.pem", b.canary)
+					b.write("a/keys/k.pem", b.canary)
+					b.write("secrets/a.key", "ORIGINAL")
+					os.WriteFile(b.path("go"), nil, 0o644)
+					return
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		}()
+		script := `mkdir -p pub a d1 d2
+ln -s pub secrets; ln -s ../pub a/keys; ln -s "$PWD/pub" secrets 2>/dev/null
+ln -s pub tmp-link && mv -T tmp-link secrets; ln -s ../pub tmp2 && mv -T tmp2 a/keys
+ln -s d1 d3 && echo LINK-OK; echo x > d3/f && [ "$(cat d1/f)" = x ] && echo THROUGH-OK
+touch ready; for i in $(seq 100); do [ -e go ] && break; sleep 0.05; done
+cat pub/key.pem pub/k.pem secrets/key.pem a/keys/k.pem; echo PWN > pub/a.key; echo PWN > secrets/a.key; echo END`
+		r := b.run(rules, script)
+		if !strings.Contains(r.stdout, "LINK-OK\nTHROUGH-OK") || !strings.Contains(r.stdout, "END") {
+			t.Fatalf("the script did not run, or a harmless symlink failed: %+v", r)
+		}
+		b.noCanary(r)
+		for _, f := range []string{"secrets", "a/keys"} {
+			if fi, err := os.Lstat(b.path(f)); err != nil || fi.Mode()&fs.ModeSymlink != 0 {
+				t.Errorf("%s is not the directory the host made (a symlink was put there): %v", f, err)
+			}
+		}
+		if got := b.read("secrets/a.key"); got != "ORIGINAL" {
+			t.Errorf("a denyWrite match the host made was written: %q", got)
+		}
+	})
+}
+
 // What the launch's mounts could not hide stays unreadable: a denyRead
 // path and a denyRead pattern's match the host makes while the command
 // runs (by their names, through a symlink, through /proc/self/cwd, by a
