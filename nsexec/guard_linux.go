@@ -1,6 +1,7 @@
 package nsexec
 
 import (
+	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
@@ -344,8 +345,12 @@ func (pol *ConnectPolicy) guardCall(gs *guardState, listener int, req *seccompNo
 		}
 		return int(int32(arg(i)))
 	}
-	// Every call names one path, two for symlink (its target, then its
-	// name), link and rename; each is read from the command's memory once.
+	if c.Op == seccomp.FileBind {
+		return refused(k.bind())
+	}
+	// Every other call names one path, two for symlink (its target, then
+	// its name), link and rename; each is read from the command's memory
+	// once.
 	name, e := readString(k.pid, uintptr(arg(c.Path)), unix.PathMax)
 	if e != 0 {
 		return refused(e)
@@ -1459,6 +1464,84 @@ func (k *call) mayMake(op string, pl place, hooksDir bool) unix.Errno {
 		return e
 	}
 	return k.sealForMark(pl)
+}
+
+// bind performs a notified bind(fd, addr, len): a Unix socket's path
+// makes a name, judged as every other name made (a socket at .bashrc, or
+// a marker that makes a directory a git one, is refused); any other
+// address (abstract, an autobind, IPv4, IPv6) is bound as srt read it,
+// once. Neither may be left to the kernel once checked: another thread
+// may change the address, or put another socket at the descriptor, in
+// between.
+func (k *call) bind() unix.Errno {
+	req := k.req
+	fd, ptr, n := int(int32(req.Args[0])), uintptr(req.Args[1]), int(uint32(req.Args[2]))
+	if n < 2 || n > sockaddrStorage {
+		return unix.EINVAL
+	}
+	addr, e := readBytes(k.pid, ptr, n)
+	if e != 0 {
+		return e
+	}
+	sock, e := k.pol.fdOf(k.listener, req, fd)
+	if e != 0 {
+		return e
+	}
+	defer unix.Close(sock)
+	domain, err := unix.GetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_DOMAIN)
+	if err != nil {
+		return errnoOf(err) // ENOTSOCK
+	}
+	if domain == unix.AF_INET || domain == unix.AF_INET6 {
+		if k.pol.HostNamespaces && !k.pol.LocalBinding {
+			// On the host's network, Landlock refuses the command every
+			// TCP bind without allowLocalBinding; made by srt, the bind
+			// must be refused here.
+			return k.pol.deny(unix.EACCES, Event{Call: "bind", Target: "AF_INET", Reason: "a socket bound on the host's network may accept connections (allowLocalBinding)"})
+		}
+	}
+	if domain != unix.AF_UNIX || binary.LittleEndian.Uint16(addr) != unix.AF_UNIX || n == 2 || addr[2] == 0 {
+		return rawBind(sock, addr)
+	}
+	// A path: sun_path up to its NUL, or to the address's end.
+	if n > unix.SizeofSockaddrUnix {
+		return unix.EINVAL
+	}
+	name := addr[2:]
+	if i := slices.Index(name, 0); i >= 0 {
+		name = name[:i]
+	}
+	pl, e := k.at(unix.AT_FDCWD, string(name))
+	if e != 0 {
+		return e
+	}
+	defer pl.close()
+	if pl.slash {
+		return unix.ENOENT // a socket is no directory
+	}
+	if e := k.mayMake("bind", pl, false); e != 0 {
+		if e == unix.EEXIST {
+			return unix.EADDRINUSE
+		}
+		return e
+	}
+	// The name is bound from inside its directory: this thread's working
+	// directory is its own (see guardthreads_linux.go).
+	return k.creating(func() error {
+		if err := unix.Fchdir(pl.dir); err != nil {
+			return err
+		}
+		defer unix.Chdir("/")
+		return unix.Bind(sock, &unix.SockaddrUnix{Name: pl.name})
+	})
+}
+
+// sockaddrStorage is the most a socket address may hold.
+const sockaddrStorage = 128
+
+func rawBind(sock int, addr []byte) unix.Errno {
+	_, _, errno := unix.Syscall(unix.SYS_BIND, uintptr(sock), uintptr(unsafe.Pointer(&addr[0])), uintptr(len(addr)))
+	return errno
 }
 
 // symlink performs symlink(target, name).

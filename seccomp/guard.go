@@ -24,6 +24,7 @@ const (
 	FileLink                       // link, linkat
 	FileSymlink                    // symlink, symlinkat
 	FileTruncate                   // truncate
+	FileBind                       // bind: a Unix socket's path is a name
 )
 
 // String names the operation as a violation's operation.
@@ -41,6 +42,8 @@ func (o FileOp) String() string {
 		return "link"
 	case FileSymlink:
 		return "symlink"
+	case FileBind:
+		return "bind"
 	}
 	return "write"
 }
@@ -86,6 +89,10 @@ var fileCalls = map[string]FileCall{
 	"symlink":   {Op: FileSymlink, Dir: -1, Path: 0, Dir2: -1, Path2: 1, Flags: -1, Mode: -1},
 	"symlinkat": {Op: FileSymlink, Dir: -1, Path: 0, Dir2: 1, Path2: 2, Flags: -1, Mode: -1},
 	"truncate":  {Op: FileTruncate, Dir: -1, Path: 0, Dir2: -1, Path2: -1, Flags: -1, Mode: -1},
+	// bind's address is a struct in memory, not a path: the guard reads
+	// it whole (a Unix socket with a path, one from a stream socketpair
+	// included, makes a name; any other is bound as read).
+	"bind": {Op: FileBind, Dir: -1, Path: -1, Dir2: -1, Path2: -1, Flags: -1, Mode: -1},
 }
 
 var fileByNr = numbered(arches[runtime.GOARCH], fileCalls)

@@ -27,7 +27,7 @@ func TestGuardFilter(t *testing.T) {
 			{call{what: "openat creat", nr: "openat", args: []uint32{0xffffff9c, 0, oCreat}}, retUserNotif},
 			{call{what: "openat trunc", nr: "openat", args: []uint32{0xffffff9c, 0, oTrunc}}, retUserNotif},
 		}
-		for _, name := range []string{"mkdirat", "mknodat", "renameat", "renameat2", "linkat", "symlinkat", "truncate", "umask"} {
+		for _, name := range []string{"mkdirat", "mknodat", "renameat", "renameat2", "linkat", "symlinkat", "truncate", "umask", "bind"} {
 			cases = append(cases, tc{call{what: name, nr: name}, retUserNotif})
 		}
 		if _, ok := a.Nr["open"]; ok {

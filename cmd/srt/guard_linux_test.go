@@ -395,6 +395,83 @@ cat pub/key.pem pub/k.pem secrets/key.pem a/keys/k.pem; echo PWN > pub/a.key; ec
 	})
 }
 
+// bind(2) of a Unix socket makes a name: the guard judges it as any
+// other, in every Unix-socket mode (a stream socketpair's socket can be
+// bound too, where no other Unix socket may be made). No socket is left
+// at a protected name, and a socket cannot be the marker that makes a
+// directory whose hooks hold a program a git directory; ordinary binds
+// (a path, an abstract name, an autobind, TCP on loopback) still work.
+// Judged from outside; run as both users.
+func TestGuardBind(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		if _, err := exec.LookPath("python3"); err != nil {
+			t.Skip("needs python3")
+		}
+		// The last mode is the fallback (no user namespace: the host's
+		// network), where a TCP bind without allowLocalBinding is refused
+		// as Landlock refuses it when the command makes it.
+		const fallback = `"allowAllUnixSockets": true, "fallback",`
+		for _, mode := range []string{``, `"allowUnixSockets": ["/run/none.sock"],`, `"allowAllUnixSockets": true,`, fallback} {
+			b := newBox(t)
+			b.write("bind.py", `import os, socket
+def bind(p, pair=False):
+    try:
+        s = socket.socketpair()[0] if pair else socket.socket(socket.AF_UNIX)
+        s.bind(p)
+        print("BOUND", repr(p))
+    except OSError as e:
+        print("REFUSED", repr(p), e.errno)
+for p in [".bashrc", "sub/.mcp.json", "r/.git/config", "r/.git/hooks/pre-commit", "g/refs", "ok.sock"]:
+    bind(p)
+for p in [".zshrc", "g/objects", "pair.sock", "\0srt-test-abstract", ""]:
+    bind(p, True)
+try:
+    t = socket.socket(); t.bind(("127.0.0.1", 0)); t.listen(); print("TCP", t.getsockname()[1] > 0)
+except OSError as e:
+    print("TCP REFUSED", e.errno)
+`)
+			script := `mkdir -p sub r/.git g/hooks; printf '#!/bin/sh\necho PWNED\n' > g/hooks/pre-commit; chmod +x g/hooks/pre-commit
+python3 bind.py; echo END`
+			var r result
+			if mode == fallback {
+				cfg := filepath.Join(filepath.Dir(b.W), "settings-fallback.json")
+				if err := os.WriteFile(cfg, []byte(`{"enableWeakerNestedSandbox":true,"network":{"allowAllUnixSockets":true,"allowedDomains":[],"deniedDomains":[]},"filesystem":{"allowWrite":["."],"denyRead":[],"denyWrite":[]}}`), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				r = b.runNoUserns("", nil, "--settings", cfg, "-c", script)
+			} else {
+				r = b.runJSON(fmt.Sprintf(`{"network":{%s"allowedDomains":[],"deniedDomains":[]},"filesystem":{"allowWrite":["."],"denyRead":[],"denyWrite":[]}}`, mode), script)
+			}
+			if !strings.Contains(r.stdout, "END") {
+				t.Fatalf("%s: the script did not run: %+v", mode, r)
+			}
+			wants := []string{`BOUND 'pair.sock'`, `BOUND '\x00srt-test-abstract'`, `BOUND ''`, `TCP True`}
+			if mode == fallback {
+				wants[3] = "TCP REFUSED 13"
+			}
+			if mode != "" {
+				wants = append(wants, `BOUND 'ok.sock'`)
+			}
+			for _, want := range wants {
+				if !strings.Contains(r.stdout, want) {
+					t.Errorf("%s: %q missing: ordinary binds failed: %+v", mode, want, r)
+				}
+			}
+			for _, p := range []string{".bashrc", "sub/.mcp.json", "r/.git/config", "r/.git/hooks/pre-commit", "g/refs", "g/objects", ".zshrc"} {
+				if _, err := os.Lstat(b.path(p)); err == nil {
+					t.Errorf("%s: a socket was bound at %s: %+v", mode, p, r)
+				}
+			}
+			if mode == "" {
+				continue
+			}
+			if fi, err := os.Lstat(b.path("ok.sock")); err != nil || fi.Mode()&fs.ModeSocket == 0 {
+				t.Errorf("%s: ok.sock is not a socket on the host: %v", mode, err)
+			}
+		}
+	})
+}
+
 // What the launch's mounts could not hide stays unreadable: a denyRead
 // path and a denyRead pattern's match the host makes while the command
 // runs (by their names, through a symlink, through /proc/self/cwd, by a
