@@ -2,6 +2,7 @@ package nsexec
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -544,6 +545,11 @@ func (k *call) rootFD() (int, unix.Errno) {
 func (k *call) procLink(which string) (string, unix.Errno) {
 	target, err := os.Readlink(k.pol.Proc + "/" + strconv.Itoa(k.pid) + "/" + which)
 	if err != nil {
+		if errors.Is(err, unix.ENAMETOOLONG) {
+			// A directory deeper than the kernel can name: the guard
+			// judges by path, so it cannot make a name there.
+			return "", unix.ENAMETOOLONG
+		}
 		if strings.HasPrefix(which, "fd/") {
 			return "", unix.EBADF
 		}

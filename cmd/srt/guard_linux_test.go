@@ -639,3 +639,27 @@ python3 -c 'import os; os.fchmod(0, 0)' 2>/dev/null; echo x > /dev/null && echo 
 		}
 	})
 }
+
+// A directory deeper than the kernel can name (its path past PATH_MAX)
+// takes no new name under the guard, which judges by path: the call
+// fails ENAMETOOLONG, as a path that long would, not with an unrelated
+// error; every directory above it works.
+func TestGuardDeepDirectory(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("needs python3")
+	}
+	b := newBox(t)
+	b.write("deep.py", `import os
+os.makedirs("deep", exist_ok=True); os.chdir("deep")
+for i in range(40):
+    try:
+        os.mkdir("%0200d" % i)
+    except OSError as e:
+        print("FAILED", len(os.getcwd()) > 3800, e.errno); break
+    os.chdir("%0200d" % i)
+`)
+	r := b.run(fsMap{"allowWrite": []string{"."}}, "python3 deep.py")
+	if !strings.Contains(r.stdout, "FAILED True 36") {
+		t.Errorf("want mkdir to fail ENAMETOOLONG only past PATH_MAX: %+v", r)
+	}
+}
