@@ -430,6 +430,26 @@ func TestResponseScrubEdges(t *testing.T) {
 	if err := h.Response(&http.Response{StatusCode: 101, Header: http.Header{}}); err != nil {
 		t.Errorf("an upgrade that carried no secret: %v", err)
 	}
+	// An upgrade's body keeps its sentinels (the second attack round:
+	// the server wrote the body back into the upgraded stream).
+	for _, hdr := range []http.Header{{"Upgrade": {"websocket"}, "Connection": {"Upgrade"}}, {"Connection": {"keep-alive, upgrade"}}} {
+		req, _ = http.NewRequest("GET", "https://api.example.com/ws", strings.NewReader("b="+tok))
+		req.Header = hdr
+		h = p.Injector().For(host(t, "api.example.com"), true)
+		h.Request(req)
+		if body, _ := io.ReadAll(req.Body); string(body) != "b="+tok {
+			t.Errorf("an upgrade's body was sent as %q", body)
+		}
+	}
+	// A header whose name holds the real value, in any case: dropped.
+	hdr := http.Header{http.CanonicalHeaderKey("X-" + strings.ToLower(real)): {"1"}, "X-Fine": {"1"}}
+	resp = &http.Response{StatusCode: 200, Header: hdr, Body: http.NoBody}
+	if err := inj.Response(resp); err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Header) != 1 || resp.Header.Get("X-Fine") != "1" {
+		t.Errorf("response headers: %v", resp.Header)
+	}
 }
 
 // SigV4 requests srt cannot sign again are refused, or passed as they are

@@ -144,7 +144,11 @@ func (h *hostInjector) Request(r *http.Request) error {
 		}
 		r.Header[k] = vs
 	}
-	if r.Body != nil && r.Body != http.NoBody && r.Header.Get("Content-Encoding") == "" {
+	// An upgrade's body goes as it is: once the server answers 101, srt
+	// reads nothing more of the connection, so no real value may be
+	// where the server could send it back into the upgraded stream (its
+	// headers are refused at the 101 instead; see Response).
+	if r.Body != nil && r.Body != http.NoBody && r.Header.Get("Content-Encoding") == "" && !isUpgrade(r.Header) {
 		r.Body = readCloser{h.r.reader(r.Body), r.Body}
 		if !h.sameLength {
 			r.ContentLength = -1
@@ -158,17 +162,38 @@ func (h *hostInjector) Request(r *http.Request) error {
 }
 
 // ResponseHeader turns the real values in h into sentinels, in place:
-// the headers of an informational (1xx) response.
+// the headers of an informational (1xx) response. A header whose name
+// holds a real value (in any case: Go has canonicalized the name) is
+// dropped.
 func (h *hostInjector) ResponseHeader(hdr http.Header) {
 	if h.back == nil {
 		return
 	}
 	for k, vs := range hdr {
+		if h.back.containsFold(k) {
+			delete(hdr, k)
+			continue
+		}
 		for i, v := range vs {
 			vs[i] = h.back.replaceString(v)
 		}
 		hdr[k] = vs
 	}
+}
+
+// isUpgrade reports whether a request asks to switch protocols.
+func isUpgrade(h http.Header) bool {
+	if len(h.Values("Upgrade")) > 0 {
+		return true
+	}
+	for _, v := range h.Values("Connection") {
+		for _, t := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), "upgrade") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Response turns the real values in a response into their sentinels: in

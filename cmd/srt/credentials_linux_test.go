@@ -72,6 +72,24 @@ func (o *origin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "final\n")
 		return
 	}
+	switch r.URL.Path {
+	case "/ws":
+		// An upgrade that writes the request's body back into the
+		// upgraded stream, which srt does not read.
+		conn, rw, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		fmt.Fprintf(rw, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\nUPGRADED %s\n", body)
+		rw.Flush()
+		return
+	case "/hdrname":
+		// The echo in a header's name.
+		w.Header().Set("X-"+strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "), "1")
+		io.WriteString(w, "named\n")
+		return
+	}
 	if r.URL.Path == "/echo" {
 		// A server that echoes what it got (an error page, a debug
 		// endpoint), gzipped when asked: srt must turn the real value
@@ -224,13 +242,18 @@ c -i --compressed -H "Authorization: Bearer $SRT_TEST_TOKEN" https://127.0.0.1:%
 c -i -H "Accept-Encoding: br" -H "Authorization: Bearer $SRT_TEST_TOKEN" https://127.0.0.1:%[1]d/echo
 c -i --raw --http1.1 -H "Authorization: Bearer $SRT_TEST_TOKEN" https://127.0.0.1:%[1]d/trailer
 c -v --http1.1 -H "Authorization: Bearer $SRT_TEST_TOKEN" https://127.0.0.1:%[1]d/early 2>&1
+c --http1.1 -H "Upgrade: websocket" -H "Connection: Upgrade" --data "b=$SRT_TEST_TOKEN" https://127.0.0.1:%[1]d/ws
+c -i -H "Authorization: Bearer $SRT_TEST_TOKEN" https://127.0.0.1:%[1]d/hdrname
 %[3]s`, tlsPort, plainPort, dumpScript)
 		r := b.runSettings(settings, []string{"SSL_CERT_FILE=" + caFile, "SRT_TEST_TOKEN=" + realEnv, "SRT_TEST_DENIED=" + deniedEnv}, script)
 		out := r.stdout + r.stderr
 		for _, real := range []string{realEnv, realFile, deniedEnv, deniedFile} {
-			if strings.Contains(out, real) {
+			if strings.Contains(strings.ToLower(out), strings.ToLower(real)) { // a header's name is canonicalized
 				t.Errorf("a real value (%.12s…) was found inside the sandbox", real)
 			}
+		}
+		if !strings.Contains(r.stdout, "UPGRADED b=fake_value_") || !strings.Contains(r.stdout, "named") {
+			t.Errorf("the upgrade or the header-name echo did not run:\n%s", r.stdout)
 		}
 		for _, bad := range []string{"DENIED-FILE-READABLE", "DENIED-VAR-SET"} {
 			if strings.Contains(out, bad) {
