@@ -2,6 +2,7 @@ package credential
 
 import (
 	"bytes"
+	"compress/flate"
 	"compress/gzip"
 	"compress/zlib"
 	"encoding/json"
@@ -415,6 +416,26 @@ func TestResponseScrubEdges(t *testing.T) {
 	}
 	if body, _ := io.ReadAll(resp.Body); string(body) != tok {
 		t.Errorf("zlib deflate: %q", body)
+	}
+	// Trailers after a deflate body (zlib's and the raw stream): they come
+	// once the body is read to its end, which the stream's own end is not.
+	for _, raw := range []bool{false, true} {
+		var db bytes.Buffer
+		var w io.WriteCloser = zlib.NewWriter(&db)
+		if raw {
+			w, _ = flate.NewWriter(&db, flate.DefaultCompression)
+		}
+		io.WriteString(w, "x")
+		w.Close()
+		resp := &http.Response{StatusCode: 200, Header: http.Header{"Content-Encoding": {"deflate"}}, Trailer: http.Header{}}
+		resp.Body = io.NopCloser(&atEOF{r: &db, f: func() { resp.Trailer.Set("X-Echo", "bad "+real) }})
+		if err := inj.Response(resp); err != nil {
+			t.Fatal(err)
+		}
+		io.ReadAll(resp.Body)
+		if got := resp.Trailer.Get("X-Echo"); got != "bad "+tok {
+			t.Errorf("deflate (raw %v): trailer %q, want it searched", raw, got)
+		}
 	}
 	// An upgrade whose request carried a real value: refused.
 	req, _ := http.NewRequest("GET", "https://api.example.com/ws", nil)

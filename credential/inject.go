@@ -243,6 +243,23 @@ func (a *atEOF) Read(b []byte) (int, error) {
 	return n, err
 }
 
+// drainAtEOF reads r; at its end, it reads what is left of rest (at most
+// maxDrained bytes, dropped) before it says so.
+type drainAtEOF struct {
+	r, rest io.Reader
+}
+
+// maxDrained bounds what is read past the end of a deflate stream.
+const maxDrained = 1 << 20
+
+func (d *drainAtEOF) Read(b []byte) (int, error) {
+	n, err := d.r.Read(b)
+	if err == io.EOF {
+		io.Copy(io.Discard, io.LimitReader(d.rest, maxDrained))
+	}
+	return n, err
+}
+
 // readCloser reads from one and closes the other.
 type readCloser struct {
 	r interface{ Read([]byte) (int, error) }
@@ -315,6 +332,10 @@ func decoded(resp *http.Response) (io.Reader, error) {
 		} else {
 			r = flate.NewReader(br)
 		}
+		// A deflate stream ends before its body does: the body is read
+		// to its end, where the trailers come (gzip's reader does that
+		// itself, looking for another member).
+		r = &drainAtEOF{r: r, rest: br}
 	default:
 		return nil, cannot(fmt.Sprintf("in the %q encoding", codings[0]))
 	}
