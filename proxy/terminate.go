@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -347,12 +348,19 @@ func (ins *inspector) serveTunnel(c net.Conn, head []byte, t *tunnel, counted bo
 	in := ins.in
 	if len(head) == 0 {
 		// A client that speaks first (TLS does) sends at once; a
-		// tunnel whose server speaks first is relayed as it is.
+		// tunnel whose server speaks first is served by serveQuiet.
 		c.SetReadDeadline(time.Now().Add(peekTimeout))
 		var b [1]byte
 		n, _ := c.Read(b[:])
 		c.SetReadDeadline(time.Time{})
 		head = b[:n]
+		if n == 0 && !in.RefuseOpaque {
+			if counted {
+				ins.release(t.client)
+			}
+			ins.serveQuiet(c, t)
+			return
+		}
 	}
 	if len(head) == 0 || head[0] != recordHandshake {
 		if counted {
@@ -406,6 +414,82 @@ func (ins *inspector) serveTunnel(c net.Conn, head []byte, t *tunnel, counted bo
 	// The HTTP server owns tc now; the caller's deferred close of c (and
 	// its count of the client's connections) waits for it to close tc.
 	<-pc.closed
+}
+
+// serveQuiet serves a tunnel whose client said nothing at first: its
+// server may speak first (ssh, SMTP), so what the server sends reaches
+// the client while srt waits for the client's first byte. A TLS
+// ClientHello that comes late, before the server said anything, is
+// terminated as one that came at once — relayed unread, it would pass the
+// request policy and the search for real credential values by; one that
+// comes after the server spoke is cut (srt cannot take over a stream
+// under way). Anything else is relayed as it is.
+func (ins *inspector) serveQuiet(c net.Conn, t *tunnel) {
+	s := ins.s
+	up, err := s.dialAllowed(context.Background(), t.client, s.policy.Load(), t.protocol, t.host, t.port)
+	if err != nil {
+		return
+	}
+	var sent atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := up.Read(buf)
+			if n > 0 {
+				sent.Add(int64(n))
+				if _, err := c.Write(buf[:n]); err != nil {
+					return
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	// The client's first byte, for as long as the tunnel is not idle
+	// both ways.
+	var first [1]byte
+	n, lastSent, lastMove := 0, int64(0), time.Now()
+	for {
+		if s.IdleTimeout > 0 {
+			c.SetReadDeadline(time.Now().Add(s.IdleTimeout / 4))
+		}
+		var err error
+		if n, err = c.Read(first[:]); n > 0 || err == nil {
+			break
+		}
+		var ne net.Error
+		if s.IdleTimeout <= 0 || !errors.As(err, &ne) || !ne.Timeout() {
+			break
+		}
+		if v := sent.Load(); v != lastSent {
+			lastSent, lastMove = v, time.Now()
+		}
+		if time.Since(lastMove) >= s.IdleTimeout {
+			break
+		}
+	}
+	c.SetReadDeadline(time.Time{})
+	// Stop the server's half, to hand the tunnel on whole.
+	up.SetReadDeadline(time.Unix(1, 0))
+	<-done
+	up.SetReadDeadline(time.Time{})
+	switch {
+	case n == 0:
+		up.Close()
+	case first[0] == recordHandshake && sent.Load() == 0:
+		up.Close()
+		ins.serveTunnel(c, first[:n], t, false)
+	case first[0] == recordHandshake:
+		up.Close()
+		s.refuseOpaque(t.client, t.protocol, t.host, t.port,
+			"a TLS handshake began after the server had spoken: srt cannot terminate it, and relayed unread it would pass the request policy by; the tunnel was closed")
+	default:
+		defer up.Close()
+		s.join(c, up, first[:n])
+	}
 }
 
 // relayTo dials an allowed destination under policy p and joins c to it,

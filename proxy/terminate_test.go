@@ -804,3 +804,98 @@ func TestSetInspectionRetires(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// A client that starts TLS late, after the wait for a server that speaks
+// first: terminated all the same, through CONNECT and SOCKS (relayed
+// unread, it would pass the injection's and the request policy's reading
+// by: the second attack round's bypass). A server that speaks first
+// still reaches its client, and the tunnel relays both ways; a
+// ClientHello after the server spoke is cut and reported.
+func TestTerminateLateClientHello(t *testing.T) {
+	ia := &injectAuth{}
+	s, httpAddr, socksAddr, ca, port := terminating(t, &Inspection{}, ia.inject)
+	var mu sync.Mutex
+	var refused []string
+	s.OnDecision = func(d Decision) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !d.Allowed {
+			refused = append(refused, d.Reason)
+		}
+	}
+	late := func(name string, c net.Conn) {
+		t.Helper()
+		defer c.Close()
+		time.Sleep(peekTimeout + 300*time.Millisecond)
+		tc := tls.Client(c, &tls.Config{RootCAs: ca, ServerName: "example.com", NextProtos: []string{"http/1.1"}})
+		tc.SetDeadline(time.Now().Add(5 * time.Second))
+		if err := tc.Handshake(); err != nil {
+			t.Fatalf("%s: a late ClientHello was not terminated by srt (its CA): %v", name, err)
+		}
+		fmt.Fprintf(tc, "GET / HTTP/1.1\r\nHost: example.com\r\nAuthorization: Bearer SENTINEL\r\nConnection: close\r\n\r\n")
+		body, _ := io.ReadAll(tc)
+		if !strings.Contains(string(body), "auth=Bearer real") {
+			t.Errorf("%s: the late tunnel's request was not read by srt: %q", name, body)
+		}
+	}
+	head, conn := connectHTTP(t, httpAddr, "example.com:"+port)
+	if !strings.HasPrefix(head, "HTTP/1.1 200") {
+		t.Fatalf("CONNECT: %q", head)
+	}
+	late("CONNECT", conn)
+	code, sc := socksConnect(t, socksAddr, 3, []byte("example.com"), portOf(t, port))
+	if code != 0 {
+		t.Fatalf("SOCKS: %d", code)
+	}
+	sc.SetDeadline(time.Time{})
+	late("SOCKS", sc)
+
+	// A server that speaks first.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				io.WriteString(c, "220 hello\r\n")
+				io.Copy(c, c) // then an echo
+			}()
+		}
+	}()
+	target := ln.Addr().String()
+	for _, tlsLate := range []bool{false, true} {
+		head, conn := connectHTTP(t, httpAddr, target)
+		if !strings.HasPrefix(head, "HTTP/1.1 200") {
+			t.Fatalf("CONNECT %s: %q", target, head)
+		}
+		conn.SetDeadline(time.Now().Add(5 * time.Second))
+		br := bufio.NewReader(conn)
+		if line, _ := br.ReadString('\n'); line != "220 hello\r\n" {
+			t.Fatalf("the server's greeting did not reach the client: %q", line)
+		}
+		if !tlsLate {
+			io.WriteString(conn, "QUIT\r\n")
+			if line, _ := br.ReadString('\n'); line != "QUIT\r\n" {
+				t.Errorf("the tunnel did not relay after the greeting: %q", line)
+			}
+		} else {
+			tc := tls.Client(conn, &tls.Config{RootCAs: ca, ServerName: "example.com"})
+			if err := tc.Handshake(); err == nil {
+				t.Errorf("a ClientHello after the server spoke was relayed or terminated")
+			}
+		}
+		conn.Close()
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(refused) != 1 || !strings.Contains(refused[0], "after the server had spoken") {
+		t.Errorf("refusals reported: %q", refused)
+	}
+}
