@@ -448,8 +448,12 @@ func TestResponseScrubEdges(t *testing.T) {
 	req, _ = http.NewRequest("GET", "https://api.example.com/ws", nil)
 	h = p.Injector().For(host(t, "api.example.com"), true)
 	h.Request(req)
-	if err := h.Response(&http.Response{StatusCode: 101, Header: http.Header{}}); err != nil {
+	up := &http.Response{StatusCode: 101, Header: http.Header{"X-Stored": {real}}}
+	if err := h.Response(up); err != nil {
 		t.Errorf("an upgrade that carried no secret: %v", err)
+	}
+	if got := up.Header.Get("X-Stored"); got != tok {
+		t.Errorf("a 101's headers were not searched: %q", got)
 	}
 	// An upgrade's body keeps its sentinels (the second attack round:
 	// the server wrote the body back into the upgraded stream).

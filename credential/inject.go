@@ -207,6 +207,7 @@ func (h *hostInjector) Response(resp *http.Response) error {
 			return &proxy.StatusError{Status: http.StatusBadGateway,
 				Reason: "srt put a real credential value into this upgrade's request, and cannot search the upgraded stream for it; refused"}
 		}
+		h.ResponseHeader(resp.Header) // the stream after them is not read
 		return nil
 	}
 	if h.back == nil {
