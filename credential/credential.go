@@ -156,7 +156,10 @@ func Build(in Input) (*Plan, error) {
 		}
 		name := "env:" + e.Name
 		what := fmt.Sprintf("credentials.envVars entry %q", e.Name)
-		masked, secrets, err := mask(real, e.CredentialRule, hosts, name, false)
+		// An extracted value that appears again in the variable is masked
+		// there too (maskDuplicates is a file's setting; in one variable
+		// there is no reason to leave a copy real).
+		masked, secrets, err := mask(real, e.CredentialRule, hosts, name, true)
 		switch {
 		case errors.Is(err, errNoMatch):
 			switch e.OnExtractNoMatch {

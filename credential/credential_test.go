@@ -543,3 +543,49 @@ func TestSigV4Kinds(t *testing.T) {
 		t.Errorf("another key id: %v %q", err, r.Header.Get("Authorization"))
 	}
 }
+
+// What the second attack round found in masked tokens and extracts: a
+// listed claim that is not a string (an object, a number) or sits in the
+// token's header is masked too; a masked value that appears again
+// elsewhere in the token is masked there; an env var's extracted value
+// that appears again in the same value is masked there too.
+func TestMaskEverywhere(t *testing.T) {
+	token := jwt(`{"alg":"RS256","kid":"kid-REALKIDVALUE-77"}`,
+		`{"api_key":"claimSecretValue-XYZ987654","aud":"claimSecretValue-XYZ987654","pw":{"x":"objSecretValue-000111"},"num":123456789012,"n":5,"iss":"me"}`)
+	claims := envVar("CLAIMS", "mask")
+	claims.Decode, claims.MaskClaims = "jwt", &[]string{"api_key", "pw", "num", "kid"}
+	dsn := envVar("DSN", "mask")
+	dsn.Extract = "postgres://bob:([^@]+)@"
+	p := build(t, &config.Credentials{EnvVars: []config.CredentialEnvVar{claims, dsn}},
+		[]string{"CLAIMS=" + token, "DSN=postgres://bob:dbPassw0rd-SECRET@db/x?password=dbPassw0rd-SECRET"}, nil)
+	parts := strings.Split(p.Set["CLAIMS"], ".")
+	if len(parts) != 3 {
+		t.Fatalf("CLAIMS inside = %q", p.Set["CLAIMS"])
+	}
+	hb, _ := b64.DecodeString(parts[0])
+	pl, _ := b64.DecodeString(parts[1])
+	inside := string(hb) + string(pl)
+	for _, real := range []string{"REALKIDVALUE", "claimSecretValue", "objSecretValue", "123456789012"} {
+		if strings.Contains(inside, real) {
+			t.Errorf("%s is inside the masked token: %s %s", real, hb, pl)
+		}
+	}
+	var got map[string]any
+	if err := json.Unmarshal(pl, &got); err != nil || got["iss"] != "me" || got["n"] != float64(5) {
+		t.Errorf("the masked payload: %s (%v)", pl, err)
+	}
+	if !json.Valid(hb) {
+		t.Errorf("the masked header is not JSON: %s", hb)
+	}
+	if strings.Contains(p.Set["DSN"], "dbPassw0rd-SECRET") {
+		t.Errorf("DSN inside = %q", p.Set["DSN"])
+	}
+	// The proxy still puts the whole token back.
+	var found bool
+	for _, s := range p.Secrets {
+		found = found || s.Real == token && s.Sentinel == p.Set["CLAIMS"]
+	}
+	if !found {
+		t.Error("no secret puts the whole token back")
+	}
+}

@@ -48,9 +48,12 @@ func decodeJWT(token string) (header string, payload []byte, ok bool) {
 
 // maskJWT masks one token: with no claims listed, a fake token whose
 // subject is a sentinel stands in for it; with claims, the token keeps
-// its header and payload but each listed top-level string claim becomes
-// a sentinel (and the signature a fake one). ok is false when token is
-// not a token, or has none of the claims as a string.
+// its header and payload but each listed top-level claim, in either,
+// becomes a sentinel (a claim that is not a string, an object or a
+// number, becomes a sentinel string as long as its JSON), every other
+// place the masked values appear in the token is masked too, and the
+// signature is a fake one. ok is false when token is not a token, or
+// has none of the claims.
 func maskJWT(token string, claims *[]string, newSecret func(suffix, real string) Secret, suffix string) (string, []Secret, bool) {
 	header, payload, ok := decodeJWT(token)
 	if !ok {
@@ -67,14 +70,59 @@ func maskJWT(token string, claims *[]string, newSecret func(suffix, real string)
 	if !ok {
 		return "", nil, false
 	}
-	fake := header + "." + b64.EncodeToString(masked) + "." + fakeSignature
+	if hb, err := b64.DecodeString(strings.TrimRight(header, "=")); err == nil {
+		if mh, hs, ok := maskClaims(hb, *claims, newSecret, suffix+".header"); ok {
+			secrets = append(secrets, hs...)
+			header = b64.EncodeToString(maskText(mh, secrets))
+		} else if other := maskText(hb, secrets); !bytes.Equal(other, hb) {
+			header = b64.EncodeToString(other)
+		}
+	}
+	fake := header + "." + b64.EncodeToString(maskText(masked, secrets)) + "." + fakeSignature
 	whole := newSecret(suffix, token)
 	whole.Sentinel = fake
 	return fake, append([]Secret{whole}, secrets...), true
 }
 
-// maskClaims replaces the listed top-level string claims of a JSON
-// object, keeping the order and spelling of everything else.
+// maskText replaces, in a JSON text, every other appearance of a masked
+// value (8 bytes and longer, as the search of responses) inside a string,
+// as JSON spells it there, by its sentinel; numbers, keys' structure and
+// everything outside strings are left as they are.
+func maskText(text []byte, secrets []Secret) []byte {
+	var out []byte
+	for i := 0; i < len(text); {
+		if text[i] != '"' {
+			out = append(out, text[i])
+			i++
+			continue
+		}
+		// A string literal: from its quote to the closing one.
+		j := i + 1
+		for j < len(text) && text[j] != '"' {
+			if text[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		j = min(j+1, len(text))
+		lit := text[i:j]
+		for _, s := range secrets {
+			if len(s.Real) < minScrubbed {
+				continue
+			}
+			real, _ := json.Marshal(s.Real)
+			sent, _ := json.Marshal(s.Sentinel)
+			lit = bytes.ReplaceAll(lit, real[1:len(real)-1], sent[1:len(sent)-1])
+		}
+		out = append(out, lit...)
+		i = j
+	}
+	return out
+}
+
+// maskClaims replaces the listed top-level claims of a JSON object by
+// sentinels, keeping the order and spelling of everything else: a string
+// claim's value is its text, any other's its JSON.
 func maskClaims(payload []byte, claims []string, newSecret func(suffix, real string) Secret, suffix string) ([]byte, []Secret, bool) {
 	dec := json.NewDecoder(bytes.NewReader(payload))
 	dec.UseNumber()
@@ -103,17 +151,21 @@ func maskClaims(payload []byte, claims []string, newSecret func(suffix, real str
 		kb, _ := json.Marshal(key)
 		out.Write(kb)
 		out.WriteByte(':')
-		var str string
-		if slices.Contains(claims, key) && json.Unmarshal(raw, &str) == nil {
-			s := newSecret(suffix+"."+key, str)
+		var compact bytes.Buffer
+		if json.Compact(&compact, raw) != nil {
+			return nil, nil, false
+		}
+		if slices.Contains(claims, key) && string(compact.Bytes()) != "null" {
+			real := compact.String()
+			var str string
+			if json.Unmarshal(raw, &str) == nil {
+				real = str
+			}
+			s := newSecret(suffix+"."+key, real)
 			secrets = append(secrets, s)
 			vb, _ := json.Marshal(s.Sentinel)
 			out.Write(vb)
 			continue
-		}
-		var compact bytes.Buffer
-		if json.Compact(&compact, raw) != nil {
-			return nil, nil, false
 		}
 		out.Write(compact.Bytes())
 	}
@@ -126,7 +178,7 @@ func jwtWhy(value string, claims *[]string) string {
 	if _, _, ok := decodeJWT(value); !ok {
 		return "the value does not verify as a JWT"
 	}
-	return fmt.Sprintf("none of the claims %q is present as a string", *claims)
+	return fmt.Sprintf("none of the claims %q is present", *claims)
 }
 
 // awsPairs pairs masked access keys (spec b.4 awsPairs): the explicit
