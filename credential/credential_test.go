@@ -589,3 +589,29 @@ func TestMaskEverywhere(t *testing.T) {
 		t.Error("no secret puts the whole token back")
 	}
 }
+
+// A paired AWS secret key is never written into a request as text, even
+// to its own hosts (the second attack round had a host store it); the key
+// id still is, and the request is signed again with the real key.
+func TestAWSSecretSignOnly(t *testing.T) {
+	keyID, secretKey := "AKIAREALKEYID0000000", "real/secret/key/000000000000000000000000"
+	p := build(t, &config.Credentials{EnvVars: []config.CredentialEnvVar{envVar("AWS_ACCESS_KEY_ID", "mask"), envVar("AWS_SECRET_ACCESS_KEY", "mask")}},
+		[]string{"AWS_ACCESS_KEY_ID=" + keyID, "AWS_SECRET_ACCESS_KEY=" + secretKey}, nil)
+	if len(p.AWS) != 1 {
+		t.Fatalf("the trio did not pair: %+v", p.AWS)
+	}
+	h := p.Injector().For(host(t, "api.example.com"), true)
+	req, _ := http.NewRequest("POST", "https://api.example.com/store", strings.NewReader("k="+p.Set["AWS_SECRET_ACCESS_KEY"]))
+	req.Header.Set("X-Leak", p.Set["AWS_SECRET_ACCESS_KEY"])
+	req.Header.Set("X-Id", p.Set["AWS_ACCESS_KEY_ID"])
+	if err := h.Request(req); err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(req.Body)
+	if strings.Contains(string(body)+req.Header.Get("X-Leak"), secretKey) {
+		t.Errorf("the secret key was written into the request: %q %q", body, req.Header.Get("X-Leak"))
+	}
+	if req.Header.Get("X-Id") != keyID {
+		t.Errorf("the key id was not put in: %q", req.Header.Get("X-Id"))
+	}
+}

@@ -58,11 +58,18 @@ func (inj *Injector) For(host netfilter.Host, tls bool) proxy.Injector {
 	if inj == nil {
 		return nil
 	}
+	// A paired AWS secret key is only ever used to sign again: its real
+	// value is never written into a request, where a host that stores
+	// what it is sent would keep it.
+	signOnly := map[string]bool{}
+	for _, a := range inj.aws {
+		signOnly[a.Secret] = true
+	}
 	var pairs []pair
 	sameLength := true
 	if tls || inj.plaintext {
 		for _, s := range inj.secrets {
-			if matchesAny(s.Hosts, host) {
+			if matchesAny(s.Hosts, host) && !signOnly[s.Real] {
 				pairs = append(pairs, pair{old: []byte(s.Sentinel), new: []byte(s.Real)})
 				sameLength = sameLength && len(s.Sentinel) == len(s.Real)
 			}
