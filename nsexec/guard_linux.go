@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"runtime"
@@ -425,43 +426,108 @@ func (k *call) deniedLater(op, full string) unix.Errno {
 	return k.reportLater(op, full, r)
 }
 
-// aboveLater refuses (EACCES) a symlink at full leading to target (as
-// the link holds it) when a deny entry's path lies beneath it, or a match
-// of a deny pattern may and would be sent where no match lies: the path
-// would lead where the link does.
+// aboveLater refuses (EACCES) a symlink at full (physical) holding
+// target when it may send what a deny entry covers elsewhere: what the
+// host later writes at the entry's path, or at a match of its pattern,
+// would land where the link leads, and the command read or write it there.
 func (k *call) aboveLater(op, full, target string) unix.Errno {
+	if r, ok := k.redirects(full, target); ok {
+		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: full, Reason: r.Why + " lies beneath: a symlink here would lead it elsewhere"})
+	}
+	return 0
+}
+
+// redirects returns the deny entry a symlink at full holding target would
+// send elsewhere: any symlink above a literal entry; one where a
+// pattern's match may lie beneath, unless it leads where the same paths
+// match too, or to a file that can never hold anything beneath it.
+func (k *call) redirects(full, target string) (policy.LaterRule, bool) {
 	p := k.pol.Guard.Policy
 	if p == nil {
-		return 0
+		return policy.LaterRule{}, false
 	}
-	to := target
-	if !strings.HasPrefix(to, "/") {
-		to = path.Dir(full) + "/" + to
+	var above []policy.LaterRule
+	for _, r := range p.Later {
+		if r.Above(full) {
+			if r.Glob == nil {
+				return r, true
+			}
+			above = append(above, r)
+		}
 	}
-	// Where it leads now, through the symlinks on the way and at the end.
-	for hops := 0; hops < 40; hops++ {
-		to = path.Clean(to)
+	if len(above) == 0 {
+		return policy.LaterRule{}, false
+	}
+	to, leaf := k.leadsTo(path.Dir(full), target)
+	if leaf {
+		return policy.LaterRule{}, false
+	}
+	for _, r := range above {
+		if r.Redirects(full, to) {
+			return r, true
+		}
+	}
+	return policy.LaterRule{}, false
+}
+
+// leadsTo is where a symlink in the directory dir (physical) holding
+// target leads now, through the symlinks on the way and at the end: ""
+// when that cannot be told for good — a ".." after a name (the name may
+// become a symlink, whose ".." leads elsewhere), a name in /proc or
+// /dev/fd (each process that follows it reads its own). Leading ".."s
+// climb from dir, which is physical. leaf: it leads to a file (not a
+// directory) the command cannot replace, beneath which nothing can ever
+// be (a virtualenv's python, linked to /usr/bin's).
+func (k *call) leadsTo(dir, target string) (to string, leaf bool) {
+	for hops := 0; hops < maxSymlinks; hops++ {
+		if target == "" || !settledDots(target) {
+			return "", false
+		}
+		if !strings.HasPrefix(target, "/") {
+			target = dir + "/" + target
+		}
+		to = path.Clean(target)
+		if policy.Under(to, "/proc") || policy.Under(to, "/dev/fd") || strings.HasPrefix(to, "/dev/std") {
+			return "", false
+		}
 		pl, e := k.at(unix.AT_FDCWD, to)
 		if e != 0 {
-			break // leads nowhere yet: judged as it reads
+			return to, false // leads nowhere yet: judged as it reads
 		}
 		to = pl.full()
+		var st unix.Stat_t
+		err := unix.Fstatat(pl.dir, pl.name, &st, unix.AT_SYMLINK_NOFOLLOW)
+		if err != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK {
+			leaf = err == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR && (k.onReadOnlyMount(pl) || !k.writable(to))
+			pl.close()
+			return to, leaf
+		}
 		next, err := readlinkat(pl.dir, pl.name)
 		pl.close()
 		if err != nil {
-			break
+			return to, false
 		}
-		if !strings.HasPrefix(next, "/") {
-			next = path.Dir(to) + "/" + next
-		}
-		to = next
+		dir, target = path.Dir(to), next
 	}
-	for _, r := range p.Later {
-		if r.Redirects(full, to) {
-			return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: full, Reason: r.Why + " lies beneath: a symlink here would lead it elsewhere"})
+	return "", false
+}
+
+// settledDots reports whether a symlink's target holds ".." only at its
+// start, where it climbs from the link's own (physical) directory.
+func settledDots(target string) bool {
+	named := false
+	for _, c := range strings.Split(target, "/") {
+		switch c {
+		case "", ".":
+		case "..":
+			if named {
+				return false
+			}
+		default:
+			named = true
 		}
 	}
-	return 0
+	return true
 }
 
 // makeDeniedLater is deniedLater for a name about to be made at pl,
@@ -859,6 +925,21 @@ func (k *call) creating(f func() error) unix.Errno {
 // made in it). Every guarded call of a sandbox is judged and made on one
 // thread, in turn, so no two of them can each see the other's half
 // missing.
+// judgeAt is judge for any place: a descriptor's (no name) is judged
+// at its path, resolved again in the command's root, so that what names
+// cannot tell (a git directory known by what it holds) is seen too.
+func (k *call) judgeAt(pl place) (policy.Name, string) {
+	if pl.name != "" || !strings.HasPrefix(pl.path, "/") {
+		return k.judge(pl)
+	}
+	named, e := k.at(unix.AT_FDCWD, pl.path)
+	if e != 0 {
+		return k.pol.Guard.Judge(pl.path)
+	}
+	defer named.close()
+	return k.judge(named)
+}
+
 func (k *call) judge(pl place) (policy.Name, string) {
 	full := pl.full()
 	n, rule := k.pol.Guard.Judge(full)
@@ -1338,7 +1419,17 @@ func (k *call) reopen(pl place, flags int) answer {
 	if flags&(unix.O_WRONLY|unix.O_RDWR|unix.O_TRUNC) != 0 {
 		e := k.linkedElsewhere(&st, pl.path)
 		if e == 0 && strings.HasPrefix(pl.path, "/") {
-			e = k.deniedLater("write", pl.path)
+			switch n, rule := k.judgeAt(pl); {
+			case blocked(n):
+				// What names alone cannot tell: a git directory's config
+				// or hooks, known by what the directory holds.
+				e = k.deny(unix.EROFS, "write", pl.path, rule, n)
+			case !k.writable(pl.path):
+				// The fallback, which has no read-only mounts.
+				e = k.notWritable("write", pl.path)
+			default:
+				e = k.deniedLater("write", pl.path)
+			}
 		}
 		if e != 0 {
 			unix.Close(pl.dir)
@@ -1607,12 +1698,13 @@ func (k *call) link(dir int, old string, dir2 int, name string, flags int) unix.
 	if src.proc && src.name != "" {
 		return unix.EACCES
 	}
-	if src.name != "" && !k.writable(src.full()) {
+	if (src.name != "" || strings.HasPrefix(src.full(), "/")) && !k.writable(src.full()) {
 		// The fallback: a new name in a writable tree for a file outside
-		// would write it (the namespace sandbox's mounts say EXDEV).
+		// would write it (the namespace sandbox's mounts say EXDEV),
+		// whether it is named or a descriptor's.
 		return k.notWritable("link", src.full())
 	}
-	if n, rule := k.judge(src); blocked(n) && strings.HasPrefix(src.full(), "/") {
+	if n, rule := k.judgeAt(src); blocked(n) && strings.HasPrefix(src.full(), "/") {
 		return k.deny(unix.EACCES, "link", src.full(), rule, n)
 	}
 	dst, e := k.at(dir2, name)
@@ -1622,6 +1714,19 @@ func (k *call) link(dir int, old string, dir2 int, name string, flags int) unix.
 	defer dst.close()
 	if e := k.mayMake("link", dst, false); e != 0 {
 		return e
+	}
+	// A second name for a symlink is a symlink made there.
+	if src.name != "" {
+		var lst unix.Stat_t
+		if unix.Fstatat(src.dir, src.name, &lst, unix.AT_SYMLINK_NOFOLLOW) == nil && lst.Mode&unix.S_IFMT == unix.S_IFLNK {
+			target, err := readlinkat(src.dir, src.name)
+			if err != nil {
+				return errnoOf(err)
+			}
+			if e := k.aboveLater("link", dst.full(), target); e != 0 {
+				return e
+			}
+		}
 	}
 	if strings.HasPrefix(src.full(), "/") {
 		if e := k.deniedLater("link", src.full()); e != 0 {
@@ -1828,6 +1933,14 @@ func (k *call) laterBeneath(src, dst place) bool {
 			r := path.Join(rel, e.Name())
 			for _, pat := range patterns {
 				if pat.CoversPath(from+"/"+r) || pat.CoversPath(to+"/"+r) {
+					return true
+				}
+			}
+			// A symlink moved with the directory is one made where it
+			// lands.
+			if e.Type()&fs.ModeSymlink != 0 {
+				target, err := readlinkat(dir, e.Name())
+				if _, bad := k.redirects(to+"/"+r, target); err != nil || bad {
 					return true
 				}
 			}

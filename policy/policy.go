@@ -160,30 +160,43 @@ func (p *Policy) deniedLater(path string, readsOnly bool) (LaterRule, bool) {
 	return LaterRule{}, false
 }
 
-// Redirects reports whether a symlink at dir (absolute, symlink-free)
-// leading to to (where it leads now, absolute) may send what the entry
-// denies elsewhere: a literal entry's path beneath dir; a match of its
-// pattern beneath dir whose image beneath to does not match (a link
-// between two places a pattern treats alike, such as two directories
-// under **/.env's, is let be).
-func (r LaterRule) Redirects(dir, to string) bool {
+// Above reports whether what the entry denies may lie strictly beneath
+// dir (absolute, symlink-free): its path, or a match of its pattern
+// (dir at or above the pattern's directory, or where a match's
+// directory may be). A symlink made at dir may send it elsewhere.
+func (r LaterRule) Above(dir string) bool {
 	if r.Glob == nil {
 		return r.Path != dir && Under(r.Path, dir)
 	}
 	if Under(r.Root, dir) {
-		return true // at or above the pattern's directory
+		return true
 	}
-	if !Under(dir, r.Root) {
+	return Under(dir, r.Root) && r.Glob.MayHoldMatch(r.asPattern(dir))
+}
+
+// Redirects reports whether a symlink at dir (absolute, symlink-free)
+// leading to to (where it leads, absolute; "" when that cannot be told)
+// may send what the entry denies elsewhere: a literal entry's path
+// beneath dir; a match of its pattern beneath dir whose image beneath to
+// does not match (a link between two places a pattern treats alike, such
+// as two directories under **/.env's, is let be).
+func (r LaterRule) Redirects(dir, to string) bool {
+	if !r.Above(dir) {
 		return false
 	}
-	// Matched as the pattern spells its directory.
-	as := func(p string) string {
-		if Under(p, r.Root) {
-			return r.Glob.Root() + strings.TrimPrefix(p, r.Root)
-		}
-		return p
+	if r.Glob == nil || to == "" || Under(r.Root, dir) {
+		return true
 	}
-	return r.Glob.MayHoldMatch(as(dir)) && !r.Glob.KeepsMatches(as(dir), as(to))
+	return !r.Glob.KeepsMatches(r.asPattern(dir), r.asPattern(to))
+}
+
+// asPattern is p as the pattern spells its directory (Root is that
+// directory with its symlinks resolved).
+func (r LaterRule) asPattern(p string) string {
+	if r.Root != "" && Under(p, r.Root) {
+		return r.Glob.Root() + strings.TrimPrefix(p, r.Root)
+	}
+	return p
 }
 
 // CoversPath reports whether the entry covers path (absolute,

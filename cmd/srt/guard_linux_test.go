@@ -358,7 +358,7 @@ echo %[1]s > secrets/host.pem; mv secrets/host.pem secrets/x; echo END`, b.canar
 func TestGuardPatternSymlinks(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
 		b := newBox(t)
-		rules := fsMap{"allowWrite": []string{"."}, "denyRead": []string{"secrets/*.pem", "**/keys/*.pem", "**/.env"}, "denyWrite": []string{"secrets/*.key"}}
+		rules := fsMap{"allowWrite": []string{"."}, "denyRead": []string{"secrets/*.pem", "secrets/**/*.pem", "**/keys/*.pem", "**/.env"}, "denyWrite": []string{"secrets/*.key"}}
 		go func() {
 			for i := 0; i < 500; i++ {
 				if _, err := os.Stat(b.path("ready")); err == nil {
@@ -377,16 +377,29 @@ func TestGuardPatternSymlinks(t *testing.T) {
 ln -s pub secrets; ln -s ../pub a/keys; ln -s "$PWD/pub" secrets 2>/dev/null
 ln -s pub tmp-link && mv -T tmp-link secrets; ln -s ../pub tmp2 && mv -T tmp2 a/keys
 ln -s d1 d3 && echo LINK-OK; echo x > d3/f && [ "$(cat d1/f)" = x ] && echo THROUGH-OK
+mkdir -p .venv/bin m/pkg/bin m/.bin && touch m/pkg/bin/x.js && ln -s /usr/bin/env .venv/bin/python && ln -s ../pkg/bin/x.js m/.bin/x && echo TOOLS-OK
+ln -s "$PWD/pub" hx && ln hx secrets; mkdir -p secrets; ln -s "$PWD/secrets" secrets/d; ln -s d/../pub secrets/L
+mkdir y && ln -s "$PWD/pub" y/L && mv y secrets/y; mkdir -p secrets/q && (cd secrets/q && ln -s /proc/self/cwd ../M)
+ln -s ../../pub secrets/q/N; rmdir secrets 2>/dev/null
 touch ready; for i in $(seq 100); do [ -e go ] && break; sleep 0.05; done
 cat pub/key.pem pub/k.pem secrets/key.pem a/keys/k.pem; echo PWN > pub/a.key; echo PWN > secrets/a.key; echo END`
 		r := b.run(rules, script)
-		if !strings.Contains(r.stdout, "LINK-OK\nTHROUGH-OK") || !strings.Contains(r.stdout, "END") {
+		if !strings.Contains(r.stdout, "LINK-OK\nTHROUGH-OK\nTOOLS-OK") || !strings.Contains(r.stdout, "END") {
 			t.Fatalf("the script did not run, or a harmless symlink failed: %+v", r)
 		}
 		b.noCanary(r)
 		for _, f := range []string{"secrets", "a/keys"} {
 			if fi, err := os.Lstat(b.path(f)); err != nil || fi.Mode()&fs.ModeSymlink != 0 {
 				t.Errorf("%s is not the directory the host made (a symlink was put there): %v", f, err)
+			}
+		}
+		// The second attack round's spellings: a hard link of a symlink, a
+		// ".." after a name that is (or may become) a symlink, a directory
+		// moved with a symlink in it, /proc/self/cwd, a leading ".." that
+		// climbs out.
+		for _, f := range []string{"secrets/L", "secrets/y/L", "secrets/M", "secrets/q/N"} {
+			if _, err := os.Lstat(b.path(f)); err == nil {
+				t.Errorf("a symlink was made at %s: %+v", f, r)
 			}
 		}
 		if got := b.read("secrets/a.key"); got != "ORIGINAL" {
@@ -662,4 +675,70 @@ for i in range(40):
 	if !strings.Contains(r.stdout, "FAILED True 36") {
 		t.Errorf("want mkdir to fail ENAMETOOLONG only past PATH_MAX: %+v", r)
 	}
+}
+
+// A file reached by a descriptor — reopened for writing through
+// /proc/self/fd, or given a new name by linkat(AT_EMPTY_PATH) — is
+// judged as the file it is: a git directory's config known only by what
+// the directory holds (a --separate-git-dir) gains no program to run, and
+// in the fallback, which has no read-only mounts, a file outside
+// allowWrite is not written. Judged from outside; run as both users.
+func TestGuardDescriptorWrites(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		for _, exe := range []string{"git", "python3"} {
+			if _, err := exec.LookPath(exe); err != nil {
+				t.Skipf("needs %s", exe)
+			}
+		}
+		b := newBox(t)
+		outside := filepath.Join(filepath.Dir(b.W), "outside.txt")
+		if err := os.WriteFile(outside, []byte("ORIGINAL"), 0o666); err != nil {
+			t.Fatal(err)
+		}
+		b.write("desc.py", `import os, sys
+def attempt(what, f):
+    try:
+        f(); print("DONE", what)
+    except OSError as e:
+        print("REFUSED", what, e.errno)
+def reopen(p):
+    fd = os.open(p, os.O_RDONLY)
+    w = os.open("/proc/self/fd/%d" % fd, os.O_WRONLY | os.O_APPEND)
+    os.write(w, b"[core]\n\tfsmonitor = echo PWNED\n")
+def relink(p, new):
+    fd = os.open(p, os.O_PATH)
+    os.link("/proc/self/fd/%d" % fd, new)
+    w = os.open(new, os.O_WRONLY | os.O_APPEND)
+    os.write(w, b"[core]\n\tfsmonitor = echo PWNED\n")
+for p in sys.argv[1:]:
+    attempt("reopen " + p, lambda: reopen(p))
+    attempt("relink " + p, lambda: relink(p, os.path.basename(p) + ".2"))
+print("END")
+`)
+		script := `git init -q --separate-git-dir=gd w && python3 desc.py gd/config ` + outside
+		for _, fallback := range []bool{false, true} {
+			var r result
+			if fallback {
+				cfg := filepath.Join(filepath.Dir(b.W), "settings-fallback.json")
+				if err := os.WriteFile(cfg, []byte(`{"enableWeakerNestedSandbox":true,"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"allowWrite":["."],"denyRead":[],"denyWrite":[]}}`), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				os.RemoveAll(b.path("gd"))
+				os.RemoveAll(b.path("w"))
+				r = b.runNoUserns("", nil, "--settings", cfg, "-c", script)
+			} else {
+				r = b.run(fsMap{"allowWrite": []string{"."}}, script)
+			}
+			if !strings.Contains(r.stdout, "END") {
+				t.Fatalf("fallback %v: the script did not run: %+v", fallback, r)
+			}
+			if got, _ := os.ReadFile(outside); string(got) != "ORIGINAL" {
+				t.Errorf("fallback %v: a file outside allowWrite was written: %q", fallback, got)
+			}
+			cfg, _ := os.ReadFile(b.path("gd/config"))
+			if strings.Contains(string(cfg), "fsmonitor") {
+				t.Errorf("fallback %v: the git directory's config gained a program: %q\n%+v", fallback, cfg, r)
+			}
+		}
+	})
 }
