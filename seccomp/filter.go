@@ -71,7 +71,7 @@ var (
 		"init_module": 175, "delete_module": 176, "kexec_load": 246, "add_key": 248,
 		"request_key": 249, "keyctl": 250, "unshare": 272, "perf_event_open": 298,
 		"open_by_handle_at": 304, "sendmmsg": 307, "setns": 308, "finit_module": 313,
-		"kexec_file_load": 320, "bpf": 321, "userfaultfd": 323, "listen": 50, "bind": 49,
+		"kexec_file_load": 320, "bpf": 321, "userfaultfd": 323, "listen": 50, "bind": 49, "fcntl": 72,
 		"shmget": 29, "shmat": 30, "shmctl": 31, "shmdt": 67, "semget": 64, "semop": 65, "semctl": 66,
 		"semtimedop": 220, "msgget": 68, "msgsnd": 69, "msgrcv": 70, "msgctl": 71, "mq_open": 240,
 		"mq_unlink": 241, "mq_timedsend": 242, "mq_timedreceive": 243, "mq_notify": 244, "mq_getsetattr": 245,
@@ -90,7 +90,7 @@ var (
 		"init_module": 105, "delete_module": 106, "kexec_load": 104, "add_key": 217,
 		"request_key": 218, "keyctl": 219, "unshare": 97, "perf_event_open": 241,
 		"open_by_handle_at": 265, "sendmmsg": 269, "setns": 268, "finit_module": 273,
-		"kexec_file_load": 294, "bpf": 280, "userfaultfd": 282, "listen": 201, "bind": 200,
+		"kexec_file_load": 294, "bpf": 280, "userfaultfd": 282, "listen": 201, "bind": 200, "fcntl": 25,
 		"shmget": 194, "shmat": 196, "shmctl": 195, "shmdt": 197, "semget": 190, "semop": 193, "semctl": 191,
 		"semtimedop": 192, "msgget": 186, "msgsnd": 189, "msgrcv": 188, "msgctl": 187, "mq_open": 180,
 		"mq_unlink": 181, "mq_timedsend": 182, "mq_timedreceive": 183, "mq_notify": 184, "mq_getsetattr": 185,
@@ -148,6 +148,10 @@ const (
 	ipprotoTCP   = 6
 	tiocsti      = 0x5412 // push a byte into the terminal's input: keystroke injection
 	tioclinux    = 0x541c // the virtual console's selection paste does the same
+	// A lease on a file the command can only read makes every host
+	// process that opens it for writing wait for the command (up to
+	// lease-break-time, 45 s): refused.
+	fSetLease    = 1024
 	cloneNewNS   = 0x00020000
 	cloneNewUser = 0x10000000
 	msgFastOpen  = 0x20000000 // sendto/sendmsg that connects a TCP socket
@@ -260,6 +264,7 @@ func Filter(a Arch, o Options) []bpf.Instruction {
 		socket   = "socket"
 		sockPair = "socketpair"
 		ioctl    = "ioctl"
+		fcntl    = "fcntl"
 		cloneNs  = "clone-namespaces"
 		unixTyp  = "unix-type"
 		inetTyp  = "inet-type"
@@ -282,6 +287,7 @@ func Filter(a Arch, o Options) []bpf.Instruction {
 	p.jumpIf(a.Nr["socket"], socket)
 	p.jumpIf(a.Nr["socketpair"], sockPair)
 	p.jumpIf(a.Nr["ioctl"], ioctl)
+	p.jumpIf(a.Nr["fcntl"], fcntl)
 	if !o.NestedNamespaces {
 		for _, name := range mountCalls {
 			p.jumpIf(a.Nr[name], eperm)
@@ -409,6 +415,11 @@ func Filter(a Arch, o Options) []bpf.Instruction {
 	} else {
 		p.ret(retAllow)
 	}
+
+	p.label(fcntl)
+	p.load(offArg(1))
+	p.jumpIf(fSetLease, eperm)
+	p.ret(retAllow)
 
 	p.label(ioctl)
 	p.load(offArg(1))

@@ -170,6 +170,11 @@ func TestSeccompFilterTable(t *testing.T) {
 		{none, call{what: "ioctl(TIOCLINUX)", nr: "ioctl", args: []uint32{0, tioclinux}}, eperm},
 		{none, call{what: "ioctl(TCGETS)", nr: "ioctl", args: []uint32{0, 0x5401}}, retAllow},
 		{none, call{what: "ioctl(TIOCGWINSZ)", nr: "ioctl", args: []uint32{1, 0x5413}}, retAllow},
+		// Leases (a host writer waits for the command) and ordinary fcntl.
+		{none, call{what: "fcntl(F_SETLEASE)", nr: "fcntl", args: []uint32{3, fSetLease}}, eperm},
+		{host, call{what: "host: fcntl(F_SETLEASE)", nr: "fcntl", args: []uint32{3, fSetLease}}, eperm},
+		{none, call{what: "fcntl(F_GETFL)", nr: "fcntl", args: []uint32{3, 3}}, retAllow},
+		{none, call{what: "fcntl(F_SETLK)", nr: "fcntl", args: []uint32{3, 6}}, retAllow},
 		// Namespaces and mounts.
 		{none, call{what: "unshare(CLONE_NEWUSER)", nr: "unshare", args: []uint32{cloneNewUser}}, eperm},
 		{none, call{what: "unshare(CLONE_NEWNS)", nr: "unshare", args: []uint32{cloneNewNS}}, eperm},

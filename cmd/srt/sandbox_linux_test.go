@@ -1015,3 +1015,30 @@ echo END`
 		}
 	})
 }
+
+// A lease on a host file the command may only read would make every host
+// process that opens it for writing wait for the command (up to
+// lease-break-time, 45 s): F_SETLEASE is refused inside, while outside the
+// same call on the same file succeeds. Run as both users.
+func TestSandboxNoLeases(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("needs python3")
+	}
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t, "~/notes.txt")
+		lease := `python3 -c 'import fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+try:
+    fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK); print("LEASED")
+except OSError as e:
+    print("REFUSED", e.errno)' ` + b.path("~/notes.txt")
+		out, err := exec.Command("sh", "-c", lease).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "LEASED") {
+			t.Skipf("this filesystem gives no leases outside the sandbox either: %s %v", out, err)
+		}
+		r := b.run(fsMap{"allowWrite": []string{"."}}, lease)
+		if !strings.Contains(r.stdout, "REFUSED 1") {
+			t.Errorf("a lease on a host file was taken inside: %+v", r)
+		}
+	})
+}
