@@ -326,8 +326,6 @@ func Filter(a Arch, o Options) []bpf.Instruction {
 			nr, ok := a.Nr[name]
 			switch {
 			case !ok:
-			case (name == "open" || name == "openat") && o.GuardReads:
-				p.jumpIf(nr, notify)
 			case name == "open":
 				p.jumpIf(nr, openArg1)
 			case name == "openat":
@@ -340,18 +338,28 @@ func Filter(a Arch, o Options) []bpf.Instruction {
 	p.ret(retAllow)
 
 	if o.Guard {
-		// An open goes to the guard when it may write or create: a read
-		// stays in the kernel.
-		if _, ok := a.Nr["open"]; ok {
-			p.label(openArg1)
-			p.load(offArg(1))
+		// An open goes to the guard when it may write or create (with
+		// GuardReads, every open): a read stays in the kernel. O_PATH
+		// does neither (the kernel drops every other flag with it), and
+		// its descriptor reads nothing — every use that could goes
+		// through the guard by /proc/self/fd — while the guard could not
+		// hand one back (ADDFD takes no O_PATH file): it stays in the
+		// kernel too.
+		openFlags := func(label string, arg uint32) {
+			p.label(label)
+			p.load(offArg(arg))
+			p.jumpIfAnySet(oPath, allow)
+			if o.GuardReads {
+				p.ret(retUserNotif)
+				return
+			}
 			p.jumpIfAnySet(OpenWrites, notify)
 			p.ret(retAllow)
 		}
-		p.label(openArg2)
-		p.load(offArg(2))
-		p.jumpIfAnySet(OpenWrites, notify)
-		p.ret(retAllow)
+		if _, ok := a.Nr["open"]; ok {
+			openFlags(openArg1, 1)
+		}
+		openFlags(openArg2, 2)
 	}
 
 	p.label(socket)

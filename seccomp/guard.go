@@ -67,6 +67,7 @@ const (
 	oRdwr   = 0x2
 	oCreat  = 0x40
 	oTrunc  = 0x200
+	oPath   = 0x200000
 	// OpenWrites are the open flags that make an open the guard's.
 	OpenWrites = oWronly | oRdwr | oCreat | oTrunc
 )

@@ -42,6 +42,13 @@ func TestGuardFilter(t *testing.T) {
 		if got := run(t, a, reads, call{what: "openat read", nr: "openat", args: []uint32{0xffffff9c, 0, rdonly}}); got != retUserNotif {
 			t.Errorf("%s openat read with GuardReads: %#x, want the supervisor", goarch, got)
 		}
+		// O_PATH opens nothing to read or write (the kernel drops every
+		// other flag with it), and ADDFD cannot hand one back.
+		for _, o := range []Options{guard, reads} {
+			if got := run(t, a, o, call{what: "openat O_PATH", nr: "openat", args: []uint32{0xffffff9c, 0, oPath | oCreat | oWronly}}); got != retAllow {
+				t.Errorf("%s openat O_PATH (reads %v): %#x, want the kernel", goarch, o.GuardReads, got)
+			}
+		}
 		if got := run(t, a, guard, call{what: "openat2", nr: "openat2"}); got != retErrno|errnoENOSYS {
 			t.Errorf("%s openat2: %#x, want ENOSYS", goarch, got)
 		}

@@ -523,9 +523,10 @@ func TestGuardReadsLater(t *testing.T) {
 		script := fmt.Sprintf(`cat innocent.txt; %s=race-read %s race
 cat later-secret; cat sub/.env; ln -s later-secret l; cat l; cat dang; cat dangling-target; cat /proc/self/cwd/sub/.env; cp later-secret copy
 mv sub moved-sub; cat moved-sub/.env; [ "$(head -c 4 /proc/self/exe | tail -c 3)" = ELF ] && echo OWN-EXE
+%[1]s=opath %[2]s later-secret
 cat /proc/1/environ; cat /proc/1/cmdline; ls /proc/1/fd; echo plain > p.txt; cat p.txt; echo END`, probeEnv, exe)
 		r := b.run(fs, script)
-		if !strings.Contains(r.stdout, "plain\nEND") || !strings.Contains(r.stdout, "race reads") || !strings.Contains(r.stdout, `read "PUBLIC"`) || !strings.Contains(r.stdout, "OWN-EXE") {
+		if !strings.Contains(r.stdout, "plain\nEND") || !strings.Contains(r.stdout, "race reads") || !strings.Contains(r.stdout, `read "PUBLIC"`) || !strings.Contains(r.stdout, "OWN-EXE") || !strings.Contains(r.stdout, "OPATH-OK") {
 			t.Fatalf("the script did not run, or ordinary reads failed: %+v", r)
 		}
 		b.noCanary(r)

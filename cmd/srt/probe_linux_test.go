@@ -36,6 +36,21 @@ func probe(what string) {
 		raceProbe(os.Args[1], 1500*time.Millisecond)
 	case "race-read":
 		raceReadProbe(os.Args[1], 1500*time.Millisecond)
+	case "opath":
+		// An O_PATH descriptor: taken (it reads nothing), and read only
+		// by reopening it, which the guard judges.
+		if _, err := unix.Open("/etc", unix.O_PATH|unix.O_DIRECTORY, 0); err == nil {
+			fmt.Println("OPATH-OK")
+		} else {
+			fmt.Println("opath /etc:", err)
+		}
+		fd, err := unix.Open(os.Args[1], unix.O_PATH, 0)
+		if err != nil {
+			fmt.Println("opath:", err)
+			return
+		}
+		data, err := os.ReadFile("/proc/self/fd/" + strconv.Itoa(fd))
+		fmt.Printf("reopened: %q %v\n", data, err)
 	case "unix-socket":
 		fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
 		fmt.Printf("unix-socket: fd=%d err=%v\n", fd, err)
