@@ -155,7 +155,7 @@ func maskClaims(payload []byte, claims []string, newSecret func(suffix, real str
 		if json.Compact(&compact, raw) != nil {
 			return nil, nil, false
 		}
-		if slices.Contains(claims, key) && string(compact.Bytes()) != "null" {
+		if slices.Contains(claims, key) && compact.String() != "null" {
 			real := compact.String()
 			var str string
 			if json.Unmarshal(raw, &str) == nil {
