@@ -243,7 +243,10 @@ func probe(what string) {
 			}
 		}
 		fmt.Fprintf(&out, "own 0 %v\n", err)
-		os.WriteFile(os.Args[1], []byte(out.String()), 0o644)
+		// Written whole, then put in place: the test reads it as soon as
+		// the name appears.
+		os.WriteFile(os.Args[1]+".tmp", []byte(out.String()), 0o644)
+		os.Rename(os.Args[1]+".tmp", os.Args[1])
 		for i := 0; i < 500; i++ {
 			if _, err := os.Stat(os.Args[2]); err == nil {
 				break
