@@ -362,7 +362,15 @@ func (ins *inspector) serveTunnel(c net.Conn, head []byte, t *tunnel, counted bo
 			return
 		}
 	}
-	if len(head) == 0 || head[0] != recordHandshake {
+	head, kind := startOf(c, head)
+	if kind == startSSLv2 {
+		if counted {
+			ins.release(t.client)
+		}
+		ins.s.refuseOpaque(t.client, t.protocol, t.host, t.port, "the tunnel starts with an SSLv2-style hello, which srt cannot terminate and will not relay unread")
+		return
+	}
+	if kind != startTLS {
 		if counted {
 			ins.release(t.client)
 		}
@@ -476,20 +484,70 @@ func (ins *inspector) serveQuiet(c net.Conn, t *tunnel) {
 	up.SetReadDeadline(time.Unix(1, 0))
 	<-done
 	up.SetReadDeadline(time.Time{})
+	head, kind := startOf(c, first[:n])
 	switch {
 	case n == 0:
 		up.Close()
-	case first[0] == recordHandshake && sent.Load() == 0:
+	case kind == startTLS && sent.Load() == 0:
 		up.Close()
-		ins.serveTunnel(c, first[:n], t, false)
-	case first[0] == recordHandshake:
+		ins.serveTunnel(c, head, t, false)
+	case kind != startOther:
 		up.Close()
 		s.refuseOpaque(t.client, t.protocol, t.host, t.port,
 			"a TLS handshake began after the server had spoken: srt cannot terminate it, and relayed unread it would pass the request policy by; the tunnel was closed")
 	default:
 		defer up.Close()
-		s.join(c, up, first[:n])
+		s.join(c, up, head)
 	}
+}
+
+// How a tunnel's first bytes start.
+const (
+	startOther = iota
+	// startTLS: a TLS record of any type a server may take first — a
+	// handshake, or an alert or change_cipher_spec before it (Go's
+	// server skips a warning alert, then reads the ClientHello): srt
+	// terminates it, for relayed unread it would pass the request policy
+	// and the search of responses by.
+	startTLS
+	// startSSLv2: an SSLv2-style ClientHello, which some servers still
+	// take and srt's TLS cannot: refused.
+	startSSLv2
+)
+
+// startOf reads, if it must (for at most peekTimeout), enough of c after
+// head to tell how the tunnel starts; it returns all it read.
+func startOf(c net.Conn, head []byte) ([]byte, int) {
+	need := func(n int) bool {
+		if len(head) >= n {
+			return true
+		}
+		c.SetReadDeadline(time.Now().Add(peekTimeout))
+		defer c.SetReadDeadline(time.Time{})
+		for len(head) < n {
+			b := make([]byte, n-len(head))
+			k, err := c.Read(b)
+			head = append(head, b[:k]...)
+			if err != nil {
+				break
+			}
+		}
+		return len(head) >= n
+	}
+	if len(head) == 0 {
+		return head, startOther
+	}
+	switch b := head[0]; {
+	case b >= 0x14 && b <= 0x18: // change_cipher_spec, alert, handshake, application_data, heartbeat
+		if b == recordHandshake || need(2) && head[1] == 3 {
+			return head, startTLS
+		}
+	case b&0x80 != 0: // a two-byte SSLv2 record length, then the message type
+		if need(4) && head[2] == 1 && (head[3] == 3 || head[3] == 0 || head[3] == 2) {
+			return head, startSSLv2
+		}
+	}
+	return head, startOther
 }
 
 // relayTo dials an allowed destination under policy p and joins c to it,

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
@@ -896,6 +897,99 @@ func TestTerminateLateClientHello(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	if len(refused) != 1 || !strings.Contains(refused[0], "after the server had spoken") {
+		t.Errorf("refusals reported: %q", refused)
+	}
+}
+
+// A tunnel that opens with a TLS record other than a handshake (a warning
+// alert, which Go's and other servers skip before the ClientHello) is
+// TLS all the same: terminated, not relayed unread (the third attack
+// round's bypass). An SSLv2-style hello, which srt cannot terminate, is
+// refused; bytes that only look like one at first (a length-prefixed
+// binary protocol) are relayed.
+func TestTerminateOtherTLSRecordsFirst(t *testing.T) {
+	ia := &injectAuth{}
+	s, httpAddr, socksAddr, ca, port := terminating(t, &Inspection{}, ia.inject)
+	var mu sync.Mutex
+	var refused []string
+	s.OnDecision = func(d Decision) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !d.Allowed {
+			refused = append(refused, d.Reason)
+		}
+	}
+	alertFirst := func(name string, c net.Conn, wait time.Duration) {
+		t.Helper()
+		defer c.Close()
+		time.Sleep(wait)
+		c.Write([]byte{0x15, 0x03, 0x01, 0x00, 0x02, 0x01, 0x5a}) // a warning alert, user_canceled
+		tc := tls.Client(c, &tls.Config{RootCAs: ca, ServerName: "example.com", NextProtos: []string{"http/1.1"}})
+		tc.SetDeadline(time.Now().Add(5 * time.Second))
+		if err := tc.Handshake(); err != nil {
+			t.Fatalf("%s: a tunnel opened by an alert was not terminated by srt (its CA): %v", name, err)
+		}
+		fmt.Fprintf(tc, "GET / HTTP/1.1\r\nHost: example.com\r\nAuthorization: Bearer SENTINEL\r\nConnection: close\r\n\r\n")
+		if body, _ := io.ReadAll(tc); !strings.Contains(string(body), "auth=Bearer real") {
+			t.Errorf("%s: the request was not read by srt: %q", name, body)
+		}
+	}
+	for _, wait := range []time.Duration{0, peekTimeout + 300*time.Millisecond} {
+		head, conn := connectHTTP(t, httpAddr, "example.com:"+port)
+		if !strings.HasPrefix(head, "HTTP/1.1 200") {
+			t.Fatalf("CONNECT: %q", head)
+		}
+		alertFirst(fmt.Sprintf("CONNECT, after %v", wait), conn, wait)
+	}
+	code, sc := socksConnect(t, socksAddr, 3, []byte("example.com"), portOf(t, port))
+	if code != 0 {
+		t.Fatalf("SOCKS: %d", code)
+	}
+	sc.SetDeadline(time.Time{})
+	alertFirst("SOCKS", sc, 0)
+
+	// An echo server for the rest.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { defer c.Close(); io.Copy(c, c) }()
+		}
+	}()
+	// An SSLv2-style ClientHello: refused, nothing relayed.
+	head, conn := connectHTTP(t, httpAddr, ln.Addr().String())
+	if !strings.HasPrefix(head, "HTTP/1.1 200") {
+		t.Fatalf("CONNECT: %q", head)
+	}
+	conn.Write([]byte{0x80, 0x2e, 0x01, 0x03, 0x01, 0x00, 0x15})
+	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, _ := conn.Read(make([]byte, 16)); n != 0 {
+		t.Errorf("an SSLv2-style hello was relayed")
+	}
+	conn.Close()
+	// A binary protocol whose first length byte has its high bit set.
+	head, conn = connectHTTP(t, httpAddr, ln.Addr().String())
+	if !strings.HasPrefix(head, "HTTP/1.1 200") {
+		t.Fatalf("CONNECT: %q", head)
+	}
+	msg := []byte{0xdd, 0x00, 0x00, 0x00, 'p', 'i', 'n', 'g'}
+	conn.Write(msg)
+	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	got := make([]byte, len(msg))
+	if _, err := io.ReadFull(conn, got); err != nil || !bytes.Equal(got, msg) {
+		t.Errorf("a binary protocol was not relayed: %q %v", got, err)
+	}
+	conn.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(refused) != 1 || !strings.Contains(refused[0], "SSLv2") {
 		t.Errorf("refusals reported: %q", refused)
 	}
 }
