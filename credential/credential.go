@@ -326,8 +326,15 @@ func mask(value string, rule config.CredentialRule, hosts []netfilter.Pattern, n
 		return "", nil, &noMatchError{why}
 	}
 	if duplicates {
-		// Every other place a masked text appears, longest first; the
-		// pattern's own matches, and longer texts, keep their places.
+		// Every other place a masked text appears, longest first: a
+		// captured value, and a masked claim of a captured token (8 bytes
+		// and longer, as the search of responses); the pattern's own
+		// matches, and longer texts, keep their places.
+		for _, s := range secrets {
+			if _, ok := byReal[s.Real]; !ok && len(s.Real) >= minScrubbed {
+				byReal[s.Real] = s.Sentinel
+			}
+		}
 		reals := make([]string, 0, len(byReal))
 		for r := range byReal {
 			reals = append(reals, r)

@@ -615,3 +615,32 @@ func TestAWSSecretSignOnly(t *testing.T) {
 		t.Errorf("the key id was not put in: %q", req.Header.Get("X-Id"))
 	}
 }
+
+// The third attack round's spellings: a copy of a masked claim written as
+// JSON may write it (\u escapes, "\/", characters Go would escape), a
+// numeric claim copied as a number, and a claim's value outside its token
+// in the same variable.
+func TestMaskEverywhereSpellings(t *testing.T) {
+	token := jwt(`{"alg":"RS256"}`,
+		`{"a":"sk&live-AMPSECRET-1234","b":"sk&live-AMPSECRET-1234","c":"path/SLASHSECRET-5678","d":"path\/SLASHSECRET-5678","e":"UESCSECRET-9999abcd","f":"\u0055ESCSECRET-9999abcd","n":123456789012,"m":[123456789012]}`)
+	claims := envVar("CLAIMS", "mask")
+	claims.Decode, claims.MaskClaims = "jwt", &[]string{"a", "c", "e", "n"}
+	outside := envVar("OUTSIDE", "mask")
+	outside.Extract, outside.Decode, outside.MaskClaims = `tok=(\S+)`, "jwt", &[]string{"a"}
+	p := build(t, &config.Credentials{EnvVars: []config.CredentialEnvVar{claims, outside}},
+		[]string{"CLAIMS=" + token, "OUTSIDE=tok=" + token + " key=sk&live-AMPSECRET-1234"}, nil)
+	pl, _ := b64.DecodeString(strings.Split(p.Set["CLAIMS"], ".")[1])
+	var got map[string]any
+	if err := json.Unmarshal(pl, &got); err != nil {
+		t.Fatalf("the masked payload is not JSON: %s", pl)
+	}
+	decoded, _ := json.Marshal(got) // every string as Go spells it
+	for _, real := range []string{"AMPSECRET", "SLASHSECRET", "ESCSECRET", "123456789012"} {
+		if strings.Contains(string(pl), real) || strings.Contains(string(decoded), real) {
+			t.Errorf("%s is inside the masked token: %s", real, pl)
+		}
+	}
+	if strings.Contains(p.Set["OUTSIDE"], "AMPSECRET") {
+		t.Errorf("a claim's value outside its token: %q", p.Set["OUTSIDE"])
+	}
+}

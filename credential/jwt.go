@@ -85,39 +85,66 @@ func maskJWT(token string, claims *[]string, newSecret func(suffix, real string)
 }
 
 // maskText replaces, in a JSON text, every other appearance of a masked
-// value (8 bytes and longer, as the search of responses) inside a string,
-// as JSON spells it there, by its sentinel; numbers, keys' structure and
-// everything outside strings are left as they are.
+// value (8 bytes and longer, as the search of responses) by its sentinel:
+// inside a string however JSON spells it there (each string is decoded,
+// searched and, when it held one, written again), and a number that is a
+// masked value's JSON. Everything else is left as it is.
 func maskText(text []byte, secrets []Secret) []byte {
 	var out []byte
 	for i := 0; i < len(text); {
-		if text[i] != '"' {
-			out = append(out, text[i])
-			i++
-			continue
-		}
-		// A string literal: from its quote to the closing one.
-		j := i + 1
-		for j < len(text) && text[j] != '"' {
-			if text[j] == '\\' {
+		c := text[i]
+		switch {
+		case c == '"':
+			j := i + 1
+			for j < len(text) && text[j] != '"' {
+				if text[j] == '\\' {
+					j++
+				}
 				j++
 			}
-			j++
-		}
-		j = min(j+1, len(text))
-		lit := text[i:j]
-		for _, s := range secrets {
-			if len(s.Real) < minScrubbed {
-				continue
+			j = min(j+1, len(text))
+			out = append(out, maskString(text[i:j], secrets)...)
+			i = j
+		case c == '-' || c >= '0' && c <= '9':
+			j := i + 1
+			for j < len(text) && strings.IndexByte("0123456789.eE+-", text[j]) >= 0 {
+				j++
 			}
-			real, _ := json.Marshal(s.Real)
-			sent, _ := json.Marshal(s.Sentinel)
-			lit = bytes.ReplaceAll(lit, real[1:len(real)-1], sent[1:len(sent)-1])
+			lit := text[i:j]
+			for _, s := range secrets {
+				if len(s.Real) >= minScrubbed && string(lit) == s.Real {
+					lit, _ = json.Marshal(s.Sentinel)
+					break
+				}
+			}
+			out = append(out, lit...)
+			i = j
+		default:
+			out = append(out, c)
+			i++
 		}
-		out = append(out, lit...)
-		i = j
 	}
 	return out
+}
+
+// maskString is a JSON string literal with the masked values in what it
+// says replaced by their sentinels (itself when it holds none).
+func maskString(lit []byte, secrets []Secret) []byte {
+	var str string
+	if json.Unmarshal(lit, &str) != nil {
+		return lit
+	}
+	masked := str
+	for _, s := range secrets {
+		if len(s.Real) >= minScrubbed {
+			masked = strings.ReplaceAll(masked, s.Real, s.Sentinel)
+		}
+	}
+	if masked == str {
+		return lit
+	}
+	b, _ := json.Marshal(masked)
+	return b
 }
 
 // maskClaims replaces the listed top-level claims of a JSON object by
