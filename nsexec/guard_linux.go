@@ -440,7 +440,11 @@ func (k *call) aboveLater(op, full, target string) unix.Errno {
 // redirects returns the deny entry a symlink at full holding target would
 // send elsewhere: any symlink above a literal entry; one where a
 // pattern's match may lie beneath, unless it leads where the same paths
-// match too, or to a file that can never hold anything beneath it.
+// match too, or to a file that can never hold anything beneath it — and,
+// either way, only through places whose later change the guard would
+// judge against that entry (a directory or symlink on the way that the
+// command could replace or re-aim unjudged would let it lead elsewhere
+// later).
 func (k *call) redirects(full, target string) (policy.LaterRule, bool) {
 	p := k.pol.Guard.Policy
 	if p == nil {
@@ -458,58 +462,112 @@ func (k *call) redirects(full, target string) (policy.LaterRule, bool) {
 	if len(above) == 0 {
 		return policy.LaterRule{}, false
 	}
-	to, leaf := k.leadsTo(path.Dir(full), target)
-	if leaf {
-		return policy.LaterRule{}, false
-	}
+	w := k.leadsTo(path.Dir(full), target)
 	for _, r := range above {
-		if r.Redirects(full, to) {
+		for _, c := range w.changeable {
+			if !r.Above(c) {
+				return r, true
+			}
+		}
+		if !w.leaf && r.Redirects(full, w.to) {
 			return r, true
 		}
 	}
 	return policy.LaterRule{}, false
 }
 
-// leadsTo is where a symlink in the directory dir (physical) holding
-// target leads now, through the symlinks on the way and at the end: ""
-// when that cannot be told for good — a ".." after a name (the name may
-// become a symlink, whose ".." leads elsewhere), a name in /proc or
-// /dev/fd (each process that follows it reads its own). Leading ".."s
-// climb from dir, which is physical. leaf: it leads to a file (not a
-// directory) the command cannot replace, beneath which nothing can ever
-// be (a virtualenv's python, linked to /usr/bin's).
-func (k *call) leadsTo(dir, target string) (to string, leaf bool) {
-	for hops := 0; hops < maxSymlinks; hops++ {
-		if target == "" || !settledDots(target) {
-			return "", false
-		}
-		if !strings.HasPrefix(target, "/") {
-			target = dir + "/" + target
-		}
-		to = path.Clean(target)
-		if policy.Under(to, "/proc") || policy.Under(to, "/dev/fd") || strings.HasPrefix(to, "/dev/std") {
-			return "", false
-		}
-		pl, e := k.at(unix.AT_FDCWD, to)
-		if e != 0 {
-			return to, false // leads nowhere yet: judged as it reads
-		}
-		to = pl.full()
-		var st unix.Stat_t
-		err := unix.Fstatat(pl.dir, pl.name, &st, unix.AT_SYMLINK_NOFOLLOW)
-		if err != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK {
-			leaf = err == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR && (k.onReadOnlyMount(pl) || !k.writable(to))
-			pl.close()
-			return to, leaf
-		}
-		next, err := readlinkat(pl.dir, pl.name)
-		pl.close()
-		if err != nil {
-			return to, false
-		}
-		dir, target = path.Dir(to), next
+// walk is where a symlink leads.
+type walk struct {
+	// to is where it leads now, physical ("" when that cannot be told for
+	// good: a ".." after a name, a name in /proc or /dev/fd, which each
+	// process that follows it reads for itself).
+	to string
+	// leaf: a file (not a directory) on a read-only mount, beneath which
+	// nothing can ever be (a virtualenv's python, linked to /usr/bin's).
+	leaf bool
+	// changeable are the places on the way the command may replace or
+	// re-aim: a writable directory or symlink it went through.
+	changeable []string
+}
+
+// leadsTo walks, component by component in the command's root, the way a
+// symlink in the directory dir (physical) holding target leads now.
+func (k *call) leadsTo(dir, target string) walk {
+	var w walk
+	root, e := k.rootFD()
+	if e != 0 {
+		return w
 	}
-	return "", false
+	cur := dir
+	var comps []string
+	push := func(t string) bool {
+		if t == "" || !settledDots(t) {
+			return false
+		}
+		if strings.HasPrefix(t, "/") {
+			cur = "/"
+		}
+		comps = append(strings.Split(t, "/"), comps...)
+		return true
+	}
+	if !push(target) {
+		return w
+	}
+	for hops := 0; len(comps) > 0; {
+		c := comps[0]
+		comps = comps[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = path.Dir(cur)
+			continue
+		}
+		next := path.Join(cur, c)
+		if policy.Under(next, "/proc") || policy.Under(next, "/dev/fd") || strings.HasPrefix(next, "/dev/std") {
+			return walk{}
+		}
+		fd, err := openat2(root, next, &unix.OpenHow{Flags: unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC,
+			Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+		if err != nil {
+			// Leads nowhere yet: judged as it reads; what is made there
+			// later is judged where it is made.
+			w.to = path.Join(append([]string{next}, comps...)...)
+			return w
+		}
+		var st unix.Stat_t
+		var fs unix.Statfs_t
+		err = unix.Fstat(fd, &st)
+		ro := unix.Fstatfs(fd, &fs) == nil && fs.Flags&unix.ST_RDONLY != 0
+		if !ro && k.writable(next) {
+			w.changeable = append(w.changeable, next)
+		}
+		kind := st.Mode & unix.S_IFMT
+		if err != nil || kind != unix.S_IFLNK {
+			unix.Close(fd)
+			cur = next
+			if kind != unix.S_IFDIR && len(comps) > 0 {
+				w.to = path.Join(append([]string{next}, comps...)...)
+				return w // not a directory: nothing beneath
+			}
+			continue
+		}
+		t, err := readlinkat(fd, "")
+		unix.Close(fd)
+		if hops++; err != nil || hops > maxSymlinks || !push(t) {
+			return walk{changeable: w.changeable}
+		}
+	}
+	w.to = cur
+	var st unix.Stat_t
+	var fs unix.Statfs_t
+	if fd, err := openat2(root, cur, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}); err == nil {
+		w.leaf = unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR &&
+			unix.Fstatfs(fd, &fs) == nil && fs.Flags&unix.ST_RDONLY != 0
+		unix.Close(fd)
+	}
+	return w
 }
 
 // settledDots reports whether a symlink's target holds ".." only at its

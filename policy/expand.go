@@ -92,8 +92,22 @@ func (b *builder) later(p config.Path, read bool, why string) {
 	if p.Glob != nil {
 		r.Glob, r.Pattern = p.Glob, p.Glob.String()
 		r.Root = resolveExisting(p.Glob.Root())
+		// As spelled too: the host writes by the spelled path, so a
+		// symlink on it that the command re-made would lead its files
+		// elsewhere; and a directory put in the link's place holds
+		// matches.
+		if spelled := p.Glob.Root(); spelled != r.Root {
+			t := r
+			t.Root = spelled
+			b.pol.Later = append(b.pol.Later, t)
+		}
 	} else {
 		r.Path = resolveExisting(p.Path)
+		if spelled := filepath.Clean(p.Path); spelled != r.Path && spelled != resolveFollowing(p.Path) {
+			t := r
+			t.Path, t.Existed = spelled, false
+			b.pol.Later = append(b.pol.Later, t)
+		}
 		// Through symlinks: a dangling link hides nothing at launch.
 		_, err := os.Stat(p.Path)
 		r.Existed = err == nil

@@ -743,3 +743,58 @@ print("END")
 		}
 	})
 }
+
+// The third attack round's ways past the symlink rule, each judged from
+// outside by a secret the host writes at a denied path once the command
+// has set up: a link that leads where it may only through a symlink the
+// command can re-aim unjudged afterwards (pub/L, then ln -sfn); and a
+// deny entry spelled through a symlink made before the run (link ->
+// real), which the command removes and makes again elsewhere. Run as
+// both users.
+func TestGuardSymlinkChains(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		if err := os.MkdirAll(b.path("real/secrets"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("real", b.path("link")); err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			for i := 0; i < 500; i++ {
+				if _, err := os.Stat(b.path("ready")); err == nil {
+					os.MkdirAll(b.path("secrets"), 0o755)
+					os.MkdirAll(b.path("link/secrets"), 0o755)
+					b.write("secrets/sub/k.pem", b.canary)
+					b.write("link/secrets/k.pem", b.canary)
+					b.write("link/secret.txt", b.canary)
+					os.WriteFile(b.path("go"), nil, 0o644)
+					return
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		}()
+		rules := fsMap{"allowWrite": []string{"."}, "denyRead": []string{"secrets/**/*.pem", "link/secrets/*.pem", "link/secret.txt"}}
+		script := `mkdir -p secrets pub/real pub2/secrets
+ln -s /usr/bin/env pub/L; ln -s "$PWD/pub/L" secrets/sub; ln -sfn "$PWD/pub/real" pub/L
+mkdir -p pub/d; ln -s "$PWD/pub/d" secrets/sub2
+rm link && ln -s pub2 link
+touch ready; for i in $(seq 100); do [ -e go ] && break; sleep 0.05; done
+cat pub/real/k.pem pub2/secrets/k.pem pub2/secret.txt secrets/sub/k.pem link/secrets/k.pem; echo END`
+		r := b.run(rules, script)
+		if !strings.Contains(r.stdout, "END") {
+			t.Fatalf("the script did not run: %+v", r)
+		}
+		b.noCanary(r)
+		// Removing it is the command's to do (nothing is left for the host
+		// to run); making it again to lead elsewhere is not.
+		if target, err := os.Readlink(b.path("link")); err == nil && target != "real" {
+			t.Errorf("link was made again, to %q", target)
+		}
+		if target, err := os.Readlink(b.path("pub/L")); err == nil && target == b.path("pub/real") {
+			if target, err := os.Readlink(b.path("secrets/sub")); err == nil {
+				t.Errorf("secrets/sub leads to %q through a re-aimed link", target)
+			}
+		}
+	})
+}
