@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -815,29 +816,10 @@ func TestSetInspectionRetires(t *testing.T) {
 func TestTerminateLateClientHello(t *testing.T) {
 	ia := &injectAuth{}
 	s, httpAddr, socksAddr, ca, port := terminating(t, &Inspection{}, ia.inject)
-	var mu sync.Mutex
-	var refused []string
-	s.OnDecision = func(d Decision) {
-		mu.Lock()
-		defer mu.Unlock()
-		if !d.Allowed {
-			refused = append(refused, d.Reason)
-		}
-	}
+	refused := recordRefusals(s)
 	late := func(name string, c net.Conn) {
 		t.Helper()
-		defer c.Close()
-		time.Sleep(peekTimeout + 300*time.Millisecond)
-		tc := tls.Client(c, &tls.Config{RootCAs: ca, ServerName: "example.com", NextProtos: []string{"http/1.1"}})
-		tc.SetDeadline(time.Now().Add(5 * time.Second))
-		if err := tc.Handshake(); err != nil {
-			t.Fatalf("%s: a late ClientHello was not terminated by srt (its CA): %v", name, err)
-		}
-		fmt.Fprintf(tc, "GET / HTTP/1.1\r\nHost: example.com\r\nAuthorization: Bearer SENTINEL\r\nConnection: close\r\n\r\n")
-		body, _ := io.ReadAll(tc)
-		if !strings.Contains(string(body), "auth=Bearer real") {
-			t.Errorf("%s: the late tunnel's request was not read by srt: %q", name, body)
-		}
+		terminatedGet(t, name, c, ca, peekTimeout+300*time.Millisecond, nil)
 	}
 	head, conn := connectHTTP(t, httpAddr, "example.com:"+port)
 	if !strings.HasPrefix(head, "HTTP/1.1 200") {
@@ -852,24 +834,10 @@ func TestTerminateLateClientHello(t *testing.T) {
 	late("SOCKS", sc)
 
 	// A server that speaks first.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				io.WriteString(c, "220 hello\r\n")
-				io.Copy(c, c) // then an echo
-			}()
-		}
-	}()
+	ln := testenv.Serve(t, "tcp", "127.0.0.1:0", func(c net.Conn) {
+		io.WriteString(c, "220 hello\r\n")
+		io.Copy(c, c) // then an echo
+	})
 	target := ln.Addr().String()
 	for _, tlsLate := range []bool{false, true} {
 		head, conn := connectHTTP(t, httpAddr, target)
@@ -894,10 +862,8 @@ func TestTerminateLateClientHello(t *testing.T) {
 		}
 		conn.Close()
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(refused) != 1 || !strings.Contains(refused[0], "after the server had spoken") {
-		t.Errorf("refusals reported: %q", refused)
+	if got := refused(); len(got) != 1 || !strings.Contains(got[0], "after the server had spoken") {
+		t.Errorf("refusals reported: %q", got)
 	}
 }
 
@@ -910,29 +876,11 @@ func TestTerminateLateClientHello(t *testing.T) {
 func TestTerminateOtherTLSRecordsFirst(t *testing.T) {
 	ia := &injectAuth{}
 	s, httpAddr, socksAddr, ca, port := terminating(t, &Inspection{}, ia.inject)
-	var mu sync.Mutex
-	var refused []string
-	s.OnDecision = func(d Decision) {
-		mu.Lock()
-		defer mu.Unlock()
-		if !d.Allowed {
-			refused = append(refused, d.Reason)
-		}
-	}
+	refused := recordRefusals(s)
+	alert := []byte{0x15, 0x03, 0x01, 0x00, 0x02, 0x01, 0x5a} // a warning alert, user_canceled
 	alertFirst := func(name string, c net.Conn, wait time.Duration) {
 		t.Helper()
-		defer c.Close()
-		time.Sleep(wait)
-		c.Write([]byte{0x15, 0x03, 0x01, 0x00, 0x02, 0x01, 0x5a}) // a warning alert, user_canceled
-		tc := tls.Client(c, &tls.Config{RootCAs: ca, ServerName: "example.com", NextProtos: []string{"http/1.1"}})
-		tc.SetDeadline(time.Now().Add(5 * time.Second))
-		if err := tc.Handshake(); err != nil {
-			t.Fatalf("%s: a tunnel opened by an alert was not terminated by srt (its CA): %v", name, err)
-		}
-		fmt.Fprintf(tc, "GET / HTTP/1.1\r\nHost: example.com\r\nAuthorization: Bearer SENTINEL\r\nConnection: close\r\n\r\n")
-		if body, _ := io.ReadAll(tc); !strings.Contains(string(body), "auth=Bearer real") {
-			t.Errorf("%s: the request was not read by srt: %q", name, body)
-		}
+		terminatedGet(t, name, c, ca, wait, alert)
 	}
 	for _, wait := range []time.Duration{0, peekTimeout + 300*time.Millisecond} {
 		head, conn := connectHTTP(t, httpAddr, "example.com:"+port)
@@ -949,20 +897,7 @@ func TestTerminateOtherTLSRecordsFirst(t *testing.T) {
 	alertFirst("SOCKS", sc, 0)
 
 	// An echo server for the rest.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { defer c.Close(); io.Copy(c, c) }()
-		}
-	}()
+	ln := testenv.Serve(t, "tcp", "127.0.0.1:0", func(c net.Conn) { io.Copy(c, c) })
 	// An SSLv2-style ClientHello: refused, nothing relayed.
 	head, conn := connectHTTP(t, httpAddr, ln.Addr().String())
 	if !strings.HasPrefix(head, "HTTP/1.1 200") {
@@ -987,9 +922,44 @@ func TestTerminateOtherTLSRecordsFirst(t *testing.T) {
 		t.Errorf("a binary protocol was not relayed: %q %v", got, err)
 	}
 	conn.Close()
-	mu.Lock()
-	defer mu.Unlock()
-	if len(refused) != 1 || !strings.Contains(refused[0], "SSLv2") {
-		t.Errorf("refusals reported: %q", refused)
+	if got := refused(); len(got) != 1 || !strings.Contains(got[0], "SSLv2") {
+		t.Errorf("refusals reported: %q", got)
+	}
+}
+
+// recordRefusals records the reasons of the decisions s refuses.
+func recordRefusals(s *Server) func() []string {
+	var mu sync.Mutex
+	var refused []string
+	s.OnDecision = func(d Decision) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !d.Allowed {
+			refused = append(refused, d.Reason)
+		}
+	}
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(refused)
+	}
+}
+
+// terminatedGet waits, sends prelude, then shakes hands over c trusting
+// only srt's CA (so the tunnel must be srt's terminated one) and asks for
+// a request the injector rewrites: srt must have read it.
+func terminatedGet(t *testing.T, name string, c net.Conn, ca *x509.CertPool, wait time.Duration, prelude []byte) {
+	t.Helper()
+	defer c.Close()
+	time.Sleep(wait)
+	c.Write(prelude)
+	tc := tls.Client(c, &tls.Config{RootCAs: ca, ServerName: "example.com", NextProtos: []string{"http/1.1"}})
+	tc.SetDeadline(time.Now().Add(5 * time.Second))
+	if err := tc.Handshake(); err != nil {
+		t.Fatalf("%s: the tunnel was not terminated by srt (its CA): %v", name, err)
+	}
+	fmt.Fprintf(tc, "GET / HTTP/1.1\r\nHost: example.com\r\nAuthorization: Bearer SENTINEL\r\nConnection: close\r\n\r\n")
+	if body, _ := io.ReadAll(tc); !strings.Contains(string(body), "auth=Bearer real") {
+		t.Errorf("%s: the request was not read by srt: %q", name, body)
 	}
 }
