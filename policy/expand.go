@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/srt-go/srt/config"
@@ -95,10 +96,11 @@ func (b *builder) later(p config.Path, read bool, why string) {
 		// As spelled too: the host writes by the spelled path, so a
 		// symlink on it that the command re-made would lead its files
 		// elsewhere; and a directory put in the link's place holds
-		// matches.
+		// matches (kept only where the command could; see spelled).
 		if spelled := p.Glob.Root(); spelled != r.Root {
 			t := r
 			t.Root = spelled
+			_, t.links, _ = resolveChain(spelled)
 			b.pol.Later = append(b.pol.Later, t)
 		}
 	} else {
@@ -106,6 +108,7 @@ func (b *builder) later(p config.Path, read bool, why string) {
 		if spelled := filepath.Clean(p.Path); spelled != r.Path && spelled != resolveFollowing(p.Path) {
 			t := r
 			t.Path, t.Existed = spelled, false
+			_, t.links, _ = resolveChain(spelled)
 			b.pol.Later = append(b.pol.Later, t)
 		}
 		// Through symlinks: a dangling link hides nothing at launch.
@@ -145,6 +148,24 @@ func resolveFollowing(p string) string {
 
 // maxHiddenWalk bounds the files readGuard looks at under the hidden trees.
 const maxHiddenWalk = 20_000
+
+// spelled keeps an entry as spelled through symlinks only where the
+// command could make one of those symlinks again (it lies in a writable
+// tree): /home -> /var/home, outside every one, changes nothing, and
+// would make every read judged for nothing.
+func (b *builder) spelled() {
+	kept := b.pol.Later[:0]
+	for _, r := range b.pol.Later {
+		if r.links != nil && !slices.ContainsFunc(r.links, func(l string) bool {
+			return slices.ContainsFunc(b.writes, func(w Rule) bool { return w.Allow && Under(l, w.Path) }) ||
+				slices.ContainsFunc(b.pol.Writable, func(w string) bool { return Under(l, w) })
+		}) {
+			continue
+		}
+		kept = append(kept, r)
+	}
+	b.pol.Later = kept
+}
 
 // readGuard decides whether reads need judging while the command runs,
 // and finds the hidden files with other names.

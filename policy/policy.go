@@ -121,6 +121,9 @@ type LaterRule struct {
 	Why  string `json:"why"`
 	// Existed: a literal path that existed at launch (its mounts hide it).
 	Existed bool `json:"existed,omitempty"`
+	// links are the symlinks of an entry kept as spelled (its path or
+	// directory goes through them); nil for every other.
+	links []string
 }
 
 // ReadDeniedLater returns the denyRead entry that keeps the command from
@@ -345,6 +348,7 @@ func Build(s *config.Settings, env Env) (*Policy, error) {
 	b.protect(s)
 	b.expandRootDeny()
 	b.pol.Reads, b.pol.Writes, b.pol.Links = b.reads, b.writes, b.links
+	b.spelled()
 	b.readGuard()
 	return b.pol, nil
 }

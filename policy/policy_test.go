@@ -320,3 +320,45 @@ func TestPolicyReadGuard(t *testing.T) {
 		}
 	}
 }
+
+// A deny entry spelled through a symlink is kept as spelled too where the
+// command could make that symlink again (it lies in a writable tree): the
+// link's place then holds the entry. Through a symlink outside every
+// writable tree it is kept only as resolved, and reads stay unjudged.
+func TestPolicySpelledThroughLinks(t *testing.T) {
+	w := testtree.Tree(t, "proj/real/secret.txt", "fixed/real/secret.txt", "proj/src/x")
+	for _, l := range []string{"proj/link", "fixed/link"} {
+		if err := os.Symlink("real", filepath.Join(w, l)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cwd := filepath.Join(w, "proj")
+	for _, tc := range []struct {
+		entry     string
+		spelled   bool // the link's place holds the entry
+		readGuard bool
+	}{
+		{"link/secret.txt", true, true},
+		{filepath.Join(w, "fixed/link/secret.txt"), false, false},
+		{"link/*.pem", true, true},
+	} {
+		p, err := Build(testtree.FSRules{AllowWrite: []string{"."}, DenyRead: []string{tc.entry}}.Settings(), Env{Cwd: cwd, Home: filepath.Join(w, "home")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		link := filepath.Join(cwd, "link")
+		if filepath.IsAbs(tc.entry) {
+			link = filepath.Join(w, "fixed/link")
+		}
+		held := false
+		for _, r := range p.Later {
+			held = held || r.Above(link)
+		}
+		if held != tc.spelled {
+			t.Errorf("%s: the link's place holds the entry: %v, want %v (%+v)", tc.entry, held, tc.spelled, p.Later)
+		}
+		if (p.ReadGuard != "") != tc.readGuard {
+			t.Errorf("%s: reads judged: %q, want %v", tc.entry, p.ReadGuard, tc.readGuard)
+		}
+	}
+}
