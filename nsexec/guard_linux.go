@@ -1773,17 +1773,16 @@ func (k *call) link(dir int, old string, dir2 int, name string, flags int) unix.
 	if e := k.mayMake("link", dst, false); e != 0 {
 		return e
 	}
-	// A second name for a symlink is a symlink made there.
-	if src.name != "" {
-		var lst unix.Stat_t
-		if unix.Fstatat(src.dir, src.name, &lst, unix.AT_SYMLINK_NOFOLLOW) == nil && lst.Mode&unix.S_IFMT == unix.S_IFLNK {
-			target, err := readlinkat(src.dir, src.name)
-			if err != nil {
-				return errnoOf(err)
-			}
-			if e := k.aboveLater("link", dst.full(), target); e != 0 {
-				return e
-			}
+	// A second name for a symlink is a symlink made there, whether the
+	// symlink is named or a descriptor's (an O_PATH|O_NOFOLLOW one).
+	var lst unix.Stat_t
+	if unix.Fstatat(src.dir, src.name, &lst, unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH) == nil && lst.Mode&unix.S_IFMT == unix.S_IFLNK {
+		target, err := readlinkat(src.dir, src.name)
+		if err != nil {
+			return errnoOf(err)
+		}
+		if e := k.aboveLater("link", dst.full(), target); e != 0 {
+			return e
 		}
 	}
 	if strings.HasPrefix(src.full(), "/") {

@@ -779,6 +779,10 @@ func TestGuardSymlinkChains(t *testing.T) {
 ln -s /usr/bin/env pub/L; ln -s "$PWD/pub/L" secrets/sub; ln -sfn "$PWD/pub/real" pub/L
 mkdir -p pub/d; ln -s "$PWD/pub/d" secrets/sub2
 rm link && ln -s pub2 link
+ln -s "$PWD/pub" pl; python3 -c 'import os, ctypes
+fd = os.open("pl", os.O_PATH | os.O_NOFOLLOW)
+ctypes.CDLL(None).linkat(fd, b"", -100, b"secrets/sub3", 0x1000)
+os.link("/proc/self/fd/%d" % fd, "secrets/sub4", follow_symlinks=True)' 2>/dev/null
 touch ready; for i in $(seq 100); do [ -e go ] && break; sleep 0.05; done
 cat pub/real/k.pem pub2/secrets/k.pem pub2/secret.txt secrets/sub/k.pem link/secrets/k.pem; echo END`
 		r := b.run(rules, script)
@@ -790,6 +794,11 @@ cat pub/real/k.pem pub2/secrets/k.pem pub2/secret.txt secrets/sub/k.pem link/sec
 		// to run); making it again to lead elsewhere is not.
 		if target, err := os.Readlink(b.path("link")); err == nil && target != "real" {
 			t.Errorf("link was made again, to %q", target)
+		}
+		for _, f := range []string{"secrets/sub3", "secrets/sub4"} {
+			if _, err := os.Lstat(b.path(f)); err == nil {
+				t.Errorf("a symlink's descriptor got a second name at %s", f)
+			}
 		}
 		if target, err := os.Readlink(b.path("pub/L")); err == nil && target == b.path("pub/real") {
 			if target, err := os.Readlink(b.path("secrets/sub")); err == nil {
