@@ -539,7 +539,10 @@ func startOf(c net.Conn, head []byte) ([]byte, int) {
 	}
 	switch b := head[0]; {
 	case b >= 0x14 && b <= 0x18: // change_cipher_spec, alert, handshake, application_data, heartbeat
-		if b == recordHandshake || need(2) && head[1] == 3 {
+		// Any version a TLS server may take in a first record: Go's
+		// takes every one below 0x1000 (an alert versioned 0x0201, then
+		// the ClientHello), so srt's, which is Go's, does too.
+		if b == recordHandshake || !need(2) || head[1] < 0x10 {
 			return head, startTLS
 		}
 	case b&0x80 != 0: // a two-byte SSLv2 record length, then the message type

@@ -889,6 +889,15 @@ func TestTerminateOtherTLSRecordsFirst(t *testing.T) {
 		}
 		alertFirst(fmt.Sprintf("CONNECT, after %v", wait), conn, wait)
 	}
+	// The fifth round's spellings: the alert's version byte 0x02, 0x00 or
+	// 0x04, which Go's server takes in a first record all the same.
+	for _, major := range []byte{0x02, 0x00, 0x04} {
+		head, conn := connectHTTP(t, httpAddr, "example.com:"+port)
+		if !strings.HasPrefix(head, "HTTP/1.1 200") {
+			t.Fatalf("CONNECT: %q", head)
+		}
+		terminatedGet(t, fmt.Sprintf("an alert versioned %#02x", major), conn, ca, 0, []byte{0x15, major, 0x01, 0x00, 0x02, 0x01, 0x5a})
+	}
 	code, sc := socksConnect(t, socksAddr, 3, []byte("example.com"), portOf(t, port))
 	if code != 0 {
 		t.Fatalf("SOCKS: %d", code)
