@@ -546,7 +546,9 @@ func startOf(c net.Conn, head []byte) ([]byte, int) {
 			return head, startTLS
 		}
 	case b&0x80 != 0: // a two-byte SSLv2 record length, then the message type
-		if need(4) && head[2] == 1 && (head[3] == 3 || head[3] == 0 || head[3] == 2) {
+		// Bytes too slow to tell count as one: relayed, an SSLv2-style
+		// hello would reach a server that takes it unread.
+		if !need(4) || head[2] == 1 && (head[3] == 3 || head[3] == 0 || head[3] == 2) {
 			return head, startSSLv2
 		}
 	}

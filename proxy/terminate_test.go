@@ -918,6 +918,19 @@ func TestTerminateOtherTLSRecordsFirst(t *testing.T) {
 		t.Errorf("an SSLv2-style hello was relayed")
 	}
 	conn.Close()
+	// The same, its first byte alone and the rest too late to tell.
+	head, conn = connectHTTP(t, httpAddr, ln.Addr().String())
+	if !strings.HasPrefix(head, "HTTP/1.1 200") {
+		t.Fatalf("CONNECT: %q", head)
+	}
+	conn.Write([]byte{0x80})
+	time.Sleep(peekTimeout + 200*time.Millisecond)
+	conn.Write([]byte{0x2e, 0x01, 0x03, 0x01, 0x00, 0x15})
+	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, _ := conn.Read(make([]byte, 16)); n != 0 {
+		t.Errorf("a slow SSLv2-style hello was relayed")
+	}
+	conn.Close()
 	// A binary protocol whose first length byte has its high bit set.
 	head, conn = connectHTTP(t, httpAddr, ln.Addr().String())
 	if !strings.HasPrefix(head, "HTTP/1.1 200") {
@@ -931,7 +944,7 @@ func TestTerminateOtherTLSRecordsFirst(t *testing.T) {
 		t.Errorf("a binary protocol was not relayed: %q %v", got, err)
 	}
 	conn.Close()
-	if got := refused(); len(got) != 1 || !strings.Contains(got[0], "SSLv2") {
+	if got := refused(); len(got) != 2 || !strings.Contains(got[0], "SSLv2") || !strings.Contains(got[1], "SSLv2") {
 		t.Errorf("refusals reported: %q", got)
 	}
 }
