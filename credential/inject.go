@@ -25,6 +25,10 @@ type Injector struct {
 	// back turns every real value long enough to search for into its
 	// sentinel; nil: none is.
 	back *replacer
+	// signOnly are the paired AWS secret keys: only ever used to sign
+	// again, never written into a request, where a host that stores what
+	// it is sent would keep them.
+	signOnly map[string]bool
 }
 
 // Injector returns the plan's injector, nil when the plan masks nothing.
@@ -32,7 +36,10 @@ func (p *Plan) Injector() *Injector {
 	if len(p.Secrets) == 0 {
 		return nil
 	}
-	inj := &Injector{secrets: p.Secrets, aws: p.AWS, plaintext: p.Plaintext, sigv4: modes(p.SigV4)}
+	inj := &Injector{secrets: p.Secrets, aws: p.AWS, plaintext: p.Plaintext, sigv4: modes(p.SigV4), signOnly: map[string]bool{}}
+	for _, a := range p.AWS {
+		inj.signOnly[a.Secret] = true
+	}
 	// A real value sent to a host may come back: echoed (an error page,
 	// a debug endpoint), or stored there and served later, by that host
 	// or another (a gist's raw file). Every response srt reads, from any
@@ -58,18 +65,11 @@ func (inj *Injector) For(host netfilter.Host, tls bool) proxy.Injector {
 	if inj == nil {
 		return nil
 	}
-	// A paired AWS secret key is only ever used to sign again: its real
-	// value is never written into a request, where a host that stores
-	// what it is sent would keep it.
-	signOnly := map[string]bool{}
-	for _, a := range inj.aws {
-		signOnly[a.Secret] = true
-	}
 	var pairs []pair
 	sameLength := true
 	if tls || inj.plaintext {
 		for _, s := range inj.secrets {
-			if matchesAny(s.Hosts, host) && !signOnly[s.Real] {
+			if matchesAny(s.Hosts, host) && !inj.signOnly[s.Real] {
 				pairs = append(pairs, pair{old: []byte(s.Sentinel), new: []byte(s.Real)})
 				sameLength = sameLength && len(s.Sentinel) == len(s.Real)
 			}

@@ -536,9 +536,8 @@ func (k *call) leadsTo(dir, target string) walk {
 			return w
 		}
 		var st unix.Stat_t
-		var fs unix.Statfs_t
 		err = unix.Fstat(fd, &st)
-		ro := unix.Fstatfs(fd, &fs) == nil && fs.Flags&unix.ST_RDONLY != 0
+		ro := readOnlyFD(fd)
 		if !ro && k.writable(next) {
 			w.changeable = append(w.changeable, next)
 		}
@@ -550,6 +549,7 @@ func (k *call) leadsTo(dir, target string) walk {
 				w.to = path.Join(append([]string{next}, comps...)...)
 				return w // not a directory: nothing beneath
 			}
+			w.leaf = err == nil && kind != unix.S_IFDIR && ro
 			continue
 		}
 		t, err := readlinkat(fd, "")
@@ -559,14 +559,6 @@ func (k *call) leadsTo(dir, target string) walk {
 		}
 	}
 	w.to = cur
-	var st unix.Stat_t
-	var fs unix.Statfs_t
-	if fd, err := openat2(root, cur, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC,
-		Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}); err == nil {
-		w.leaf = unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR &&
-			unix.Fstatfs(fd, &fs) == nil && fs.Flags&unix.ST_RDONLY != 0
-		unix.Close(fd)
-	}
 	return w
 }
 
@@ -623,6 +615,11 @@ func (k *call) onReadOnlyMount(pl place) bool {
 		return false
 	}
 	defer unix.Close(fd)
+	return readOnlyFD(fd)
+}
+
+// readOnlyFD reports whether the file fd names is on a read-only mount.
+func readOnlyFD(fd int) bool {
 	var fs unix.Statfs_t
 	return unix.Fstatfs(fd, &fs) == nil && fs.Flags&unix.ST_RDONLY != 0
 }
@@ -973,16 +970,6 @@ func (k *call) creating(f func() error) unix.Errno {
 	return errnoOf(f())
 }
 
-// judge is what the name at pl is: the name rules (policy.Guard), and
-// what they cannot see from names alone — a git directory that is not
-// called .git (a bare repository, a --separate-git-dir, a worktree's
-// common directory), known by what it holds (HEAD, objects, refs or
-// commondir). Its hooks and its config are a .git's; and a directory
-// whose hooks hold more than git's samples, or whose config would run a
-// program, may not become one (no HEAD, objects, refs or commondir is
-// made in it). Every guarded call of a sandbox is judged and made on one
-// thread, in turn, so no two of them can each see the other's half
-// missing.
 // judgeAt is judge for any place: a descriptor's (no name) is judged
 // at its path, resolved again in the command's root, so that what names
 // cannot tell (a git directory known by what it holds) is seen too.
@@ -998,6 +985,16 @@ func (k *call) judgeAt(pl place) (policy.Name, string) {
 	return k.judge(named)
 }
 
+// judge is what the name at pl is: the name rules (policy.Guard), and
+// what they cannot see from names alone — a git directory that is not
+// called .git (a bare repository, a --separate-git-dir, a worktree's
+// common directory), known by what it holds (HEAD, objects, refs or
+// commondir). Its hooks and its config are a .git's; and a directory
+// whose hooks hold more than git's samples, or whose config would run a
+// program, may not become one (no HEAD, objects, refs or commondir is
+// made in it). Every guarded call of a sandbox is judged and made on one
+// thread, in turn, so no two of them can each see the other's half
+// missing.
 func (k *call) judge(pl place) (policy.Name, string) {
 	full := pl.full()
 	n, rule := k.pol.Guard.Judge(full)
@@ -1756,7 +1753,7 @@ func (k *call) link(dir int, old string, dir2 int, name string, flags int) unix.
 	if src.proc && src.name != "" {
 		return unix.EACCES
 	}
-	if (src.name != "" || strings.HasPrefix(src.full(), "/")) && !k.writable(src.full()) {
+	if strings.HasPrefix(src.full(), "/") && !k.writable(src.full()) {
 		// The fallback: a new name in a writable tree for a file outside
 		// would write it (the namespace sandbox's mounts say EXDEV),
 		// whether it is named or a descriptor's.

@@ -309,16 +309,9 @@ func TestGuardDenyLater(t *testing.T) {
 		fs := fsMap{"allowWrite": []string{"."}, "denyWrite": []string{"secrets/*.pem", "secrets2/*.pem", "ex/*.pem", "later.txt"}, "denyRead": []string{"hidden-later", "**/.env", "rd/hidden.txt"}}
 		// The host makes secrets/host.pem once the command is running;
 		// the command then tries to write it.
-		go func() {
-			for i := 0; i < 500; i++ {
-				if _, err := os.Stat(b.path("ready")); err == nil {
-					os.WriteFile(b.path("secrets/host.pem"), []byte("ORIGINAL"), 0o666)
-					os.WriteFile(b.path("go"), nil, 0o644)
-					return
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
-		}()
+		b.whenReady("ready", "go", 5*time.Second, func() {
+			os.WriteFile(b.path("secrets/host.pem"), []byte("ORIGINAL"), 0o666)
+		})
 		script := fmt.Sprintf(`echo %[1]s > secrets/a.pem; echo %[1]s > later.txt; mkdir hidden-later; echo %[1]s > hidden-later/f
 mkdir -p sub sub2; echo %[1]s > sub/.env; echo %[1]s > fine.txt; cp fine.txt f2; mv f2 sub2/.env
 mkdir t; echo %[1]s > t/secret.pem; mv t secrets2; mkdir u; echo %[1]s > u/later.txt; mv u/later.txt .; mkdir v; echo %[1]s > v/.env; mv v w2
@@ -359,20 +352,13 @@ func TestGuardPatternSymlinks(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
 		b := newBox(t)
 		rules := fsMap{"allowWrite": []string{"."}, "denyRead": []string{"secrets/*.pem", "secrets/**/*.pem", "**/keys/*.pem", "**/.env"}, "denyWrite": []string{"secrets/*.key"}}
-		go func() {
-			for i := 0; i < 500; i++ {
-				if _, err := os.Stat(b.path("ready")); err == nil {
-					os.MkdirAll(b.path("secrets"), 0o755)
-					os.MkdirAll(b.path("a/keys"), 0o755)
-					b.write("secrets/key.pem", b.canary)
-					b.write("a/keys/k.pem", b.canary)
-					b.write("secrets/a.key", "ORIGINAL")
-					os.WriteFile(b.path("go"), nil, 0o644)
-					return
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
-		}()
+		b.whenReady("ready", "go", 5*time.Second, func() {
+			os.MkdirAll(b.path("secrets"), 0o755)
+			os.MkdirAll(b.path("a/keys"), 0o755)
+			b.write("secrets/key.pem", b.canary)
+			b.write("a/keys/k.pem", b.canary)
+			b.write("secrets/a.key", "ORIGINAL")
+		})
 		script := `mkdir -p pub a d1 d2
 ln -s pub secrets; ln -s ../pub a/keys; ln -s "$PWD/pub" secrets 2>/dev/null
 ln -s pub tmp-link && mv -T tmp-link secrets; ln -s ../pub tmp2 && mv -T tmp2 a/keys
@@ -508,18 +494,11 @@ func TestGuardReadsLater(t *testing.T) {
 			t.Fatal(err)
 		}
 		fs := fsMap{"allowWrite": []string{"."}, "denyRead": []string{"~/.ssh", "**/*.env", "later-secret", "dang"}}
-		go func() {
-			for i := 0; i < 1000; i++ {
-				if _, err := os.Stat(b.path("race/ready")); err == nil {
-					for _, f := range []string{"later-secret", "sub/.env", "race/hide.env", "dangling-target"} {
-						b.write(f, b.canary)
-					}
-					os.WriteFile(b.path("race/go"), nil, 0o644)
-					return
-				}
-				time.Sleep(10 * time.Millisecond)
+		b.whenReady("race/ready", "race/go", 10*time.Second, func() {
+			for _, f := range []string{"later-secret", "sub/.env", "race/hide.env", "dangling-target"} {
+				b.write(f, b.canary)
 			}
-		}()
+		})
 		script := fmt.Sprintf(`cat innocent.txt; %s=race-read %s race
 cat later-secret; cat sub/.env; ln -s later-secret l; cat l; cat dang; cat dangling-target; cat /proc/self/cwd/sub/.env; cp later-secret copy
 mv sub moved-sub; cat moved-sub/.env; [ "$(head -c 4 /proc/self/exe | tail -c 3)" = ELF ] && echo OWN-EXE
@@ -760,20 +739,13 @@ func TestGuardSymlinkChains(t *testing.T) {
 		if err := os.Symlink("real", b.path("link")); err != nil {
 			t.Fatal(err)
 		}
-		go func() {
-			for i := 0; i < 500; i++ {
-				if _, err := os.Stat(b.path("ready")); err == nil {
-					os.MkdirAll(b.path("secrets"), 0o755)
-					os.MkdirAll(b.path("link/secrets"), 0o755)
-					b.write("secrets/sub/k.pem", b.canary)
-					b.write("link/secrets/k.pem", b.canary)
-					b.write("link/secret.txt", b.canary)
-					os.WriteFile(b.path("go"), nil, 0o644)
-					return
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
-		}()
+		b.whenReady("ready", "go", 5*time.Second, func() {
+			os.MkdirAll(b.path("secrets"), 0o755)
+			os.MkdirAll(b.path("link/secrets"), 0o755)
+			b.write("secrets/sub/k.pem", b.canary)
+			b.write("link/secrets/k.pem", b.canary)
+			b.write("link/secret.txt", b.canary)
+		})
 		rules := fsMap{"allowWrite": []string{"."}, "denyRead": []string{"secrets/**/*.pem", "link/secrets/*.pem", "link/secret.txt"}}
 		script := `mkdir -p secrets pub/real pub2/secrets
 ln -s /usr/bin/env pub/L; ln -s "$PWD/pub/L" secrets/sub; ln -sfn "$PWD/pub/real" pub/L
@@ -806,4 +778,18 @@ cat pub/real/k.pem pub2/secrets/k.pem pub2/secret.txt secrets/sub/k.pem link/sec
 			}
 		}
 	})
+}
+
+// whenReady plays the host: once the command has made ready (within
+// limit), host runs, then done is made for the command to go on.
+func (b *box) whenReady(ready, done string, limit time.Duration, host func()) {
+	go func() {
+		for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if _, err := os.Stat(b.path(ready)); err == nil {
+				host()
+				os.WriteFile(b.path(done), nil, 0o644)
+				return
+			}
+		}
+	}()
 }
