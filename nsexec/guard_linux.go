@@ -76,12 +76,19 @@ type answer struct {
 
 func refused(e unix.Errno) answer { return answer{errno: e, fd: -1} }
 
-// guard performs the guarded call req and answers it. It runs on the
-// serving thread, which holds no capability and has a filesystem context
-// of its own; an open that may block goes to a thread of its own.
-func (pol *ConnectPolicy) guard(gs *guardState, listener int, req *seccompNotif, c seccomp.FileCall) {
+// guard performs the guarded call req (by do: a file or metadata call)
+// and answers it. It runs on the serving thread, which holds no
+// capability and has a filesystem context of its own; an open that may
+// block goes to a thread of its own.
+func (pol *ConnectPolicy) guard(gs *guardState, listener int, req *seccompNotif, do func(*call) answer) {
 	a := refused(unix.EPERM)
 	func() {
+		k := &call{pol: pol, gs: gs, listener: listener, req: req, pid: int(req.Pid), root: -1, umask: -1}
+		defer func() {
+			if k.root >= 0 && k.root != gs.root {
+				unix.Close(k.root)
+			}
+		}()
 		defer func() {
 			// A bug in a call made for one command must not end srt and
 			// every sandbox it serves: the call fails, loudly.
@@ -89,7 +96,7 @@ func (pol *ConnectPolicy) guard(gs *guardState, listener int, req *seccompNotif,
 				fmt.Fprintf(os.Stderr, "srt: internal error in a file call made for the command (refused): %v\n%s", r, debug.Stack())
 			}
 		}()
-		a = pol.guardCall(gs, listener, req, c)
+		a = do(k)
 	}()
 	if ask := a.askInit; ask != nil {
 		r := *req
@@ -237,6 +244,11 @@ type guardState struct {
 	// cached.
 	umasks  map[int]umaskEntry
 	pending map[int]int // thread -> the umask it asked for
+	// pidfds caches a pidfd of each thread whose descriptors the guard
+	// took (maxUmasks at most): one that fails is opened again.
+	pidfds map[int]int
+	// selfFDs is srt's /proc/self/fd, where a descriptor's path is read.
+	selfFDs int
 	// ownLinks are the files that had one name when the guard gave them
 	// another in this run.
 	ownLinks map[fileID]bool
@@ -269,14 +281,25 @@ type umaskEntry struct {
 const umaskFresh = 50 * time.Millisecond
 
 func newGuardState() *guardState {
-	return &guardState{root: -1, umasks: map[int]umaskEntry{}, pending: map[int]int{}, ownLinks: map[fileID]bool{}, thread: -1}
+	return &guardState{root: -1, umasks: map[int]umaskEntry{}, pending: map[int]int{}, pidfds: map[int]int{}, ownLinks: map[fileID]bool{}, thread: -1, selfFDs: -1}
 }
 
 func (gs *guardState) close() {
-	if gs.root >= 0 {
-		unix.Close(gs.root)
+	for _, fd := range []int{gs.root, gs.selfFDs} {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
 	}
 	gs.forget()
+	gs.forgetPidfds()
+}
+
+// forgetPidfds empties the pidfd cache.
+func (gs *guardState) forgetPidfds() {
+	for _, fd := range gs.pidfds {
+		unix.Close(fd)
+	}
+	clear(gs.pidfds)
 }
 
 // forget empties the umask cache.
@@ -333,14 +356,9 @@ func (p place) close() {
 	}
 }
 
-func (pol *ConnectPolicy) guardCall(gs *guardState, listener int, req *seccompNotif, c seccomp.FileCall) answer {
-	k := &call{pol: pol, gs: gs, listener: listener, req: req, pid: int(req.Pid), root: -1, umask: -1}
-	defer func() {
-		if k.root >= 0 && k.root != gs.root {
-			unix.Close(k.root)
-		}
-	}()
-	arg := func(i int) uint64 { return req.Args[i] }
+// guardCall performs the file call c.
+func (k *call) guardCall(c seccomp.FileCall) answer {
+	arg := func(i int) uint64 { return k.req.Args[i] }
 	dirArg := func(i int) int {
 		if i < 0 {
 			return unix.AT_FDCWD
@@ -811,7 +829,7 @@ func (k *call) at(dir int, name string) (place, unix.Errno) {
 	if err == unix.ELOOP {
 		how.Resolve &^= unix.RESOLVE_NO_SYMLINKS
 		if fd, err = openat2(root, parent, &how); err == nil {
-			if real, err = os.Readlink("/proc/self/fd/" + strconv.Itoa(fd)); err != nil {
+			if real, err = k.gs.pathOf(fd); err != nil {
 				unix.Close(fd)
 				return place{dir: -1}, unix.ENOENT
 			}
@@ -854,12 +872,59 @@ func (k *call) atHost(rest string) (place, unix.Errno) {
 
 // ofDescriptor is the command's descriptor n, taken as the object itself.
 func (k *call) ofDescriptor(n int) (place, unix.Errno) {
-	fd, e := k.pol.fdOf(k.listener, k.req, n)
+	fd, e := k.fdOf(n)
 	if e != 0 {
 		return place{dir: -1}, e
 	}
-	p, _ := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	p, _ := k.gs.pathOf(fd)
 	return place{dir: fd, path: strings.TrimSuffix(p, " (deleted)")}, 0
+}
+
+// fdOf is a copy of the command's descriptor n, taken through a pidfd of
+// the calling thread that is kept for its next call: while that thread
+// lives, the pidfd names it and no other; once it is gone, the copy fails
+// and a new pidfd is opened (and checked against the notification, as
+// pol.fdOf does).
+func (k *call) fdOf(n int) (int, unix.Errno) {
+	if pidfd, ok := k.gs.pidfds[k.pid]; ok {
+		if fd, err := unix.PidfdGetfd(pidfd, n, 0); err == nil {
+			return fd, 0
+		}
+		unix.Close(pidfd)
+		delete(k.gs.pidfds, k.pid)
+	}
+	pidfd, err := k.pol.pidfd(k.pid)
+	if err != nil || !stillWaiting(k.listener, k.req.ID) {
+		if err == nil {
+			unix.Close(pidfd)
+		}
+		return -1, unix.ESRCH
+	}
+	fd, err := unix.PidfdGetfd(pidfd, n, 0)
+	if len(k.gs.pidfds) >= maxUmasks {
+		k.gs.forgetPidfds()
+	}
+	k.gs.pidfds[k.pid] = pidfd
+	switch {
+	case err == nil:
+		return fd, 0
+	case errors.Is(err, unix.EBADF):
+		return -1, unix.EBADF
+	}
+	return -1, unix.EPERM
+}
+
+// pathOf reads the path of srt's descriptor fd, from a /proc/self/fd kept
+// open: one name looked up, not four.
+func (gs *guardState) pathOf(fd int) (string, error) {
+	if gs.selfFDs < 0 {
+		dir, err := unix.Open("/proc/self/fd", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+		}
+		gs.selfFDs = dir
+	}
+	return readlinkat(gs.selfFDs, strconv.Itoa(fd))
 }
 
 // followLink moves from the symlink at pl (closed) to where it leads.
@@ -976,6 +1041,9 @@ func (k *call) creating(f func() error) unix.Errno {
 func (k *call) judgeAt(pl place) (policy.Name, string) {
 	if pl.name != "" || !strings.HasPrefix(pl.path, "/") {
 		return k.judge(pl)
+	}
+	if name := path.Base(pl.path); path.Base(path.Dir(pl.path)) != "hooks" && name != "hooks" && !gitConfigNames[name] && !gitMarks[name] {
+		return k.pol.Guard.Judge(pl.path) // no name judge looks into
 	}
 	named, e := k.at(unix.AT_FDCWD, pl.path)
 	if e != 0 {
@@ -1276,7 +1344,7 @@ func (k *call) openExisting(pl place, st *unix.Stat_t, full string, n policy.Nam
 		if e := k.deniedLater("write", full); e != 0 {
 			return refused(e), false
 		}
-		if e := k.linkedElsewhere(st, full); e != 0 {
+		if e := k.linkedElsewhere("write", st, full); e != 0 {
 			return refused(e), false
 		}
 		kind := st.Mode & unix.S_IFMT
@@ -1472,7 +1540,7 @@ func (k *call) reopen(pl place, flags int) answer {
 		}
 	}
 	if flags&(unix.O_WRONLY|unix.O_RDWR|unix.O_TRUNC) != 0 {
-		e := k.linkedElsewhere(&st, pl.path)
+		e := k.linkedElsewhere("write", &st, pl.path)
 		if e == 0 && strings.HasPrefix(pl.path, "/") {
 			switch n, rule := k.judgeAt(pl); {
 			case blocked(n):
@@ -1635,7 +1703,7 @@ func (k *call) bind() unix.Errno {
 	if e != 0 {
 		return e
 	}
-	sock, e := k.pol.fdOf(k.listener, req, fd)
+	sock, e := k.fdOf(fd)
 	if e != 0 {
 		return e
 	}
@@ -1804,16 +1872,16 @@ func (k *call) link(dir int, old string, dir2 int, name string, flags int) unix.
 	return errnoOf(err)
 }
 
-// linkedElsewhere refuses a write to an existing regular file with more
-// than one name, unless the guard gave it its other names in this run:
+// linkedElsewhere refuses a write to (or a change of the metadata of) an
+// existing regular file with more than one name, unless the guard gave it its other names in this run:
 // a hard link made before the run, in a writable tree, to a file outside
 // it (~/.bashrc, a denyWrite file, another project's) would otherwise
 // write that file, and no name tells where the others are.
-func (k *call) linkedElsewhere(st *unix.Stat_t, full string) unix.Errno {
+func (k *call) linkedElsewhere(op string, st *unix.Stat_t, full string) unix.Errno {
 	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink <= 1 || k.gs.ownLinks[fileID{st.Dev, st.Ino}] {
 		return 0
 	}
-	return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "write", Target: full,
+	return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: full,
 		Reason: fmt.Sprintf("a file with %d hard links, made before this run: one may lie outside the writable trees", st.Nlink)})
 }
 
@@ -2204,10 +2272,19 @@ var procSelfFiles = map[string]bool{"oom_score_adj": true, "oom_adj": true, "com
 // made it (unshare -r, bwrap, podman).
 var procSelfMaps = map[string]bool{"uid_map": true, "gid_map": true, "setgroups": true, "projid_map": true}
 
+// readlinkat reads a symlink: into a short buffer first (most targets
+// fit), then one of PATH_MAX.
 func readlinkat(dir int, name string) (string, error) {
-	buf := make([]byte, unix.PathMax)
-	n, err := unix.Readlinkat(dir, name, buf)
+	var short [256]byte
+	n, err := unix.Readlinkat(dir, name, short[:])
 	if err != nil {
+		return "", err
+	}
+	if n < len(short) {
+		return string(short[:n]), nil
+	}
+	buf := make([]byte, unix.PathMax)
+	if n, err = unix.Readlinkat(dir, name, buf); err != nil {
 		return "", err
 	}
 	return string(buf[:n]), nil

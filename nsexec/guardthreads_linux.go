@@ -10,7 +10,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The threads the supervisor makes file calls on, for the command: each
+// The threads the supervisor makes file calls on, for the command (each
+// sandbox's serving thread, and threads for opens that may block): each
 // holds no capability (srt may be root; the command holds none) and has
 // a filesystem context of its own, whose umask the guard sets to the
 // command's for each file it makes. They are locked to their goroutines
@@ -18,48 +19,38 @@ import (
 // started from it before it was locked (Pdeathsig follows the thread
 // that forked), so the pools are srt's, shared by every sandbox.
 var (
-	// guardThreads make the calls that do not block.
-	guardThreads = newThreadPool(4)
 	// blockingThreads make opens that may wait (a FIFO without its other
 	// end), one each, so none holds up the rest; they grow as needed.
-	blockingThreads = newThreadPool(0)
+	blockingThreads = newThreadPool()
 	// serveThreads each serve one sandbox's seccomp listener, making
 	// its guarded calls inline.
-	serveThreads = newThreadPool(0)
+	serveThreads = newThreadPool()
 )
 
+// threadPool is a pool that grows as needed: a thread is made when none
+// is idle.
 type threadPool struct {
-	fixed   int
-	once    sync.Once
 	jobs    chan func(ok bool)
 	mu      sync.Mutex
 	idle    int
-	threads int // made so far (a growing pool's threads never end)
+	threads int // made so far (they never end)
 }
 
-func newThreadPool(fixed int) *threadPool {
-	return &threadPool{fixed: fixed, jobs: make(chan func(ok bool))}
+func newThreadPool() *threadPool {
+	return &threadPool{jobs: make(chan func(ok bool))}
 }
 
 // run runs f on one of the pool's threads and waits for it; f is not
 // run (the call fails) if the thread could not shed its privileges.
 func (p *threadPool) run(f func()) {
-	if p.fixed > 0 {
-		p.once.Do(func() {
-			for range p.fixed {
-				go p.thread(false)
-			}
-		})
-	} else {
-		p.mu.Lock()
-		if p.idle == 0 {
-			p.idle++
-			p.threads++
-			go p.thread(true)
-		}
-		p.idle--
-		p.mu.Unlock()
+	p.mu.Lock()
+	if p.idle == 0 {
+		p.idle++
+		p.threads++
+		go p.thread()
 	}
+	p.idle--
+	p.mu.Unlock()
 	done := make(chan struct{})
 	p.jobs <- func(ok bool) {
 		defer close(done)
@@ -90,16 +81,14 @@ func (p *threadPool) tryRun(max int, f func()) bool {
 	return true
 }
 
-func (p *threadPool) thread(counted bool) {
+func (p *threadPool) thread() {
 	runtime.LockOSThread() // for good: see above
 	ok := unprivilegedThread() == nil
 	for f := range p.jobs {
 		f(ok)
-		if counted {
-			p.mu.Lock()
-			p.idle++
-			p.mu.Unlock()
-		}
+		p.mu.Lock()
+		p.idle++
+		p.mu.Unlock()
 	}
 }
 

@@ -14,15 +14,21 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The metadata supervisor of the fallback: a notified chmod, chown,
-// utimes or xattr call is never let through to the kernel, where another
-// thread of the command could swap the path between our check and the
-// kernel's walk. Its file is resolved once, as the command would resolve
-// it (its cwd or dirfd; no /proc magic links), and pinned by an O_PATH
-// descriptor; the file's real path is judged against the plan; and the
-// change is made through that descriptor, on a thread holding no
-// capability (srt may run as root; the command holds none), so the kernel
-// checks ownership and permission as it would for the command.
+// Metadata calls: Landlock has no right for a file's mode, owner, times
+// or extended attributes, and the launch's mounts protect only what
+// exists at launch, so the filter sends every chmod, chown, utimes and
+// xattr call to srt whenever the path guard runs (and always in the
+// fallback). Like the guard's other calls, one is never let through to
+// the kernel: another thread of the command could swap the path between
+// our check and the kernel's walk. Its file is resolved once, as the
+// command would resolve it (its root, its cwd or dirfd; no magic links),
+// and pinned by an O_PATH descriptor; the file is judged where it is, as
+// a write to it would be (a protected name, a deny entry that applies
+// later, a hard link made before the run, in the fallback allowWrite);
+// and the change is made through that descriptor on the serving thread,
+// which holds no capability (srt may run as root; the command holds
+// none), so the kernel checks ownership, permission and read-only mounts
+// as it would for the command.
 
 // Limits of extended attributes (linux/limits.h).
 const (
@@ -30,37 +36,163 @@ const (
 	xattrSizeMax = 65536
 )
 
-// isMetadata reports whether nr is a metadata call.
-func isMetadata(nr int32) bool {
-	_, ok := seccomp.MetaCallOf(nr)
-	return ok
+// metadata performs the metadata call c and returns its errno.
+func (k *call) metadata(c seccomp.MetaCall) unix.Errno {
+	pl, target, st, e := k.metaTarget(c)
+	if e != 0 {
+		return e
+	}
+	defer pl.close()
+	if target != pl.dir {
+		defer unix.Close(target)
+	}
+	if e := k.mayChange(c.Op.String(), pl, target, &st); e != 0 {
+		return e
+	}
+	return changeMeta(target, &st, c, k.req)
 }
 
-// metadata performs the notified metadata call req and returns its errno.
-func (pol *ConnectPolicy) metadata(listener int, req *seccompNotif) unix.Errno {
-	c, _ := seccomp.MetaCallOf(req.Nr)
+// metaTarget resolves the file call c names: the place it was found at
+// (a descriptor's has no name), an O_PATH descriptor of the file itself
+// (pl.dir, for a descriptor or a directory named by "."), and its stat.
+func (k *call) metaTarget(c seccomp.MetaCall) (pl place, target int, st unix.Stat_t, e unix.Errno) {
+	req := k.req
+	fail := func(e unix.Errno) (place, int, unix.Stat_t, unix.Errno) {
+		return place{dir: -1}, -1, unix.Stat_t{}, e
+	}
+	done := func(pl place) (place, int, unix.Stat_t, unix.Errno) {
+		var st unix.Stat_t
+		if err := unix.Fstat(pl.dir, &st); err != nil {
+			pl.close()
+			return fail(errnoOf(err))
+		}
+		return pl, pl.dir, st, 0
+	}
+	if c.Path < 0 {
+		if pl, e = k.ofDescriptor(int(int32(req.Args[c.Fd]))); e != 0 {
+			return fail(e)
+		}
+		return done(pl)
+	}
+	flags := 0
+	if c.Flags >= 0 {
+		flags = int(uint32(req.Args[c.Flags]))
+		if flags&^(unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH) != 0 {
+			return fail(unix.EINVAL) // as the kernel says for flags it does not take
+		}
+	}
+	dir := unix.AT_FDCWD
+	if c.Dir >= 0 {
+		dir = int(int32(req.Args[c.Dir]))
+	}
+	ptr := uintptr(req.Args[c.Path])
+	var name string
+	switch {
+	case ptr == 0 && (c.Op == seccomp.OpTimes || c.Op == seccomp.OpTimeval) && dir != unix.AT_FDCWD:
+		if flags != 0 {
+			return fail(unix.EINVAL)
+		}
+		name = "" // utimensat(fd, NULL, …), futimesat: the descriptor itself
+	case ptr == 0:
+		return fail(unix.EFAULT)
+	default:
+		if name, e = readString(k.pid, ptr, unix.PathMax); e != 0 {
+			return fail(e)
+		}
+		if name == "" && flags&unix.AT_EMPTY_PATH == 0 {
+			return fail(unix.ENOENT)
+		}
+	}
+	if name == "" {
+		if dir == unix.AT_FDCWD {
+			name = "." // the cwd itself
+		} else {
+			if pl, e = k.ofDescriptor(dir); e != 0 {
+				return fail(e)
+			}
+			return done(pl)
+		}
+	}
+	follow := c.Follow && flags&unix.AT_SYMLINK_NOFOLLOW == 0
+	pl, e = k.at(dir, name)
+	for hops := 0; ; hops++ {
+		switch {
+		case e != 0:
+			return fail(e)
+		case hops > maxSymlinks:
+			pl.close()
+			return fail(unix.ELOOP)
+		case pl.proc:
+			// srt's rights over the sandbox's processes exceed the
+			// command's, and the kernel refuses these changes to procfs
+			// files (a descriptor's /proc/self/fd/N is the descriptor).
+			pl.close()
+			return fail(unix.EPERM)
+		case pl.name == "" || pl.name == ".":
+			return done(pl) // a descriptor of the command's, or a directory
+		}
+		// The file is pinned first and then looked at, so what is judged
+		// is what is changed, whatever replaces the name meanwhile.
+		fd, err := unix.Openat(pl.dir, pl.name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			pl.close()
+			return fail(errnoOf(err))
+		}
+		if err := unix.Fstat(fd, &st); err != nil {
+			unix.Close(fd)
+			pl.close()
+			return fail(errnoOf(err))
+		}
+		if st.Mode&unix.S_IFMT == unix.S_IFLNK && (follow || pl.slash) {
+			unix.Close(fd)
+			pl, e = k.followLink(pl)
+			continue
+		}
+		if pl.slash && st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			unix.Close(fd)
+			pl.close()
+			return fail(unix.ENOTDIR)
+		}
+		return pl, fd, st, 0
+	}
+}
+
+// mayChange refuses (reported) changing the metadata of the file st,
+// pinned by target, found at pl, where a write to it would be refused.
+func (k *call) mayChange(op string, pl place, target int, st *unix.Stat_t) unix.Errno {
+	full := pl.full()
+	if !strings.HasPrefix(full, "/") {
+		return 0 // a pipe, socket or anonymous inode: no file of the tree
+	}
+	if !k.writable(full) {
+		return k.notWritable(op, full)
+	}
+	if k.pol.Guard == nil {
+		return 0 // filesystem.disabled in the fallback: allowWrite alone
+	}
+	named := pl
+	if named.name == "." {
+		named.name = "" // a directory: judged by its own name
+	}
+	if n, rule := k.judgeAt(named); blocked(n) {
+		return k.deny(unix.EROFS, op, full, rule, n)
+	}
+	if _, denied := k.pol.Guard.Later(full); denied && readOnlyFD(target) {
+		return unix.EROFS // a denyWrite file of the launch: its mount says so first
+	}
+	if e := k.deniedLater(op, full); e != 0 {
+		return e
+	}
+	return k.linkedElsewhere(op, st, full)
+}
+
+// changeMeta makes the change req asks (call c) to the file st, pinned by
+// the descriptor target (O_PATH, or a descriptor of the command's), on
+// the calling thread.
+func changeMeta(target int, st *unix.Stat_t, c seccomp.MetaCall, req *seccompNotif) unix.Errno {
 	arg := func(i int) uint64 { return req.Args[i] }
 	pid := int(req.Pid)
-	target, errno := pol.metaTarget(listener, req, c)
-	if errno != 0 {
-		return errno
-	}
-	defer unix.Close(target)
-	var st unix.Stat_t
-	if err := unix.Fstat(target, &st); err != nil {
-		return errnoOf(err)
-	}
 	self := "/proc/self/fd/" + strconv.Itoa(target)
-	path, err := os.Readlink(self)
-	if err != nil {
-		return unix.EBADF
-	}
-	// A pipe, socket or anonymous inode ("pipe:[1]") is no file of the
-	// host's tree; an unlinked file is judged where it was.
-	path = strings.TrimSuffix(path, " (deleted)")
-	if strings.HasPrefix(path, "/") && (pol.Writable == nil || !pol.Writable(path)) {
-		return pol.deny(unix.EPERM, Event{Kind: "filesystem", Call: c.Op.String(), Target: path, Reason: "not writable here (allowWrite)"})
-	}
 	link := st.Mode&unix.S_IFMT == unix.S_IFLNK
 	empty := []byte{0}
 	switch c.Op {
@@ -69,18 +201,14 @@ func (pol *ConnectPolicy) metadata(listener int, req *seccompNotif) unix.Errno {
 			return unix.EOPNOTSUPP // what the kernel says for a symlink's mode
 		}
 		mode := uint32(arg(c.Rest)) & 0o7777
-		return pol.capless(func() unix.Errno {
-			_, _, e := unix.Syscall6(unix.SYS_FCHMODAT2, uintptr(target), uintptr(unsafe.Pointer(&empty[0])), uintptr(mode), unix.AT_EMPTY_PATH, 0, 0)
-			if e == unix.ENOSYS || e == unix.EINVAL {
-				e = errnoOf(unix.Fchmodat(unix.AT_FDCWD, self, mode, 0))
-			}
-			return e
-		})
+		_, _, e := unix.Syscall6(unix.SYS_FCHMODAT2, uintptr(target), uintptr(unsafe.Pointer(&empty[0])), uintptr(mode), unix.AT_EMPTY_PATH, 0, 0)
+		if e == unix.ENOSYS || e == unix.EINVAL {
+			e = errnoOf(unix.Fchmodat(unix.AT_FDCWD, self, mode, 0))
+		}
+		return e
 	case seccomp.OpOwner:
 		uid, gid := int(int32(arg(c.Rest))), int(int32(arg(c.Rest+1)))
-		return pol.capless(func() unix.Errno {
-			return errnoOf(unix.Fchownat(target, "", uid, gid, unix.AT_EMPTY_PATH))
-		})
+		return errnoOf(unix.Fchownat(target, "", uid, gid, unix.AT_EMPTY_PATH))
 	case seccomp.OpTimes, seccomp.OpTimeval, seccomp.OpUtimbuf:
 		ts, errno := readTimes(pid, c.Op, uintptr(arg(c.Rest)))
 		if errno != 0 {
@@ -90,11 +218,9 @@ func (pol *ConnectPolicy) metadata(listener int, req *seccompNotif) unix.Errno {
 		if ts != nil {
 			p = unsafe.Pointer(&ts[0])
 		}
-		return pol.capless(func() unix.Errno {
-			_, _, e := unix.Syscall6(unix.SYS_UTIMENSAT, uintptr(target), uintptr(unsafe.Pointer(&empty[0])), uintptr(p), unix.AT_EMPTY_PATH, 0, 0)
-			runtime.KeepAlive(ts)
-			return e
-		})
+		_, _, e := unix.Syscall6(unix.SYS_UTIMENSAT, uintptr(target), uintptr(unsafe.Pointer(&empty[0])), uintptr(p), unix.AT_EMPTY_PATH, 0, 0)
+		runtime.KeepAlive(ts)
+		return e
 	case seccomp.OpSetXattr, seccomp.OpSetXattrAt, seccomp.OpRemoveXattr:
 		if link {
 			return unix.EPERM // no user attributes on symlinks; the others need capabilities
@@ -104,87 +230,15 @@ func (pol *ConnectPolicy) metadata(listener int, req *seccompNotif) unix.Errno {
 			return errno
 		}
 		if c.Op == seccomp.OpRemoveXattr {
-			return pol.capless(func() unix.Errno { return errnoOf(unix.Removexattr(self, name)) })
+			return errnoOf(unix.Removexattr(self, name))
 		}
 		value, flags, errno := readXattrValue(pid, c, req)
 		if errno != 0 {
 			return errno
 		}
-		return pol.capless(func() unix.Errno { return errnoOf(unix.Setxattr(self, name, value, flags)) })
+		return errnoOf(unix.Setxattr(self, name, value, flags))
 	}
 	return unix.ENOSYS
-}
-
-// metaTarget opens, O_PATH, the file the call req names.
-func (pol *ConnectPolicy) metaTarget(listener int, req *seccompNotif, c seccomp.MetaCall) (int, unix.Errno) {
-	if c.Path < 0 {
-		return pol.fdOf(listener, req, int(int32(req.Args[c.Fd])))
-	}
-	flags := 0
-	if c.Flags >= 0 {
-		flags = int(req.Args[c.Flags])
-	}
-	pathPtr := uintptr(req.Args[c.Path])
-	var name string
-	if pathPtr != 0 {
-		var errno unix.Errno
-		if name, errno = readString(int(req.Pid), pathPtr, unix.PathMax); errno != 0 {
-			return -1, errno
-		}
-	}
-	// The C library names a descriptor's file by /proc/self/fd/N (futimes,
-	// fchmodat's emulation): in srt those names would be srt's own, so
-	// they are taken for what they mean to the command. Other magic links
-	// are refused by the walk below.
-	if fd, ok := selfFD(name, int(req.Pid)); ok {
-		return pol.fdOf(listener, req, fd)
-	}
-	// The descriptor the path starts from: the dirfd, or the cwd.
-	var base int
-	if c.Dir >= 0 && int32(req.Args[c.Dir]) != unix.AT_FDCWD {
-		var errno unix.Errno
-		if base, errno = pol.fdOf(listener, req, int(int32(req.Args[c.Dir]))); errno != 0 {
-			return -1, errno
-		}
-	} else {
-		var err error
-		base, err = unix.Open(pol.Proc+"/"+strconv.Itoa(int(req.Pid))+"/cwd", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil || !stillWaiting(listener, req.ID) {
-			if err == nil {
-				unix.Close(base)
-			}
-			return -1, unix.ESRCH
-		}
-	}
-	switch {
-	case pathPtr == 0 && c.Op == seccomp.OpTimes && c.Dir >= 0 && int32(req.Args[c.Dir]) != unix.AT_FDCWD:
-		return base, 0 // utimensat(fd, NULL, …): the descriptor itself
-	case pathPtr == 0:
-		unix.Close(base)
-		return -1, unix.EFAULT
-	case name == "" && flags&unix.AT_EMPTY_PATH != 0:
-		return base, 0 // the dirfd (or the cwd) itself
-	case name == "":
-		unix.Close(base)
-		return -1, unix.ENOENT
-	}
-	defer unix.Close(base)
-	how := unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_MAGICLINKS}
-	if !c.Follow || flags&unix.AT_SYMLINK_NOFOLLOW != 0 {
-		how.Flags |= unix.O_NOFOLLOW
-	}
-	fd, err := openat2(base, name, &how)
-	if err != nil {
-		return -1, errnoOf(err)
-	}
-	return fd, 0
-}
-
-// selfFD reports whether name is /proc/self/fd/N (or thread-self's, or
-// the caller's own pid's, or /dev/fd/N), and N.
-func selfFD(name string, tid int) (int, bool) {
-	fd, rest, _, ok := selfAlias(name, tid)
-	return fd, ok && fd >= 0 && rest == ""
 }
 
 // readString copies a NUL-terminated string of at most max bytes, its
@@ -302,13 +356,4 @@ func readXattrValue(pid int, c seccomp.MetaCall, req *seccompNotif) ([]byte, int
 	}
 	value, errno := readBytes(int(req.Pid), uintptr(req.Args[c.Rest+1]), size)
 	return value, int(int32(req.Args[c.Rest+3])), errno
-}
-
-// capless runs f on a thread that holds no capability, so that the kernel
-// judges the change as it would for the command (srt may be root): one of
-// the guard's threads (guardthreads_linux.go).
-func (pol *ConnectPolicy) capless(f func() unix.Errno) unix.Errno {
-	errno := unix.EPERM
-	guardThreads.run(func() { errno = f() })
-	return errno
 }

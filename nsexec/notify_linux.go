@@ -73,9 +73,10 @@ type ConnectPolicy struct {
 	// and a connect may also reach the command's own listening ports.
 	LocalBinding bool
 
-	// Writable, if set, says which paths the command's metadata calls
-	// (chmod, chown, utimes, xattrs) may change: the fallback sends
-	// them here, Landlock having no right for them.
+	// Writable, if set, says which paths the fallback's plan lets the
+	// command write: its metadata calls (chmod, chown, utimes, xattrs),
+	// for which Landlock has no right, and the guard's calls are judged
+	// against it.
 	Writable func(path string) bool
 
 	// Guard, if set, is the path guard's rules: the filter sends it every
@@ -170,9 +171,13 @@ func (pol *ConnectPolicy) serve(listener int) error {
 			}
 			return fmt.Errorf("receiving a seccomp notification: %w", err)
 		}
+		if c, ok := seccomp.MetaCallOf(req.Nr); ok {
+			pol.guard(gs, listener, &req, func(k *call) answer { return refused(k.metadata(c)) })
+			continue
+		}
 		if pol.Guard != nil {
 			if c, ok := seccomp.FileCallOf(req.Nr); ok {
-				pol.guard(gs, listener, &req, c) // it answers itself
+				pol.guard(gs, listener, &req, func(k *call) answer { return k.guardCall(c) })
 				continue
 			}
 			if req.Nr == umaskNr {
@@ -187,9 +192,8 @@ func (pol *ConnectPolicy) serve(listener int) error {
 	}
 }
 
-// answerSocket performs and answers a notified socket, connect, listen
-// or (in the fallback) metadata call, on a goroutine of its own: a
-// connect may block.
+// answerSocket performs and answers a notified socket, connect or listen
+// call, on a goroutine of its own: a connect may block.
 func (pol *ConnectPolicy) answerSocket(listener int, req *seccompNotif) {
 	resp := seccompNotifResp{ID: req.ID}
 	var errno unix.Errno
@@ -205,11 +209,7 @@ func (pol *ConnectPolicy) answerSocket(listener int, req *seccompNotif) {
 	case connectNr:
 		errno = pol.connect(listener, req)
 	default:
-		if isMetadata(req.Nr) {
-			errno = pol.metadata(listener, req)
-		} else {
-			errno = unix.ENOSYS
-		}
+		errno = unix.ENOSYS
 	}
 	if errno != 0 {
 		resp.Val, resp.Error = -1, -int32(errno)

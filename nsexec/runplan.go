@@ -137,7 +137,7 @@ func (rp *RunPlan) GuardLine() string {
 	case rp.Guard == nil:
 		return "No path guard (filesystem.disabled)"
 	case rp.Seccomp.GuardReads:
-		return fmt.Sprintf("Path guard: every name made, moved or linked and every file opened, also for reading (%s)", rp.Policy.ReadGuard)
+		return fmt.Sprintf("Path guard: every name made, moved or linked, every file opened, also for reading (%s), and every change of a file's metadata", rp.Policy.ReadGuard)
 	}
-	return "Path guard: every name made, moved or linked and every file opened for writing"
+	return "Path guard: every name made, moved or linked, every file opened for writing, and every change of a file's metadata"
 }

@@ -64,6 +64,7 @@ var (
 		"open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431,
 		"fsmount": 432, "fspick": 433, "clone3": 435, "mount_setattr": 442,
 		"fchmodat2": 452, "openat2": 437, "setxattrat": 463, "removexattrat": 466, "open_tree_attr": 467,
+		"file_setattr": 469,
 	}
 	amd64Nr = withShared(map[string]uint32{
 		"read": 0, "ioctl": 16, "socket": 41, "connect": 42, "sendto": 44, "sendmsg": 46,
@@ -227,13 +228,16 @@ type Options struct {
 	// and no sendto/sendmsg may connect with MSG_FASTOPEN. IPC: System V
 	// IPC and POSIX message queues are refused. Files: changes of a file's
 	// mode, owner, times and extended attributes go to the supervisor,
-	// and the inode-flag ioctls are refused.
+	// and the inode-flag ioctls and file_setattr are refused (both as
+	// with Guard).
 	HostNamespaces bool
 	// ReportSockets sends socket(AF_UNIX), which UnixNone refuses, to the
 	// supervisor, which refuses it the same (EPERM) and reports it.
 	ReportSockets bool `json:"reportSockets,omitempty"`
-	// Guard sends every call that makes, moves or links a name, and every
-	// open or truncate for writing, to the supervisor's path guard.
+	// Guard sends every call that makes, moves or links a name, every
+	// open or truncate for writing, and every change of a file's mode,
+	// owner, times or extended attributes, to the supervisor's path
+	// guard.
 	Guard bool `json:"guard,omitempty"`
 	// GuardReads sends every open there, for reading too.
 	GuardReads bool `json:"guardReads,omitempty"`
@@ -309,13 +313,18 @@ func Filter(a Arch, o Options) []bpf.Instruction {
 		for _, name := range hostIPC {
 			p.jumpIf(a.Nr[name], eperm)
 		}
-		// Landlock has no right for a file's metadata: the supervisor
-		// judges and makes every change.
+	}
+	if o.HostNamespaces || o.Guard {
+		// Landlock has no right for a file's metadata, and the mounts
+		// protect only what exists at launch: the supervisor judges and
+		// makes every change. The inode's flags and attributes (chattr's,
+		// the project id) are refused, by syscall as by ioctl below.
 		for _, name := range slices.Sorted(maps.Keys(metaCalls)) {
 			if nr, ok := a.Nr[name]; ok {
 				p.jumpIf(nr, notify)
 			}
 		}
+		p.jumpIf(a.Nr["file_setattr"], eperm)
 	}
 	if o.Guard {
 		p.jumpIf(a.Nr["openat2"], enosys)
@@ -433,9 +442,10 @@ func Filter(a Arch, o Options) []bpf.Instruction {
 	p.load(offArg(1))
 	p.jumpIf(tiocsti, eperm)
 	p.jumpIf(tioclinux, eperm)
-	if o.HostNamespaces {
-		// Read-only mounts refuse these in the namespace sandbox; here
-		// nothing would.
+	if o.HostNamespaces || o.Guard {
+		// Read-only mounts refuse these for what exists at launch; in
+		// the fallback nothing would, and a file that appears later (a
+		// deny entry's match the host makes) has no such mount.
 		for _, cmd := range []uint32{fsIOCSetFlags, fsIOC32SetFlags, fsIOCFSSetXattr, fsIOCSetVersion, fsIOC32SetVers} {
 			p.jumpIf(cmd, eperm)
 		}

@@ -165,6 +165,8 @@ func TestSeccompFilterTable(t *testing.T) {
 		{host, call{what: "host: ioctl(FS_IOC_SETFLAGS)", nr: "ioctl", args: []uint32{3, fsIOCSetFlags}}, eperm},
 		{host, call{what: "host: ioctl(FS_IOC_FSSETXATTR)", nr: "ioctl", args: []uint32{3, fsIOCFSSetXattr}}, eperm},
 		{none, call{what: "ioctl(FS_IOC_SETFLAGS) under read-only mounts", nr: "ioctl", args: []uint32{3, fsIOCSetFlags}}, retAllow},
+		{host, call{what: "host: file_setattr", nr: "file_setattr"}, eperm},
+		{none, call{what: "file_setattr under read-only mounts", nr: "file_setattr"}, retAllow},
 		// Terminal injection.
 		{none, call{what: "ioctl(TIOCSTI)", nr: "ioctl", args: []uint32{0, tiocsti}}, eperm},
 		{none, call{what: "ioctl(TIOCLINUX)", nr: "ioctl", args: []uint32{0, tioclinux}}, eperm},

@@ -5,9 +5,10 @@ import (
 	"testing"
 )
 
-// With the guard, every call that makes, moves or links a name, and every
-// open that may write, goes to the supervisor; a read-only open stays in
-// the kernel; without it, all of them are allowed.
+// With the guard, every call that makes, moves or links a name, every open
+// that may write, and every change of a file's metadata goes to the
+// supervisor; a read-only open stays in the kernel; without it, all of
+// them are allowed.
 func TestGuardFilter(t *testing.T) {
 	const (
 		rdonly    = 0
@@ -30,6 +31,11 @@ func TestGuardFilter(t *testing.T) {
 		for _, name := range []string{"mkdirat", "mknodat", "renameat", "renameat2", "linkat", "symlinkat", "truncate", "umask", "bind"} {
 			cases = append(cases, tc{call{what: name, nr: name}, retUserNotif})
 		}
+		for name := range metaCalls {
+			if _, ok := a.Nr[name]; ok {
+				cases = append(cases, tc{call{what: name, nr: name}, retUserNotif})
+			}
+		}
 		if _, ok := a.Nr["open"]; ok {
 			cases = append(cases,
 				tc{call{what: "open read", nr: "open", args: []uint32{0, rdonly}}, retAllow},
@@ -37,6 +43,14 @@ func TestGuardFilter(t *testing.T) {
 			for _, name := range []string{"creat", "mkdir", "mknod", "rename", "link", "symlink"} {
 				cases = append(cases, tc{call{what: name, nr: name}, retUserNotif})
 			}
+		}
+		for _, cmd := range []uint32{fsIOCSetFlags, fsIOC32SetFlags, fsIOCFSSetXattr, fsIOCSetVersion, fsIOC32SetVers} {
+			if got := run(t, a, guard, call{what: "inode flags", nr: "ioctl", args: []uint32{3, cmd}}); got != retErrno|errnoEPERM {
+				t.Errorf("%s ioctl %#x: %#x, want EPERM", goarch, cmd, got)
+			}
+		}
+		if got := run(t, a, guard, call{what: "file_setattr", nr: "file_setattr"}); got != retErrno|errnoEPERM {
+			t.Errorf("%s file_setattr: %#x, want EPERM", goarch, got)
 		}
 		reads := Options{Guard: true, GuardReads: true}
 		if got := run(t, a, reads, call{what: "openat read", nr: "openat", args: []uint32{0xffffff9c, 0, rdonly}}); got != retUserNotif {

@@ -2,11 +2,13 @@ package seccomp
 
 import "runtime"
 
-// Metadata calls: in the fallback, Landlock has no right for a file's
-// mode, owner, times or extended attributes, so the filter sends every
-// call that changes them to the supervisor, which judges the file against
-// the plan and makes the change itself. This file is the pure half: how
-// each call names its file.
+// Metadata calls: Landlock has no right for a file's mode, owner, times or
+// extended attributes, and the launch's mounts protect only the files
+// that exist at launch, so whenever the path guard runs (and always in
+// the fallback) the filter sends every call that changes them to the
+// supervisor, which judges the file as it would a write to it and makes
+// the change itself. This file is the pure half: how each call names its
+// file.
 
 // MetaCall says where a metadata syscall's arguments are. Indexes are
 // argument positions; -1 means the call has no such argument.
@@ -54,7 +56,8 @@ func (o MetaOp) String() string {
 }
 
 // metaCalls are the calls that change a file's metadata, by name. The
-// filter's host mode sends each to the supervisor.
+// filter sends each to the supervisor in the host mode and with the
+// guard.
 var metaCalls = map[string]MetaCall{
 	"chmod":         {Op: OpMode, Dir: -1, Path: 0, Fd: -1, Flags: -1, Follow: true, Rest: 1},
 	"fchmod":        {Op: OpMode, Dir: -1, Path: -1, Fd: 0, Flags: -1, Rest: 1},

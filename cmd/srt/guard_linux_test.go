@@ -793,3 +793,66 @@ func (b *box) whenReady(ready, done string, limit time.Duration, host func()) {
 		}
 	}()
 }
+
+// A file's mode, owner, times and extended attributes are written like
+// its content: where a write is refused, so is every change of them, by
+// path, by descriptor (read-only or O_PATH), by /proc/self/fd, and by
+// racing a symlink swap — for deny entries' matches and protected names
+// the host makes while the command runs, and for files reached by a hard
+// link made before the run. The command's own files still take every
+// change. Judged from outside; run as both users.
+func TestGuardMetadataLater(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		exe, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.write("secrets/", "")
+		b.write("~/outside.txt", "ORIGINAL")
+		b.write("dw.txt", "ORIGINAL")
+		for link, target := range map[string]string{"l-out": b.path("~/outside.txt"), "l-dw": b.path("dw.txt")} {
+			if err := os.Link(target, b.path(link)); err != nil {
+				t.Skipf("needs hard links between the test's directories: %v", err)
+			}
+		}
+		later := []string{"secrets/host.pem", "later.txt", "later-secret", "sub/.env", "sub/.bashrc", "repo2/.git/hooks/pre-push"}
+		targets := append([]string{"l-out", "l-dw"}, later...)
+		before := map[string]string{}
+		for _, f := range []string{"~/outside.txt", "dw.txt"} {
+			before[f] = fileMeta(t, b.path(f))
+		}
+		b.whenReady("ready", "go", 10*time.Second, func() {
+			for _, f := range later {
+				b.write(f, "ORIGINAL")
+				before[f] = fileMeta(t, b.path(f))
+			}
+		})
+		fs := fsMap{"allowWrite": []string{"."}, "denyWrite": []string{"secrets/*.pem", "later.txt", "dw.txt"}, "denyRead": []string{"later-secret", "**/.env"}}
+		var paths []string
+		for _, f := range targets {
+			paths = append(paths, b.path(f))
+		}
+		script := fmt.Sprintf(`echo x > mine; touch ready; for i in $(seq 200); do [ -e go ] && break; sleep 0.05; done
+%[1]s=metadata %[2]s %[3]s %[4]s; %[1]s=metadata-race %[2]s race %[4]s %[5]s; echo END`,
+			probeEnv, exe, strings.Join(paths, " "), b.path("mine"), b.path("secrets/host.pem"))
+		r := b.run(fs, script)
+		if !strings.Contains(r.stdout, "END") || !strings.Contains(r.stdout, "race:") {
+			t.Fatalf("the script did not run: %+v", r)
+		}
+		if len(before) != len(targets) {
+			t.Fatalf("the host did not make its files in time: %+v", r)
+		}
+		for f, was := range before {
+			if now := fileMeta(t, b.path(f)); now != was {
+				t.Errorf("%s changed: %s, was %s", f, now, was)
+			}
+		}
+		for _, f := range append(later, "~/outside.txt", "dw.txt") {
+			if got := b.read(f); got != "ORIGINAL" {
+				t.Errorf("%s was written: %q", f, got)
+			}
+		}
+		changedAll(t, b.path("mine"), r.stdout)
+	})
+}

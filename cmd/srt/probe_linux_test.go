@@ -283,6 +283,32 @@ func probe(what string) {
 				report("futimens", unix.Futimes(fd, []unix.Timeval{{Sec: 1000000}, {Sec: 1000000}}))
 				report("fsetxattr", unix.Fsetxattr(fd, "user.srt2", []byte("y"), 0))
 				report("fchown", unix.Fchown(fd, os.Getuid(), os.Getgid()))
+				// chattr's flags, by ioctl on a descriptor open for
+				// reading, and by file_setattr on the path.
+				report("ioctl-setflags", unix.IoctlSetPointerInt(fd, unix.FS_IOC_SETFLAGS, 0x40)) // FS_NODUMP_FL
+				var attr [24]byte                                                                 // struct file_attr: fa_xflags first
+				attr[0] = 0x80                                                                    // FS_XFLAG_NODUMP
+				dir, name := filepath.Split(p)
+				dirfd, _ := unix.Open(dir, unix.O_PATH, 0)
+				namep, _ := unix.BytePtrFromString(name)
+				_, _, e := unix.Syscall6(unix.SYS_FILE_SETATTR, uintptr(dirfd), uintptr(unsafe.Pointer(namep)), uintptr(unsafe.Pointer(&attr[0])), 24, 0, 0)
+				unix.Close(dirfd)
+				var err error
+				if e != 0 {
+					err = e
+				}
+				report("file_setattr", err)
+				unix.Close(fd)
+			}
+			// By an O_PATH descriptor, which reads and writes nothing:
+			// the calls that take an empty path, and its /proc/self/fd.
+			if fd, err := unix.Open(p, unix.O_PATH, 0); err == nil {
+				report("fchmodat2-empty", unix.Fchmodat(fd, "", 0o4777, unix.AT_EMPTY_PATH))
+				report("fchownat-empty", unix.Fchownat(fd, "", os.Getuid(), os.Getgid(), unix.AT_EMPTY_PATH))
+				report("utimensat-empty", unix.UtimesNanoAt(fd, "", ts, unix.AT_EMPTY_PATH))
+				self := fmt.Sprintf("/proc/self/fd/%d", fd)
+				report("chmod-procfd", unix.Chmod(self, 0o4777))
+				report("setxattr-procfd", unix.Setxattr(self, "user.srt", []byte("x"), 0))
 				unix.Close(fd)
 			}
 		}
