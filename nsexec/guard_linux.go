@@ -249,6 +249,8 @@ type guardState struct {
 	pidfds map[int]int
 	// selfFDs is srt's /proc/self/fd, where a descriptor's path is read.
 	selfFDs int
+	// ids are the sandbox's user namespace's id maps, once read.
+	ids *idMaps
 	// ownLinks are the files that had one name when the guard gave them
 	// another in this run.
 	ownLinks map[fileID]bool
@@ -310,8 +312,10 @@ func (gs *guardState) forget() {
 	clear(gs.umasks)
 }
 
-// maxUmasks bounds the umask cache.
-const maxUmasks = 4096
+// maxUmasks bounds the umask cache, and the pidfd cache: each entry holds
+// a descriptor, of a thread that may be long gone (srt's own table must
+// not fill with them).
+const maxUmasks = 64
 
 // place is where a name is made: the directory, pinned, its real path,
 // and the name. A name of "." is the directory itself (the path ended in
@@ -332,6 +336,8 @@ type place struct {
 	// self is the rest of a /proc/self/… name the command gave for
 	// itself, opened through srt's procfs ("" otherwise).
 	self string
+	// unlinked: a descriptor's name is gone; path is the name it had.
+	unlinked bool
 }
 
 func (p place) full() string {
@@ -877,7 +883,8 @@ func (k *call) ofDescriptor(n int) (place, unix.Errno) {
 		return place{dir: -1}, e
 	}
 	p, _ := k.gs.pathOf(fd)
-	return place{dir: fd, path: strings.TrimSuffix(p, " (deleted)")}, 0
+	trimmed := strings.TrimSuffix(p, " (deleted)")
+	return place{dir: fd, path: trimmed, unlinked: trimmed != p}, 0
 }
 
 // fdOf is a copy of the command's descriptor n, taken through a pidfd of
@@ -1344,7 +1351,7 @@ func (k *call) openExisting(pl place, st *unix.Stat_t, full string, n policy.Nam
 		if e := k.deniedLater("write", full); e != 0 {
 			return refused(e), false
 		}
-		if e := k.linkedElsewhere("write", st, full); e != 0 {
+		if e := k.linkedElsewhere("write", st, full, false); e != 0 {
 			return refused(e), false
 		}
 		kind := st.Mode & unix.S_IFMT
@@ -1445,7 +1452,9 @@ func (k *call) readDenied(full string, st *unix.Stat_t) unix.Errno {
 	if r, ok := k.pol.Guard.ReadLater(full); ok {
 		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "read", Target: full, Reason: r.Why})
 	}
-	if st.Mode&unix.S_IFMT == unix.S_IFREG && st.Nlink > 1 {
+	// A hidden file with other names found at launch stays one when the
+	// other names go: the count of names proves nothing.
+	if st.Mode&unix.S_IFMT == unix.S_IFREG {
 		if why, ok := k.pol.Guard.HiddenInode(policy.FileID{Dev: st.Dev, Ino: st.Ino}); ok {
 			return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "read", Target: full, Reason: why + " (a hard link to a hidden file)"})
 		}
@@ -1540,7 +1549,7 @@ func (k *call) reopen(pl place, flags int) answer {
 		}
 	}
 	if flags&(unix.O_WRONLY|unix.O_RDWR|unix.O_TRUNC) != 0 {
-		e := k.linkedElsewhere("write", &st, pl.path)
+		e := k.linkedElsewhere("write", &st, pl.path, pl.unlinked)
 		if e == 0 && strings.HasPrefix(pl.path, "/") {
 			switch n, rule := k.judgeAt(pl); {
 			case blocked(n):
@@ -1866,23 +1875,34 @@ func (k *call) link(dir int, old string, dir2 int, name string, flags int) unix.
 	} else if err = unix.Fstatat(src.dir, src.name, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil {
 		err = unix.Linkat(src.dir, src.name, dst.dir, dst.name, 0)
 	}
-	if err == nil && st.Nlink <= 1 && st.Mode&unix.S_IFMT == unix.S_IFREG {
+	if err == nil && st.Nlink <= 1 {
 		k.gs.linked(st)
 	}
 	return errnoOf(err)
 }
 
-// linkedElsewhere refuses a write to (or a change of the metadata of) an
-// existing regular file with more than one name, unless the guard gave it its other names in this run:
-// a hard link made before the run, in a writable tree, to a file outside
-// it (~/.bashrc, a denyWrite file, another project's) would otherwise
-// write that file, and no name tells where the others are.
-func (k *call) linkedElsewhere(op string, st *unix.Stat_t, full string) unix.Errno {
-	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink <= 1 || k.gs.ownLinks[fileID{st.Dev, st.Ino}] {
+// linkedElsewhere refuses a write to an existing regular file (or a
+// change of the metadata of any file but a directory) that has a name
+// other than the one it was reached by, unless the guard gave it its
+// other names in this run: a hard link made before the run, in a
+// writable tree, to a file outside it (~/.bashrc, a denyWrite file,
+// another project's) would otherwise write that file, and no name tells
+// where the others are. A file reached by a descriptor whose name is gone
+// (unlinked) has other names if it has any.
+func (k *call) linkedElsewhere(op string, st *unix.Stat_t, full string, unlinked bool) unix.Errno {
+	kind := st.Mode & unix.S_IFMT
+	others := uint64(st.Nlink)
+	if !unlinked && others > 0 {
+		others--
+	}
+	if kind == unix.S_IFDIR || kind != unix.S_IFREG && op == "write" || others == 0 || k.gs.ownLinks[fileID{st.Dev, st.Ino}] {
 		return 0
 	}
-	return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: full,
-		Reason: fmt.Sprintf("a file with %d hard links, made before this run: one may lie outside the writable trees", st.Nlink)})
+	why := fmt.Sprintf("a file with %d hard links, made before this run: one may lie outside the writable trees", st.Nlink)
+	if unlinked {
+		why = "a file whose name here is gone, with another made before this run: it may lie outside the writable trees"
+	}
+	return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: full, Reason: why})
 }
 
 // rename performs renameat2(dir, old, dir2, name, flags). A directory

@@ -3,12 +3,14 @@ package nsexec
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"runtime"
 	"strconv"
 	"strings"
 	"unsafe"
 
+	"github.com/srt-go/srt/policy"
 	"github.com/srt-go/srt/seccomp"
 
 	"golang.org/x/sys/unix"
@@ -46,8 +48,11 @@ func (k *call) metadata(c seccomp.MetaCall) unix.Errno {
 	if target != pl.dir {
 		defer unix.Close(target)
 	}
-	if e := k.mayChange(c.Op.String(), pl, target, &st); e != 0 {
+	if e := k.mayChange(c, pl, target, &st); e != 0 {
 		return e
+	}
+	if c.Op == seccomp.OpOwner {
+		return k.chown(target, c)
 	}
 	return changeMeta(target, &st, c, k.req)
 }
@@ -159,22 +164,25 @@ func (k *call) metaTarget(c seccomp.MetaCall) (pl place, target int, st unix.Sta
 
 // mayChange refuses (reported) changing the metadata of the file st,
 // pinned by target, found at pl, where a write to it would be refused.
-func (k *call) mayChange(op string, pl place, target int, st *unix.Stat_t) unix.Errno {
-	full := pl.full()
-	if !strings.HasPrefix(full, "/") {
+func (k *call) mayChange(c seccomp.MetaCall, pl place, target int, st *unix.Stat_t) unix.Errno {
+	op, full := c.Op.String(), pl.full()
+	switch {
+	case !strings.HasPrefix(full, "/"):
 		return 0 // a pipe, socket or anonymous inode: no file of the tree
-	}
-	if !k.writable(full) {
+	case pl.unlinked && st.Nlink == 0:
+		return 0 // a file with no name left (a memfd, O_TMPFILE, a deleted one): no host file
+	case k.pol.Writable != nil && !k.pol.Writable(full):
+		// The fallback's devices may be written, not changed: they are
+		// the host's own.
 		return k.notWritable(op, full)
-	}
-	if k.pol.Guard == nil {
+	case k.pol.Guard == nil:
 		return 0 // filesystem.disabled in the fallback: allowWrite alone
 	}
 	named := pl
 	if named.name == "." {
 		named.name = "" // a directory: judged by its own name
 	}
-	if n, rule := k.judgeAt(named); blocked(n) {
+	if n, rule := k.judgeAt(named); blocked(n) && !(n == policy.GitConfig && configMetaSafe(c, st, k.req)) {
 		return k.deny(unix.EROFS, op, full, rule, n)
 	}
 	if _, denied := k.pol.Guard.Later(full); denied && readOnlyFD(target) {
@@ -183,7 +191,108 @@ func (k *call) mayChange(op string, pl place, target int, st *unix.Stat_t) unix.
 	if e := k.deniedLater(op, full); e != 0 {
 		return e
 	}
-	return k.linkedElsewhere(op, st, full)
+	return k.linkedElsewhere(op, st, full, pl.unlinked)
+}
+
+// configMetaSafe says whether the change req asks (call c) to a
+// repository's config, the file st, leaves it as safe as it was: its
+// times, or a mode that lets no one else write it (git probes whether
+// the filesystem keeps modes by flipping the config's owner-execute bit).
+// Its owner and extended attributes (an ACL could let others write it)
+// stay as they are.
+func configMetaSafe(c seccomp.MetaCall, st *unix.Stat_t, req *seccompNotif) bool {
+	switch c.Op {
+	case seccomp.OpTimes, seccomp.OpTimeval, seccomp.OpUtimbuf:
+		return true
+	case seccomp.OpMode:
+		mode := uint32(req.Args[c.Rest]) & 0o7777
+		return mode&^uint32(st.Mode)&0o022 == 0
+	}
+	return false
+}
+
+// chown changes the owner of the file target as fchownat(target, "",
+// uid, gid, AT_EMPTY_PATH) would in the caller's user namespace: its ids
+// are mapped to srt's first, as the kernel maps a caller's (an id with
+// no mapping there is EINVAL).
+func (k *call) chown(target int, c seccomp.MetaCall) unix.Errno {
+	uid, gid := int(int32(k.req.Args[c.Rest])), int(int32(k.req.Args[c.Rest+1]))
+	maps, e := k.idMaps()
+	if e != 0 {
+		return e
+	}
+	if uid, e = maps.uid.toHost(uid); e != 0 {
+		return e
+	}
+	if gid, e = maps.gid.toHost(gid); e != 0 {
+		return e
+	}
+	return errnoOf(unix.Fchownat(target, "", uid, gid, unix.AT_EMPTY_PATH))
+}
+
+// idMaps are a user namespace's uid and gid maps, as srt sees them.
+type idMaps struct{ uid, gid idMap }
+
+// idMap is one of them: lines of (first id inside, first outside, count).
+type idMap [][3]uint32
+
+// toHost maps id (-1: leave as is) from inside to srt's namespace.
+func (m idMap) toHost(id int) (int, unix.Errno) {
+	if id == -1 {
+		return -1, 0
+	}
+	for _, l := range m {
+		if uint32(id) >= l[0] && uint64(uint32(id)) < uint64(l[0])+uint64(l[2]) {
+			return int(l[1] + (uint32(id) - l[0])), 0
+		}
+	}
+	return 0, unix.EINVAL
+}
+
+// parseIDMap reads /proc/<pid>/uid_map's or gid_map's text.
+func parseIDMap(text string) (idMap, error) {
+	var m idMap
+	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 3 {
+			return nil, fmt.Errorf("bad id map line %q", line)
+		}
+		var l [3]uint32
+		for i, s := range f {
+			v, err := strconv.ParseUint(s, 10, 32)
+			if err != nil {
+				return nil, err
+			}
+			l[i] = uint32(v)
+		}
+		m = append(m, l)
+	}
+	return m, nil
+}
+
+// idMaps are the calling process's id maps: read once per sandbox when
+// every process of it shares one user namespace, else per call.
+func (k *call) idMaps() (*idMaps, unix.Errno) {
+	if k.gs.ids != nil && !k.pol.NestedNamespaces {
+		return k.gs.ids, 0
+	}
+	var maps idMaps
+	for _, f := range []struct {
+		name string
+		m    *idMap
+	}{{"uid_map", &maps.uid}, {"gid_map", &maps.gid}} {
+		data, err := os.ReadFile(k.pol.Proc + "/" + strconv.Itoa(k.pid) + "/" + f.name)
+		if err != nil || !stillWaiting(k.listener, k.req.ID) {
+			return nil, unix.ESRCH
+		}
+		if *f.m, err = parseIDMap(string(data)); err != nil {
+			return nil, unix.EINVAL
+		}
+	}
+	if !k.pol.NestedNamespaces {
+		k.gs.ids = &maps
+	}
+	return &maps, 0
 }
 
 // changeMeta makes the change req asks (call c) to the file st, pinned by
@@ -206,9 +315,6 @@ func changeMeta(target int, st *unix.Stat_t, c seccomp.MetaCall, req *seccompNot
 			e = errnoOf(unix.Fchmodat(unix.AT_FDCWD, self, mode, 0))
 		}
 		return e
-	case seccomp.OpOwner:
-		uid, gid := int(int32(arg(c.Rest))), int(int32(arg(c.Rest+1)))
-		return errnoOf(unix.Fchownat(target, "", uid, gid, unix.AT_EMPTY_PATH))
 	case seccomp.OpTimes, seccomp.OpTimeval, seccomp.OpUtimbuf:
 		ts, errno := readTimes(pid, c.Op, uintptr(arg(c.Rest)))
 		if errno != 0 {

@@ -157,14 +157,35 @@ const (
 	cloneNewUser = 0x10000000
 	msgFastOpen  = 0x20000000 // sendto/sendmsg that connects a TCP socket
 	// Inode flags and attributes set through an ioctl on any open file,
-	// also one opened only for reading: chattr's flags, the project id
-	// and the inode generation.
-	fsIOCSetFlags   = 0x40086602
-	fsIOC32SetFlags = 0x40046602
-	fsIOCFSSetXattr = 0x401c5820
-	fsIOCSetVersion = 0x40087602
-	fsIOC32SetVers  = 0x40047602
+	// also one opened only for reading, by its owner: chattr's flags, the
+	// project id, the inode generation (two spellings), fs-verity (which
+	// makes a file read-only for good), an encryption policy (a directory
+	// only its key opens), ext4's conversion to extents, FAT's
+	// attributes. Btrfs's own ioctls (type 0x94) make subvolumes and
+	// snapshots — names no guarded call makes — and set their flags:
+	// all are refused but the generic clone and dedupe calls, which need
+	// a destination open for writing, and the label's read.
+	fsIOCSetFlags       = 0x40086602
+	fsIOC32SetFlags     = 0x40046602
+	fsIOCFSSetXattr     = 0x401c5820
+	fsIOCSetVersion     = 0x40087602
+	fsIOC32SetVers      = 0x40047602
+	ext4IOCSetVersion   = 0x40086604
+	ext4IOC32SetVersion = 0x40046604
+	ext4IOCMigrate      = 0x6609
+	fsIOCEnableVerity   = 0x40806685
+	fsIOCSetEncryption  = 0x800c6613
+	fatIOCSetAttributes = 0x40047211
+	btrfsType           = 0x9400 // (cmd & 0xff00)
+	fiClone             = 0x40049409
+	fiCloneRange        = 0x4020940d
+	fiDedupeRange       = 0xc0189436
+	fsIOCGetFSLabel     = 0x81009431
 )
+
+// inodeIoctls are the ioctls above refused outright.
+var inodeIoctls = []uint32{fsIOCSetFlags, fsIOC32SetFlags, fsIOCFSSetXattr, fsIOCSetVersion, fsIOC32SetVers,
+	ext4IOCSetVersion, ext4IOC32SetVersion, ext4IOCMigrate, fsIOCEnableVerity, fsIOCSetEncryption, fatIOCSetAttributes}
 
 // hostIPC are System V IPC and POSIX message queues: without an IPC
 // namespace of its own (the fallback), they are the host's, and another
@@ -446,9 +467,14 @@ func Filter(a Arch, o Options) []bpf.Instruction {
 		// Read-only mounts refuse these for what exists at launch; in
 		// the fallback nothing would, and a file that appears later (a
 		// deny entry's match the host makes) has no such mount.
-		for _, cmd := range []uint32{fsIOCSetFlags, fsIOC32SetFlags, fsIOCFSSetXattr, fsIOCSetVersion, fsIOC32SetVers} {
+		for _, cmd := range inodeIoctls {
 			p.jumpIf(cmd, eperm)
 		}
+		for _, cmd := range []uint32{fiClone, fiCloneRange, fiDedupeRange, fsIOCGetFSLabel} {
+			p.jumpIf(cmd, allow)
+		}
+		p.and(0xff00)
+		p.jumpIf(btrfsType, eperm)
 	}
 	p.ret(retAllow)
 

@@ -44,9 +44,14 @@ func TestGuardFilter(t *testing.T) {
 				cases = append(cases, tc{call{what: name, nr: name}, retUserNotif})
 			}
 		}
-		for _, cmd := range []uint32{fsIOCSetFlags, fsIOC32SetFlags, fsIOCFSSetXattr, fsIOCSetVersion, fsIOC32SetVers} {
+		for _, cmd := range append(inodeIoctls, 0x5000940e /* BTRFS_IOC_SUBVOL_CREATE */, 0x50009417 /* SNAP_CREATE_V2 */, 0x4008941a /* SUBVOL_SETFLAGS */) {
 			if got := run(t, a, guard, call{what: "inode flags", nr: "ioctl", args: []uint32{3, cmd}}); got != retErrno|errnoEPERM {
 				t.Errorf("%s ioctl %#x: %#x, want EPERM", goarch, cmd, got)
+			}
+		}
+		for _, cmd := range []uint32{fiClone, fiCloneRange, fiDedupeRange, fsIOCGetFSLabel, 0x80086601 /* FS_IOC_GETFLAGS */, 0x5401 /* TCGETS */, 0x541b /* FIONREAD */} {
+			if got := run(t, a, guard, call{what: "other ioctl", nr: "ioctl", args: []uint32{3, cmd}}); got != retAllow {
+				t.Errorf("%s ioctl %#x: %#x, want allowed", goarch, cmd, got)
 			}
 		}
 		if got := run(t, a, guard, call{what: "file_setattr", nr: "file_setattr"}); got != retErrno|errnoEPERM {

@@ -827,9 +827,23 @@ func TestFallbackMetadata(t *testing.T) {
 		b.write("inside.txt", "x")
 		os.Symlink(outside, b.path("link-out"))
 		before := fileMeta(t, outside)
+		// One of the devices the command may write: the host's own, which
+		// root owns (and so could change without a capability).
+		var dev unix.Stat_t
+		if err := unix.Stat("/dev/full", &dev); err != nil {
+			t.Fatal(err)
+		}
+		devBefore := fileMeta(t, "/dev/full")
+		t.Cleanup(func() {
+			unix.Chmod("/dev/full", dev.Mode&0o7777)
+			unix.UtimesNano("/dev/full", []unix.Timespec{dev.Atim, dev.Mtim})
+		})
 		r := b.runNoUserns("", nil, "--settings", b.fallbackConfig(""), "-c",
-			fmt.Sprintf("%s=metadata %s %s %s %s; %s=metadata-race %s %s %s %s", probeEnv, exe, outside, b.path("link-out"), b.path("inside.txt"),
+			fmt.Sprintf("%s=metadata %s %s %s %s /dev/full; %s=metadata-race %s %s %s %s", probeEnv, exe, outside, b.path("link-out"), b.path("inside.txt"),
 				probeEnv, exe, b.path("race"), b.path("inside.txt"), outside))
+		if after := fileMeta(t, "/dev/full"); after != devBefore {
+			t.Errorf("the host's /dev/full changed: %s, was %s", after, devBefore)
+		}
 		if !strings.Contains(r.stdout, "race:") {
 			t.Fatalf("%+v", r)
 		}
@@ -858,6 +872,7 @@ func TestFallbackLacks(t *testing.T) {
 			t.Fatal(err)
 		}
 		b.write("dw.txt", "ORIGINAL")
+		b.write("deep/sub/dw2.txt", "ORIGINAL")
 		b.write(".bashrc", "ORIGINAL")
 		port, requests := hostHTTPServer(t)
 		other := exec.Command("sh", "-c", "sleep 60; :", b.canary+"-cmdline")
@@ -865,12 +880,15 @@ func TestFallbackLacks(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer func() { other.Process.Kill(); other.Wait() }()
-		doc := fmt.Sprintf(`{"enableWeakerNestedSandbox":true,"network":{"allowedDomains":["127.0.0.1:%d"],"deniedDomains":[]},"filesystem":{"denyRead":["~/.ssh"],"allowWrite":["."],"denyWrite":["dw.txt"]}}`, port)
+		doc := fmt.Sprintf(`{"enableWeakerNestedSandbox":true,"network":{"allowedDomains":["127.0.0.1:%d"],"deniedDomains":[]},"filesystem":{"denyRead":["~/.ssh"],"allowWrite":["."],"denyWrite":["dw.txt","deep/sub/dw2.txt"]}}`, port)
 		cfg := filepath.Join(filepath.Dir(b.W), "lacks.json")
 		os.WriteFile(cfg, []byte(doc), 0o644)
 		script := strings.Join([]string{
 			fmt.Sprintf("tr '\\0' ' ' < /proc/%d/cmdline; echo", other.Process.Pid),
 			"echo CHANGED > dw.txt; echo CHANGED > .bashrc; mv dw.txt moved.txt; ln dw.txt linked.txt; echo CHANGED >> linked.txt; rm .bashrc",
+			// A directory above a denyWrite file, moved whole, would take
+			// the file out from under its entry (rename says EXDEV).
+			`python3 -c 'import os; os.rename("deep", "deep2")'; echo CHANGED >> deep2/sub/dw2.txt; chmod 666 deep2/sub/dw2.txt`,
 			"ls " + b.path("~/.ssh") + "; cat " + b.path("~/.ssh/id_rsa"),
 			fmt.Sprintf("curl -s --max-time 3 --noproxy '*' http://127.0.0.1:%d/direct; echo direct=$?", port),
 			fmt.Sprintf(`curl -s -o /dev/null -w 'nocred=%%{http_code}\n' --noproxy '' -x "http://${HTTP_PROXY##*@}" http://127.0.0.1:%d/nocred`, port),
@@ -880,6 +898,9 @@ func TestFallbackLacks(t *testing.T) {
 		r := b.runNoUserns("", []string{"SRT_DEBUG=1"}, "--settings", cfg, "-c", script)
 		if !strings.Contains(r.stdout, b.canary+"-cmdline") {
 			t.Errorf("another process's command line is not visible, as the report says: %+v", r)
+		}
+		if got := fileMeta(t, b.path("deep/sub/dw2.txt")); b.read("deep/sub/dw2.txt") != "ORIGINAL" || !strings.HasPrefix(got, "mode 644 ") {
+			t.Errorf("a denyWrite file was moved with its directory, then written: %q, %s", b.read("deep/sub/dw2.txt"), got)
 		}
 		if b.read("dw.txt") != "ORIGINAL" {
 			t.Errorf("a denyWrite entry inside a writable tree was written, moved or linked: %q", b.read("dw.txt"))
