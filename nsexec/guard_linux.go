@@ -712,12 +712,13 @@ func (k *call) procLink(which string) (string, unix.Errno) {
 	return target, 0
 }
 
-// selfAlias rewrites the names by which a process (thread tid, as srt
-// numbers it) means itself: /dev/fd, /dev/std{in,out,err}, /proc/self,
-// /proc/thread-self and /proc/<tid>. It returns the descriptor number and
-// what follows it for a descriptor's name, or (fd -1) the rest of a
-// /proc/self name; ok false when name is no such alias.
-func selfAlias(name string, tid int) (fd int, rest string, procPath string, ok bool) {
+// selfAlias rewrites the names by which a process means itself: /dev/fd,
+// /dev/std{in,out,err}, /proc/self, /proc/thread-self and /proc/<n> where
+// own(n) (its thread or process number, as its procfs numbers it). It
+// returns the descriptor number and what follows it for a descriptor's
+// name, or (fd -1) the rest of a /proc/self name; ok false when name is
+// no such alias.
+func selfAlias(name string, own func(n int) bool) (fd int, rest string, procPath string, ok bool) {
 	name = path.Clean(name)
 	for alias, fdNum := range map[string]string{"/dev/stdin": "0", "/dev/stdout": "1", "/dev/stderr": "2"} {
 		if name == alias {
@@ -729,9 +730,15 @@ func selfAlias(name string, tid int) (fd int, rest string, procPath string, ok b
 	}
 	var r string
 	found := false
-	for _, prefix := range []string{"/proc/self/", "/proc/thread-self/", "/proc/" + strconv.Itoa(tid) + "/"} {
+	for _, prefix := range []string{"/proc/self/", "/proc/thread-self/"} {
 		if r, found = strings.CutPrefix(name, prefix); found {
 			break
+		}
+	}
+	if p, ok := strings.CutPrefix(name, "/proc/"); ok && !found {
+		num, tail, _ := strings.Cut(p, "/")
+		if n, err := strconv.Atoi(num); err == nil && n > 0 && strconv.Itoa(n) == num && tail != "" && own(n) {
+			r, found = tail, true
 		}
 	}
 	if !found {
@@ -747,6 +754,27 @@ func selfAlias(name string, tid int) (fd int, rest string, procPath string, ok b
 	return -1, "", r, true
 }
 
+// ownNumber reports whether n is the calling thread's number, or its
+// process's, in the procfs it sees (its own pid namespace's: the last of
+// NSpid and NStgid in its status as srt reads it).
+func (k *call) ownNumber(n int) bool {
+	status, err := os.ReadFile(k.pol.Proc + "/" + strconv.Itoa(k.pid) + "/status")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		key, v, _ := strings.Cut(line, ":")
+		if key != "NSpid" && key != "NStgid" {
+			continue
+		}
+		f := strings.Fields(v)
+		if len(f) > 0 && f[len(f)-1] == strconv.Itoa(n) {
+			return true
+		}
+	}
+	return false
+}
+
 // at resolves where name, relative to dirfd dir, is: its directory,
 // pinned, and the last name. Symlinks on the way are followed in the
 // process's root; the last name is not followed.
@@ -754,7 +782,7 @@ func (k *call) at(dir int, name string) (place, unix.Errno) {
 	if name == "" {
 		return place{dir: -1}, unix.ENOENT
 	}
-	if fd, rest, procPath, ok := selfAlias(name, k.pid); ok {
+	if fd, rest, procPath, ok := selfAlias(name, k.ownNumber); ok {
 		switch {
 		case procPath != "":
 			parts := strings.Split(procPath, "/")
@@ -951,7 +979,7 @@ func (k *call) follow(pl place, target string) (place, unix.Errno) {
 		return place{dir: -1}, unix.ENOENT
 	}
 	if !strings.HasPrefix(target, "/") {
-		if _, _, _, ok := selfAlias(target, k.pid); !ok {
+		if _, _, _, ok := selfAlias(target, k.ownNumber); !ok {
 			target = pl.path + "/" + target
 		}
 	}

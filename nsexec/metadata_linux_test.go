@@ -17,7 +17,7 @@ func FuzzSelfFD(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {
-		fd, rest, _, ok := selfAlias(name, 42)
+		fd, rest, _, ok := selfAlias(name, func(n int) bool { return n == 42 })
 		if !ok || fd < 0 || rest != "" {
 			return
 		}

@@ -865,10 +865,11 @@ func TestGuardMetadataLater(t *testing.T) {
 exec 3<l-gone; rm l-gone; chmod 4777 /dev/fd/3; touch -d 2001-01-01 /dev/fd/3; echo PWNED >> /proc/self/fd/3
 chmod 666 l-fifo l-sl; touch -d 2001-01-01 l-fifo; touch -h -d 2001-01-01 l-sl
 python3 -c 'import os; fd = os.memfd_create("m"); os.fchmod(fd, 0o600); print("MEMFD-OK")'
+python3 -c 'import os; open("mine2", "w"); os.chmod("/proc/%%d/cwd/mine2" %% os.getpid(), 0o640); print("OWN-PID-OK")'
 echo END`, probeEnv, exe, strings.Join(paths, " "), b.path("mine"), b.path("secrets/host.pem"))
 		r := b.run(fs, script)
-		if !strings.Contains(r.stdout, "END") || !strings.Contains(r.stdout, "race:") || !strings.Contains(r.stdout, "MEMFD-OK") {
-			t.Fatalf("the script did not run, or a memfd's mode could not be set: %+v", r)
+		if !strings.Contains(r.stdout, "END") || !strings.Contains(r.stdout, "race:") || !strings.Contains(r.stdout, "MEMFD-OK") || !strings.Contains(r.stdout, "OWN-PID-OK") {
+			t.Fatalf("the script did not run, or a memfd's mode, or a file's by /proc/<own pid>/cwd, could not be set: %+v", r)
 		}
 		if len(before) != len(existing)+len(later) {
 			t.Fatalf("the host did not make its files in time: %+v", r)
