@@ -1382,6 +1382,11 @@ func (k *call) openExisting(pl place, st *unix.Stat_t, full string, n policy.Nam
 		if e := k.linkedElsewhere("write", st, full, false); e != 0 {
 			return refused(e), false
 		}
+		if flags&unix.O_ACCMODE == unix.O_RDWR && k.pol.Guard.Policy != nil && k.pol.Guard.Policy.ReadGuard != "" {
+			if e := k.readDenied(full, st); e != 0 {
+				return refused(e), false // an open for writing reads too
+			}
+		}
 		kind := st.Mode & unix.S_IFMT
 		if truncate && kind != unix.S_IFREG {
 			if kind == unix.S_IFDIR {
@@ -1893,7 +1898,9 @@ func (k *call) link(dir int, old string, dir2 int, name string, flags int) unix.
 		}
 	}
 	// A file with one name, given a second here, has both inside the
-	// sandbox's reach: writes to it stay allowed (linkedElsewhere).
+	// sandbox's reach: writes to it stay allowed (linkedElsewhere). A
+	// descriptor's file whose name is gone has one only if none is left
+	// (O_TMPFILE): one left is elsewhere.
 	var st unix.Stat_t
 	var err error
 	if src.name == "" { // a descriptor
@@ -1903,7 +1910,7 @@ func (k *call) link(dir int, old string, dir2 int, name string, flags int) unix.
 	} else if err = unix.Fstatat(src.dir, src.name, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil {
 		err = unix.Linkat(src.dir, src.name, dst.dir, dst.name, 0)
 	}
-	if err == nil && st.Nlink <= 1 {
+	if err == nil && (st.Nlink == 0 || st.Nlink == 1 && !src.unlinked) {
 		k.gs.linked(st)
 	}
 	return errnoOf(err)
@@ -1997,6 +2004,12 @@ func (k *call) rename(dir int, old string, dir2 int, name string, flags int) uni
 	n, e := check(srcKind, dst)
 	if e != 0 {
 		return e
+	}
+	// A protected name is not moved away either: what the host made
+	// there during the run (a hook, a .bashrc) would become the
+	// command's to write under another name.
+	if sn, rule := k.judge(src); sn == policy.Protected || sn == policy.HooksDir || sn == policy.GitConfig {
+		return k.deny(unix.EACCES, "rename", src.full(), rule, sn)
 	}
 	for _, p := range []string{src.full(), dst.full()} {
 		if e := k.deniedLater("rename", p); e != 0 {

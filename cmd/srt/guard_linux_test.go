@@ -489,8 +489,8 @@ python3 bind.py; echo END`
 // Run as both users.
 func TestGuardReadsLater(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
-		b := newBox(t, "~/.ssh/id_rsa", "~/.ssh/key2")
-		for l, hidden := range map[string]string{"innocent.txt": "~/.ssh/id_rsa", "innocent2.txt": "~/.ssh/key2"} {
+		b := newBox(t, "~/.ssh/id_rsa", "~/.ssh/key2", "~/.ssh/key3")
+		for l, hidden := range map[string]string{"innocent.txt": "~/.ssh/id_rsa", "innocent2.txt": "~/.ssh/key2", "innocent3.txt": "~/.ssh/key3"} {
 			if err := os.Link(b.path(hidden), b.path(l)); err != nil {
 				t.Skipf("needs hard links between the test's directories: %v", err)
 			}
@@ -514,6 +514,7 @@ func TestGuardReadsLater(t *testing.T) {
 		// file is then known only by its inode.
 		script := fmt.Sprintf(`cat innocent.txt; %s=race-read %s race
 python3 -c 'import os; fd = os.open("innocent2.txt", os.O_PATH); os.unlink("innocent2.txt"); print(open("/proc/self/fd/%%d" %% fd).read())'
+python3 -c 'import os; fd = os.open("innocent3.txt", os.O_PATH); os.unlink("innocent3.txt"); os.link("/proc/self/fd/%%d" %% fd, "k3", follow_symlinks=True); print(os.read(os.open("k3", os.O_RDWR), 99))'
 
 cat later-secret; cat sub/.env; ln -s later-secret l; cat l; cat dang; cat dangling-target; cat /proc/self/cwd/sub/.env; cp later-secret copy
 mv sub moved-sub; cat moved-sub/.env; [ "$(head -c 4 /proc/self/exe | tail -c 3)" = ELF ] && echo OWN-EXE
@@ -826,6 +827,7 @@ func TestGuardMetadataLater(t *testing.T) {
 		b.write("secrets/", "")
 		b.write("~/outside.txt", "ORIGINAL")
 		b.write("~/outside2.txt", "ORIGINAL")
+		b.write("~/outside3.txt", "ORIGINAL")
 		b.write("dw.txt", "ORIGINAL")
 		// Host nodes other than regular files, each with a second name in
 		// the writable tree.
@@ -835,7 +837,7 @@ func TestGuardMetadataLater(t *testing.T) {
 		if err := os.Symlink("anywhere", b.path("~/sl")); err != nil {
 			t.Fatal(err)
 		}
-		for link, target := range map[string]string{"l-out": "~/outside.txt", "l-dw": "dw.txt", "l-gone": "~/outside2.txt", "l-fifo": "~/fifo", "l-sl": "~/sl"} {
+		for link, target := range map[string]string{"l-out": "~/outside.txt", "l-dw": "dw.txt", "l-gone": "~/outside2.txt", "l-relink": "~/outside3.txt", "l-fifo": "~/fifo", "l-sl": "~/sl"} {
 			if err := os.Link(b.path(target), b.path(link)); err != nil {
 				t.Skipf("needs hard links between the test's directories: %v", err)
 			}
@@ -843,7 +845,7 @@ func TestGuardMetadataLater(t *testing.T) {
 		later := []string{"secrets/host.pem", "later.txt", "later-secret", "sub/.env", "sub/.bashrc", "repo2/.git/hooks/pre-push"}
 		targets := append([]string{"l-out", "l-dw"}, later...)
 		before := map[string]string{}
-		existing := []string{"~/outside.txt", "~/outside2.txt", "dw.txt", "~/fifo", "~/sl"}
+		existing := []string{"~/outside.txt", "~/outside2.txt", "~/outside3.txt", "dw.txt", "~/fifo", "~/sl"}
 		for _, f := range existing {
 			before[f] = fileMeta(t, b.path(f))
 		}
@@ -863,6 +865,8 @@ func TestGuardMetadataLater(t *testing.T) {
 		script := fmt.Sprintf(`echo x > mine; touch ready; for i in $(seq 200); do [ -e go ] && break; sleep 0.05; done
 %[1]s=metadata %[2]s %[3]s %[4]s; %[1]s=metadata-race %[2]s race %[4]s %[5]s
 exec 3<l-gone; rm l-gone; chmod 4777 /dev/fd/3; touch -d 2001-01-01 /dev/fd/3; echo PWNED >> /proc/self/fd/3
+exec 4<l-relink; rm l-relink; ln -L /proc/self/fd/4 relinked; echo PWNED >> relinked; chmod 4777 relinked
+mv sub/.bashrc sub/moved; echo PWNED >> sub/moved; mv repo2/.git/hooks hk; echo PWNED >> hk/pre-push
 chmod 666 l-fifo l-sl; touch -d 2001-01-01 l-fifo; touch -h -d 2001-01-01 l-sl
 python3 -c 'import os; fd = os.memfd_create("m"); os.fchmod(fd, 0o600); print("MEMFD-OK")'
 python3 -c 'import os; open("mine2", "w"); os.chmod("/proc/%%d/cwd/mine2" %% os.getpid(), 0o640); print("OWN-PID-OK")'
@@ -879,7 +883,7 @@ echo END`, probeEnv, exe, strings.Join(paths, " "), b.path("mine"), b.path("secr
 				t.Errorf("%s changed: %s, was %s", f, now, was)
 			}
 		}
-		for _, f := range append(later, "~/outside.txt", "~/outside2.txt", "dw.txt") {
+		for _, f := range append(later, "~/outside.txt", "~/outside2.txt", "~/outside3.txt", "dw.txt") {
 			if got := b.read(f); got != "ORIGINAL" {
 				t.Errorf("%s was written: %q", f, got)
 			}
