@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -48,13 +49,71 @@ func (k *call) metadata(c seccomp.MetaCall) unix.Errno {
 	if target != pl.dir {
 		defer unix.Close(target)
 	}
-	if e := k.mayChange(c, pl, target, &st); e != 0 {
+	ch, e := k.readChange(c)
+	if e != 0 {
 		return e
 	}
-	if c.Op == seccomp.OpOwner {
-		return k.chown(target, c)
+	if e := k.mayChange(ch, pl, target, &st); e != 0 {
+		return e
 	}
-	return changeMeta(target, &st, c, k.req)
+	return ch.apply(target, &st)
+}
+
+// metaChange is the change a metadata call asks, read from the caller
+// once, its ids mapped to srt's.
+type metaChange struct {
+	op       seccomp.MetaOp
+	mode     uint32          // OpMode
+	uid, gid int             // OpOwner (-1: unchanged)
+	times    []unix.Timespec // the utimes ops (nil: now)
+	name     string          // the xattr ops
+	value    []byte
+	flags    int
+	// idErr is an id with no mapping in the caller's user namespace
+	// (EINVAL), said once the file is known to be writable.
+	idErr unix.Errno
+}
+
+// aclNames are the extended attributes that hold POSIX ACLs, whose ids
+// the kernel reads in the caller's user namespace.
+var aclNames = map[string]bool{"system.posix_acl_access": true, "system.posix_acl_default": true}
+
+// readChange reads the change call c asks for.
+func (k *call) readChange(c seccomp.MetaCall) (metaChange, unix.Errno) {
+	req, pid := k.req, k.pid
+	arg := func(i int) uint64 { return req.Args[i] }
+	ch := metaChange{op: c.Op}
+	var e unix.Errno
+	switch c.Op {
+	case seccomp.OpMode:
+		ch.mode = uint32(arg(c.Rest)) & 0o7777
+	case seccomp.OpOwner:
+		maps, e := k.idMaps()
+		if e != 0 {
+			return ch, e
+		}
+		var e1, e2 unix.Errno
+		ch.uid, e1 = maps.uid.toHost(int(int32(arg(c.Rest))))
+		ch.gid, e2 = maps.gid.toHost(int(int32(arg(c.Rest + 1))))
+		ch.idErr = max(e1, e2)
+	case seccomp.OpTimes, seccomp.OpTimeval, seccomp.OpUtimbuf:
+		ch.times, e = readTimes(pid, c.Op, uintptr(arg(c.Rest)))
+	case seccomp.OpSetXattr, seccomp.OpSetXattrAt, seccomp.OpRemoveXattr:
+		if ch.name, e = readString(pid, uintptr(arg(c.Rest)), xattrNameMax+1); e == unix.ENAMETOOLONG {
+			e = unix.ERANGE // as the kernel says of a name too long
+		}
+		if e != 0 || c.Op == seccomp.OpRemoveXattr {
+			break
+		}
+		if ch.value, ch.flags, e = readXattrValue(pid, c, req); e == 0 && aclNames[ch.name] {
+			maps, e2 := k.idMaps()
+			if e2 != 0 {
+				return ch, e2
+			}
+			ch.value, ch.idErr = maps.acl(ch.value)
+		}
+	}
+	return ch, e
 }
 
 // metaTarget resolves the file call c names: the place it was found at
@@ -73,11 +132,21 @@ func (k *call) metaTarget(c seccomp.MetaCall) (pl place, target int, st unix.Sta
 		}
 		return pl, pl.dir, st, 0
 	}
-	if c.Path < 0 {
-		if pl, e = k.ofDescriptor(int(int32(req.Args[c.Fd]))); e != 0 {
+	// fchmod, fchown, f*xattr and futimens take a descriptor open for
+	// something: an O_PATH one is EBADF, as the kernel says.
+	opened := func(fd int) (place, int, unix.Stat_t, unix.Errno) {
+		pl, e := k.ofDescriptor(fd)
+		if e != 0 {
 			return fail(e)
 		}
+		if fl, err := unix.FcntlInt(uintptr(pl.dir), unix.F_GETFL, 0); err != nil || fl&unix.O_PATH != 0 {
+			pl.close()
+			return fail(unix.EBADF)
+		}
 		return done(pl)
+	}
+	if c.Path < 0 {
+		return opened(int(int32(req.Args[c.Fd])))
 	}
 	flags := 0
 	if c.Flags >= 0 {
@@ -97,7 +166,7 @@ func (k *call) metaTarget(c seccomp.MetaCall) (pl place, target int, st unix.Sta
 		if flags != 0 {
 			return fail(unix.EINVAL)
 		}
-		name = "" // utimensat(fd, NULL, …), futimesat: the descriptor itself
+		return opened(dir) // utimensat(fd, NULL, …), futimesat: the descriptor itself
 	case ptr == 0:
 		return fail(unix.EFAULT)
 	default:
@@ -164,8 +233,8 @@ func (k *call) metaTarget(c seccomp.MetaCall) (pl place, target int, st unix.Sta
 
 // mayChange refuses (reported) changing the metadata of the file st,
 // pinned by target, found at pl, where a write to it would be refused.
-func (k *call) mayChange(c seccomp.MetaCall, pl place, target int, st *unix.Stat_t) unix.Errno {
-	op, full := c.Op.String(), pl.full()
+func (k *call) mayChange(ch metaChange, pl place, target int, st *unix.Stat_t) unix.Errno {
+	op, full := ch.op.String(), pl.full()
 	switch {
 	case !strings.HasPrefix(full, "/"):
 		return 0 // a pipe, socket or anonymous inode: no file of the tree
@@ -182,7 +251,7 @@ func (k *call) mayChange(c seccomp.MetaCall, pl place, target int, st *unix.Stat
 	if named.name == "." {
 		named.name = "" // a directory: judged by its own name
 	}
-	if n, rule := k.judgeAt(named); blocked(n) && !(n == policy.GitConfig && configMetaSafe(c, st, k.req)) {
+	if n, rule := k.judgeAt(named); blocked(n) && !ch.keepsSafe(n, st) {
 		return k.deny(unix.EROFS, op, full, rule, n)
 	}
 	if _, denied := k.pol.Guard.Later(full); denied && readOnlyFD(target) {
@@ -194,40 +263,60 @@ func (k *call) mayChange(c seccomp.MetaCall, pl place, target int, st *unix.Stat
 	return k.linkedElsewhere(op, st, full, pl.unlinked)
 }
 
-// configMetaSafe says whether the change req asks (call c) to a
-// repository's config, the file st, leaves it as safe as it was: its
-// times, or a mode that lets no one else write it (git probes whether
-// the filesystem keeps modes by flipping the config's owner-execute bit).
-// Its owner and extended attributes (an ACL could let others write it)
-// stay as they are.
-func configMetaSafe(c seccomp.MetaCall, st *unix.Stat_t, req *seccompNotif) bool {
-	switch c.Op {
+// keepsSafe says whether ch leaves the file st, a repository's config or
+// hooks directory (n), as safe as it was: its times, an owner it already
+// has, a mode — or an ACL that says no more than one — that lets no one
+// else write it, an ACL removed (git probes whether the filesystem keeps
+// modes by flipping the config's execute bit; cp -a, tar and rsync set
+// the hooks directory's mode, times, owner and ACL as they copy a
+// repository). Other extended attributes (an ACL with named users could
+// let others write it), and anything of a protected file (a hook's
+// execute bit), stay as they are.
+func (ch metaChange) keepsSafe(n policy.Name, st *unix.Stat_t) bool {
+	if n == policy.Protected {
+		return false
+	}
+	switch ch.op {
 	case seccomp.OpTimes, seccomp.OpTimeval, seccomp.OpUtimbuf:
 		return true
+	case seccomp.OpOwner:
+		return ch.idErr == 0 && (ch.uid == -1 || uint32(ch.uid) == st.Uid) && (ch.gid == -1 || uint32(ch.gid) == st.Gid)
 	case seccomp.OpMode:
-		mode := uint32(req.Args[c.Rest]) & 0o7777
-		return mode&^uint32(st.Mode)&0o022 == 0
+		old := uint32(st.Mode) & 0o7777
+		return ch.mode&^old&0o022 == 0
+	case seccomp.OpSetXattr, seccomp.OpSetXattrAt:
+		// An ACL that says no more than a mode (cp -a copies one).
+		mode, ok := minimalACL(ch.value)
+		return aclNames[ch.name] && ok && mode&^uint32(st.Mode)&0o022 == 0
+	case seccomp.OpRemoveXattr:
+		return aclNames[ch.name] // an ACL removed grants no one anything
 	}
 	return false
 }
 
-// chown changes the owner of the file target as fchownat(target, "",
-// uid, gid, AT_EMPTY_PATH) would in the caller's user namespace: its ids
-// are mapped to srt's first, as the kernel maps a caller's (an id with
-// no mapping there is EINVAL).
-func (k *call) chown(target int, c seccomp.MetaCall) unix.Errno {
-	uid, gid := int(int32(k.req.Args[c.Rest])), int(int32(k.req.Args[c.Rest+1]))
-	maps, e := k.idMaps()
-	if e != 0 {
-		return e
+// minimalACL returns the mode bits a POSIX ACL's value grants when it
+// holds only the owner's, the group's and others' entries (an ACL that
+// says no more than a mode); ok false for any other.
+func minimalACL(value []byte) (mode uint32, ok bool) {
+	const header, entry = 4, 8
+	if len(value) < header || (len(value)-header)%entry != 0 {
+		return 0, false
 	}
-	if uid, e = maps.uid.toHost(uid); e != 0 {
-		return e
+	le := binary.LittleEndian
+	for off := header; off < len(value); off += entry {
+		perm := uint32(le.Uint16(value[off+2:])) & 0o7
+		switch le.Uint16(value[off:]) {
+		case 0x01: // ACL_USER_OBJ
+			mode |= perm << 6
+		case 0x04: // ACL_GROUP_OBJ
+			mode |= perm << 3
+		case 0x20: // ACL_OTHER
+			mode |= perm
+		default:
+			return 0, false
+		}
 	}
-	if gid, e = maps.gid.toHost(gid); e != 0 {
-		return e
-	}
-	return errnoOf(unix.Fchownat(target, "", uid, gid, unix.AT_EMPTY_PATH))
+	return mode, true
 }
 
 // idMaps are a user namespace's uid and gid maps, as srt sees them.
@@ -247,6 +336,46 @@ func (m idMap) toHost(id int) (int, unix.Errno) {
 		}
 	}
 	return 0, unix.EINVAL
+}
+
+// acl maps the ids of a POSIX ACL's value (struct posix_acl_xattr_header,
+// then entries of tag u16, perm u16, id u32) to srt's: a named user's by
+// the uid map, a named group's by the gid map; other entries carry no id.
+// A value it cannot read goes to the kernel as it is, to be refused there.
+func (m *idMaps) acl(value []byte) ([]byte, unix.Errno) {
+	const (
+		header    = 4
+		entry     = 8
+		aclUser   = 0x02
+		aclGroup  = 0x08
+		aclNoIDTo = ^uint32(0)
+	)
+	if len(value) < header || (len(value)-header)%entry != 0 {
+		return value, 0
+	}
+	out := slices.Clone(value)
+	le := binary.LittleEndian // the xattr's own byte order
+	for off := header; off < len(out); off += entry {
+		var ids idMap
+		switch le.Uint16(out[off:]) {
+		case aclUser:
+			ids = m.uid
+		case aclGroup:
+			ids = m.gid
+		default:
+			continue
+		}
+		id := le.Uint32(out[off+4:])
+		if id == aclNoIDTo {
+			return nil, unix.EINVAL
+		}
+		host, e := ids.toHost(int(id))
+		if e != 0 {
+			return nil, e
+		}
+		le.PutUint32(out[off+4:], uint32(host))
+	}
+	return out, 0
 }
 
 // parseIDMap reads /proc/<pid>/uid_map's or gid_map's text.
@@ -295,54 +424,47 @@ func (k *call) idMaps() (*idMaps, unix.Errno) {
 	return &maps, 0
 }
 
-// changeMeta makes the change req asks (call c) to the file st, pinned by
-// the descriptor target (O_PATH, or a descriptor of the command's), on
-// the calling thread.
-func changeMeta(target int, st *unix.Stat_t, c seccomp.MetaCall, req *seccompNotif) unix.Errno {
-	arg := func(i int) uint64 { return req.Args[i] }
-	pid := int(req.Pid)
+// apply makes the change ch to the file st, pinned by the descriptor
+// target (O_PATH, or a descriptor of the command's), on the calling
+// thread.
+func (ch metaChange) apply(target int, st *unix.Stat_t) unix.Errno {
+	if ch.idErr != 0 {
+		if readOnlyFD(target) {
+			return unix.EROFS // the kernel looks at the mount first
+		}
+		return ch.idErr
+	}
 	self := "/proc/self/fd/" + strconv.Itoa(target)
 	link := st.Mode&unix.S_IFMT == unix.S_IFLNK
 	empty := []byte{0}
-	switch c.Op {
+	switch ch.op {
 	case seccomp.OpMode:
 		if link {
 			return unix.EOPNOTSUPP // what the kernel says for a symlink's mode
 		}
-		mode := uint32(arg(c.Rest)) & 0o7777
-		_, _, e := unix.Syscall6(unix.SYS_FCHMODAT2, uintptr(target), uintptr(unsafe.Pointer(&empty[0])), uintptr(mode), unix.AT_EMPTY_PATH, 0, 0)
+		_, _, e := unix.Syscall6(unix.SYS_FCHMODAT2, uintptr(target), uintptr(unsafe.Pointer(&empty[0])), uintptr(ch.mode), unix.AT_EMPTY_PATH, 0, 0)
 		if e == unix.ENOSYS || e == unix.EINVAL {
-			e = errnoOf(unix.Fchmodat(unix.AT_FDCWD, self, mode, 0))
+			e = errnoOf(unix.Fchmodat(unix.AT_FDCWD, self, ch.mode, 0))
 		}
 		return e
+	case seccomp.OpOwner:
+		return errnoOf(unix.Fchownat(target, "", ch.uid, ch.gid, unix.AT_EMPTY_PATH))
 	case seccomp.OpTimes, seccomp.OpTimeval, seccomp.OpUtimbuf:
-		ts, errno := readTimes(pid, c.Op, uintptr(arg(c.Rest)))
-		if errno != 0 {
-			return errno
-		}
 		var p unsafe.Pointer
-		if ts != nil {
-			p = unsafe.Pointer(&ts[0])
+		if ch.times != nil {
+			p = unsafe.Pointer(&ch.times[0])
 		}
 		_, _, e := unix.Syscall6(unix.SYS_UTIMENSAT, uintptr(target), uintptr(unsafe.Pointer(&empty[0])), uintptr(p), unix.AT_EMPTY_PATH, 0, 0)
-		runtime.KeepAlive(ts)
+		runtime.KeepAlive(ch.times)
 		return e
 	case seccomp.OpSetXattr, seccomp.OpSetXattrAt, seccomp.OpRemoveXattr:
 		if link {
 			return unix.EPERM // no user attributes on symlinks; the others need capabilities
 		}
-		name, errno := readString(pid, uintptr(arg(c.Rest)), xattrNameMax+1)
-		if errno != 0 {
-			return errno
+		if ch.op == seccomp.OpRemoveXattr {
+			return errnoOf(unix.Removexattr(self, ch.name))
 		}
-		if c.Op == seccomp.OpRemoveXattr {
-			return errnoOf(unix.Removexattr(self, name))
-		}
-		value, flags, errno := readXattrValue(pid, c, req)
-		if errno != 0 {
-			return errno
-		}
-		return errnoOf(unix.Setxattr(self, name, value, flags))
+		return errnoOf(unix.Setxattr(self, ch.name, ch.value, ch.flags))
 	}
 	return unix.ENOSYS
 }

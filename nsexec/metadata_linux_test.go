@@ -1,9 +1,17 @@
 package nsexec
 
 import (
+	"bytes"
+	"encoding/binary"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/srt-go/srt/policy"
+	"github.com/srt-go/srt/seccomp"
+
+	"golang.org/x/sys/unix"
 )
 
 // selfAlias takes as a descriptor, from a path the command passed, only a
@@ -32,4 +40,99 @@ func FuzzSelfFD(f *testing.F) {
 		}
 		t.Fatalf("%q taken as descriptor %d", name, fd)
 	})
+}
+
+// A user namespace's maps take ids from inside to srt's namespace line
+// by line; -1 stays; an id no line maps is EINVAL.
+func TestIDMap(t *testing.T) {
+	m, err := parseIDMap("         0       1000          1\n         1     100000      65536\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for in, want := range map[int]int{0: 1000, 1: 100000, 65536: 165535, -1: -1} {
+		if got, e := m.toHost(in); e != 0 || got != want {
+			t.Errorf("%d -> %d, %v; want %d", in, got, e, want)
+		}
+	}
+	if _, e := m.toHost(65537); e != unix.EINVAL {
+		t.Errorf("an unmapped id: %v, want EINVAL", e)
+	}
+	for _, bad := range []string{"0 1000", "0 x 1", "0 1000 1 2"} {
+		if _, err := parseIDMap(bad); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}
+
+// An ACL's named users and groups are mapped by their own maps; the
+// owner's, the mask's and others' entries carry no id and stay; an id
+// with no mapping is EINVAL.
+func TestACLMapped(t *testing.T) {
+	uid, _ := parseIDMap("0 1000 1")
+	gid, _ := parseIDMap("0 2000 1\n5 3000 1")
+	maps := &idMaps{uid: uid, gid: gid}
+	entry := func(tag uint16, perm uint16, id uint32) []byte {
+		b := make([]byte, 8)
+		binary.LittleEndian.PutUint16(b, tag)
+		binary.LittleEndian.PutUint16(b[2:], perm)
+		binary.LittleEndian.PutUint32(b[4:], id)
+		return b
+	}
+	acl := func(entries ...[]byte) []byte {
+		return slices.Concat(append([][]byte{{2, 0, 0, 0}}, entries...)...)
+	}
+	const userObj, user, group, other = 0x01, 0x02, 0x08, 0x20
+	in := acl(entry(userObj, 6, ^uint32(0)), entry(user, 4, 0), entry(group, 2, 5), entry(other, 4, ^uint32(0)))
+	got, e := maps.acl(in)
+	want := acl(entry(userObj, 6, ^uint32(0)), entry(user, 4, 1000), entry(group, 2, 3000), entry(other, 4, ^uint32(0)))
+	if e != 0 || !bytes.Equal(got, want) {
+		t.Errorf("mapped %x, %v; want %x", got, e, want)
+	}
+	if _, e := maps.acl(acl(entry(user, 4, 7))); e != unix.EINVAL {
+		t.Errorf("an unmapped user: %v, want EINVAL", e)
+	}
+	if got, e := maps.acl([]byte{2, 0, 0}); e != 0 || len(got) != 3 {
+		t.Errorf("a short value is for the kernel to refuse: %x, %v", got, e)
+	}
+}
+
+// A repository's config or hooks directory takes only changes that leave
+// it as safe as it was; a protected file takes none.
+func TestKeepsSafe(t *testing.T) {
+	st := &unix.Stat_t{Mode: unix.S_IFDIR | 0o755, Uid: 1000, Gid: 1000}
+	minimal := func(user, group, other uint16) []byte {
+		b := []byte{2, 0, 0, 0}
+		for _, e := range [][2]uint16{{0x01, user}, {0x04, group}, {0x20, other}} {
+			b = binary.LittleEndian.AppendUint16(b, e[0])
+			b = binary.LittleEndian.AppendUint16(b, e[1])
+			b = binary.LittleEndian.AppendUint32(b, ^uint32(0))
+		}
+		return b
+	}
+	named := slices.Concat(minimal(7, 5, 5), []byte{2, 0, 7, 0, 0xe9, 3, 0, 0})
+	for _, tc := range []struct {
+		what string
+		ch   metaChange
+		n    policy.Name
+		want bool
+	}{
+		{"times", metaChange{op: seccomp.OpTimes}, policy.HooksDir, true},
+		{"the same owner", metaChange{op: seccomp.OpOwner, uid: 1000, gid: -1}, policy.GitConfig, true},
+		{"another owner", metaChange{op: seccomp.OpOwner, uid: 1001, gid: -1}, policy.GitConfig, false},
+		{"an unmapped owner", metaChange{op: seccomp.OpOwner, uid: -1, gid: -1, idErr: unix.EINVAL}, policy.HooksDir, false},
+		{"owner execute flipped", metaChange{op: seccomp.OpMode, mode: 0o655}, policy.GitConfig, true},
+		{"group write", metaChange{op: seccomp.OpMode, mode: 0o775}, policy.HooksDir, false},
+		{"others write", metaChange{op: seccomp.OpMode, mode: 0o757}, policy.GitConfig, false},
+		{"a minimal ACL", metaChange{op: seccomp.OpSetXattr, name: "system.posix_acl_access", value: minimal(7, 5, 5)}, policy.HooksDir, true},
+		{"a minimal ACL with group write", metaChange{op: seccomp.OpSetXattr, name: "system.posix_acl_access", value: minimal(7, 7, 5)}, policy.HooksDir, false},
+		{"an ACL naming a user", metaChange{op: seccomp.OpSetXattr, name: "system.posix_acl_access", value: named}, policy.HooksDir, false},
+		{"a user attribute", metaChange{op: seccomp.OpSetXattr, name: "user.x", value: minimal(7, 5, 5)}, policy.HooksDir, false},
+		{"an ACL removed", metaChange{op: seccomp.OpRemoveXattr, name: "system.posix_acl_default"}, policy.HooksDir, true},
+		{"a protected file's times", metaChange{op: seccomp.OpTimes}, policy.Protected, false},
+		{"a protected file's mode, unchanged", metaChange{op: seccomp.OpMode, mode: 0o755}, policy.Protected, false},
+	} {
+		if got := tc.ch.keepsSafe(tc.n, st); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.what, got, tc.want)
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -250,6 +251,7 @@ echo filemode=$(git config core.filemode)
 printf '#!/bin/sh\n' > run.sh && chmod +x run.sh && git add run.sh && git commit -q -m exec && echo staged=$(git ls-files -s run.sh | cut -c1-6)
 git branch side && git worktree add -q ../wt side
 cd .. && git clone -q repo clone && test -f clone/a.txt
+cp -a repo repo-copy 2>cp.err || true; echo hooks=$(stat -c %a repo/.git/hooks) copied=$(stat -c %a repo-copy/.git/hooks) errors=$(grep -c hooks cp.err)
 printf 'new' > .notes.txt.swp && mv .notes.txt.swp notes.txt && cat notes.txt && echo
 mkdir x && tar xf ` + tarball + ` -C x && echo files=$(find x -type f | wc -l)
 ` + strings.Join(extra, "\n") + `
@@ -262,6 +264,13 @@ echo REAL-DONE`
 		// bit: a refusal would leave every repository with filemode off.
 		if !strings.Contains(r.stdout, "filemode=true") || !strings.Contains(r.stdout, "staged=100755") {
 			t.Errorf("git does not see modes: %+v", r)
+		}
+		// cp -a sets a copied repository's hooks directory's mode and
+		// times as it goes.
+		// (Its config, which cp makes as a file, is refused: see
+		// README's Known limits.)
+		if m := regexp.MustCompile(`hooks=(\d+) copied=(\d+) errors=0`).FindStringSubmatch(r.stdout); m == nil || m[1] != m[2] {
+			t.Errorf("a repository copied with cp -a lost its hooks directory's mode: %+v", r)
 		}
 		for _, want := range []string{"built", "npm 42"} {
 			if strings.Contains(strings.Join(extra, " "), map[string]string{"built": "build", "npm 42": "npm"}[want]) && !strings.Contains(r.stdout, want) {

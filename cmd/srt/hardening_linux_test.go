@@ -793,18 +793,22 @@ func fileMeta(t *testing.T, path string) string {
 
 // changedAll checks that the metadata probe's calls on path, a file the
 // command may write, all worked (but those the kernel refuses anyway: a
-// chown to another user, a user attribute on a symlink; and chattr's
-// flags, which srt refuses), as out reports and the file shows.
+// chown to another user, a user attribute on a symlink, fchmod of an
+// O_PATH descriptor, which must say EBADF; and chattr's flags, which srt
+// refuses), as out reports and the file shows.
 func changedAll(t *testing.T, path, out string) {
 	t.Helper()
 	meta := fileMeta(t, path)
 	if !strings.Contains(meta, "mode 4777") || !strings.Contains(meta, "mtime 1000000") || !strings.Contains(meta, "user.srt=x") || !strings.Contains(meta, "user.srt2=y") {
 		t.Errorf("%s did not take the changes: %s\n%s", path, meta, out)
 	}
+	if !strings.Contains(out, path+" fchmod-opath: bad file descriptor") {
+		t.Errorf("fchmod of an O_PATH descriptor of %s did not say EBADF:\n%s", path, out)
+	}
 	for _, line := range strings.Split(out, "\n") {
 		if strings.HasPrefix(line, path+" ") && !strings.HasSuffix(line, "<nil>") &&
 			!strings.Contains(line, "chown-other") && !strings.Contains(line, "lsetxattr") &&
-			!strings.Contains(line, "setflags") && !strings.Contains(line, "file_setattr") {
+			!strings.Contains(line, "setflags") && !strings.Contains(line, "file_setattr") && !strings.Contains(line, "fchmod-opath") {
 			t.Errorf("on %s: %s", path, line)
 		}
 	}
