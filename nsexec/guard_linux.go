@@ -910,7 +910,17 @@ func (k *call) ofDescriptor(n int) (place, unix.Errno) {
 	if e != 0 {
 		return place{dir: -1}, e
 	}
-	p, _ := k.gs.pathOf(fd)
+	p, err := k.gs.pathOf(fd)
+	if err != nil {
+		// A file deeper than the kernel can name (moved there after it
+		// was opened): the guard judges by path, so it does nothing
+		// with it.
+		unix.Close(fd)
+		if errors.Is(err, unix.ENAMETOOLONG) {
+			return place{dir: -1}, unix.ENAMETOOLONG
+		}
+		return place{dir: -1}, unix.EBADF
+	}
 	trimmed := strings.TrimSuffix(p, " (deleted)")
 	return place{dir: fd, path: trimmed, unlinked: trimmed != p}, 0
 }
@@ -1080,11 +1090,21 @@ func (k *call) judgeAt(pl place) (policy.Name, string) {
 	if name := path.Base(pl.path); path.Base(path.Dir(pl.path)) != "hooks" && name != "hooks" && !gitConfigNames[name] && !gitMarks[name] {
 		return k.pol.Guard.Judge(pl.path) // no name judge looks into
 	}
+	// Found again at its path, it is judged there — if it is the same
+	// file: one that cannot be (a directory on the way the guard may not
+	// search, the file moved meanwhile, a path the command's root does
+	// not hold) could be a git directory's hook or config, and is
+	// refused as one.
+	unknown := "(the directory of " + pl.path + " cannot be looked into)"
 	named, e := k.at(unix.AT_FDCWD, pl.path)
 	if e != 0 {
-		return k.pol.Guard.Judge(pl.path)
+		return policy.Protected, unknown
 	}
 	defer named.close()
+	var here, there unix.Stat_t
+	if unix.Fstat(pl.dir, &here) != nil || unix.Fstatat(named.dir, named.name, &there, unix.AT_SYMLINK_NOFOLLOW) != nil || here.Dev != there.Dev || here.Ino != there.Ino {
+		return policy.Protected, unknown
+	}
 	return k.judge(named)
 }
 
@@ -1203,14 +1223,17 @@ func isSample(name string) bool {
 // gitDirLike reports whether the directory rel from dir holds a mark of
 // a git directory.
 func gitDirLike(dir int, rel string) bool {
+	// A directory the guard cannot look into (the command took away its
+	// search right) may be one: only a name that is not there says no.
+	absent := func(err error) bool { return err == unix.ENOENT || err == unix.ENOTDIR }
 	d, err := unix.Openat(dir, rel, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return false
+		return !absent(err)
 	}
 	defer unix.Close(d)
 	var st unix.Stat_t
 	for m := range gitMarks {
-		if unix.Fstatat(d, m, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+		if err := unix.Fstatat(d, m, &st, unix.AT_SYMLINK_NOFOLLOW); !absent(err) {
 			return true
 		}
 	}
@@ -1563,6 +1586,17 @@ func (k *call) reopenAt(pl place, flags int, mayBlock bool) answer {
 	return reopenFD(fd, flags, mayBlock)
 }
 
+// treeKind reports whether st is a file of a directory tree (a regular
+// file, a directory, a symlink), which has a path to judge, unlike a
+// pipe, a socket or an anonymous inode.
+func treeKind(st *unix.Stat_t) bool {
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG, unix.S_IFDIR, unix.S_IFLNK:
+		return true
+	}
+	return false
+}
+
 // reopen opens the command's own descriptor (by /proc/self/fd/N) anew,
 // as the kernel would: what it names, judged by its path.
 func (k *call) reopen(pl place, flags int) answer {
@@ -1574,6 +1608,10 @@ func (k *call) reopen(pl place, flags int) answer {
 	if err := unix.Fstat(pl.dir, &st); err != nil {
 		unix.Close(pl.dir)
 		return refused(errnoOf(err))
+	}
+	if !strings.HasPrefix(pl.path, "/") && treeKind(&st) {
+		unix.Close(pl.dir)
+		return refused(unix.EACCES) // a file of a tree, with no path to judge
 	}
 	if strings.HasPrefix(pl.path, "/") && k.pol.Guard.Policy != nil && k.pol.Guard.Policy.ReadGuard != "" {
 		if e := k.readDenied(pl.path, &st); e != 0 {
@@ -1692,6 +1730,20 @@ func (k *call) make(op seccomp.FileOp, dir int, name string, mode uint32, dev in
 		return e
 	}
 	if op == seccomp.FileMkdir {
+		if n, _ := k.judge(pl); n == policy.HooksDir {
+			// A repository's hooks directory is no one else's to write:
+			// not by a umask of 0, nor by a default ACL it would inherit
+			// (the mode given bounds what one grants), nor through one
+			// it would pass on to the hooks the host adds later.
+			e := k.creating(func() error { return unix.Mkdirat(pl.dir, pl.name, mode&0o7777&^0o022) })
+			if e == 0 {
+				if d, err := unix.Openat(pl.dir, pl.name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
+					unix.Fremovexattr(d, "system.posix_acl_default")
+					unix.Close(d)
+				}
+			}
+			return e
+		}
 		return k.creating(func() error { return unix.Mkdirat(pl.dir, pl.name, mode&0o7777) })
 	}
 	return k.creating(func() error { return unix.Mknodat(pl.dir, pl.name, mode, dev) })

@@ -236,8 +236,10 @@ func (k *call) metaTarget(c seccomp.MetaCall) (pl place, target int, st unix.Sta
 func (k *call) mayChange(ch metaChange, pl place, target int, st *unix.Stat_t) unix.Errno {
 	op, full := ch.op.String(), pl.full()
 	switch {
-	case !strings.HasPrefix(full, "/"):
+	case !strings.HasPrefix(full, "/") && !treeKind(st):
 		return 0 // a pipe, socket or anonymous inode: no file of the tree
+	case !strings.HasPrefix(full, "/"):
+		return unix.EACCES // a file of a tree, with no path to judge
 	case pl.unlinked && st.Nlink == 0:
 		return 0 // a file with no name left (a memfd, O_TMPFILE, a deleted one): no host file
 	case k.pol.Writable != nil && !k.pol.Writable(full):

@@ -931,3 +931,49 @@ unshare -r sh -c 'touch nested; chown 0:0 nested && echo NESTED-OK'`
 		}
 	})
 }
+
+// A descriptor's file the guard cannot judge by its path is not changed
+// through it: one moved deeper than PATH_MAX (its path cannot be read),
+// one in a git directory the guard may not search (its hooks cannot be
+// told from any file). And a repository's hooks directory is no one
+// else's to write, whatever the umask. The host makes the repositories
+// while the command runs; judged from outside, as both users.
+func TestGuardUnjudgeable(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		if _, err := exec.LookPath("git"); err != nil {
+			t.Skip("requires git")
+		}
+		b := newBox(t)
+		exe, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		hook := "#!/bin/sh\nexit 0\n"
+		b.whenReady("ready", "go", 10*time.Second, func() {
+			for _, args := range [][]string{{"init", "-q", b.path("r")}, {"init", "-q", "--bare", b.path("B")}} {
+				if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+					t.Errorf("git %v: %v %s", args, err, out)
+				}
+			}
+			b.write("r/.git/hooks/pre-commit", hook)
+			b.write("B/hooks/post-update", hook)
+		})
+		script := fmt.Sprintf(`touch ready; for i in $(seq 200); do [ -e go ] && break; sleep 0.05; done
+%[1]s=unjudgeable %[2]s deep r .git/hooks/pre-commit; %[1]s=unjudgeable %[2]s unsearchable B hooks/post-update
+umask 0; git init -q r3 && rm -rf r3/.git/hooks && mkdir -m 777 r3/.git/hooks; echo END`, probeEnv, exe)
+		r := b.run(fsMap{"allowWrite": []string{"."}}, script)
+		if !strings.Contains(r.stdout, "END") || !strings.Contains(r.stdout, "deep: fchmod") || !strings.Contains(r.stdout, "unsearchable: fchmod") {
+			t.Fatalf("the script did not run: %+v", r)
+		}
+		for _, f := range []string{"r/.git/hooks/pre-commit", "B/hooks/post-update"} {
+			var st unix.Stat_t
+			if err := unix.Stat(b.path(f), &st); err != nil || st.Mode&0o111 != 0 || b.read(f) != hook {
+				t.Errorf("%s changed: mode %o, %q (%+v)", f, st.Mode&0o7777, b.read(f), r)
+			}
+		}
+		var st unix.Stat_t
+		if err := unix.Stat(b.path("r3/.git/hooks"), &st); err != nil || st.Mode&0o022 != 0 {
+			t.Errorf("a hooks directory others may write: mode %o, %v", st.Mode&0o7777, err)
+		}
+	})
+}

@@ -313,6 +313,49 @@ func probe(what string) {
 				unix.Close(fd)
 			}
 		}
+	case "unjudgeable":
+		// A file opened for reading, then put where the guard cannot
+		// judge it by path, and changed through its descriptor: its
+		// directory moved deeper than PATH_MAX (argv: dir, file in it),
+		// or its git directory made unsearchable (argv: gitdir, file).
+		how, dir, rel := os.Args[1], os.Args[2], os.Args[3]
+		fd, err := unix.Open(filepath.Join(dir, rel), unix.O_RDONLY, 0)
+		if err != nil {
+			fmt.Printf("%s: open: %v\n", how, err)
+			return
+		}
+		undo := func() {}
+		switch how {
+		case "deep":
+			// A directory whose own path fits in PATH_MAX, where the
+			// file's, once moved there, does not; made a step at a time.
+			cur, _ := os.Getwd()
+			deep := filepath.Join(cur, "deep")
+			os.Mkdir("deep", 0o755)
+			here, _ := unix.Open("deep", unix.O_PATH|unix.O_DIRECTORY, 0)
+			for want := unix.PathMax + 4 - len("/moved/"+rel); len(deep) < want; {
+				step := strings.Repeat("d", min(200, want-len(deep)-1))
+				unix.Mkdirat(here, step, 0o755)
+				next, _ := unix.Openat(here, step, unix.O_PATH|unix.O_DIRECTORY, 0)
+				unix.Close(here)
+				here, deep = next, deep+"/"+step
+			}
+			if err := unix.Renameat(unix.AT_FDCWD, dir, here, "moved"); err != nil {
+				fmt.Printf("%s: move: %v\n", how, err)
+			}
+			undo = func() { unix.Renameat(here, "moved", unix.AT_FDCWD, dir) }
+		case "unsearchable":
+			os.Chmod(dir, 0o600)
+			undo = func() { os.Chmod(dir, 0o755) }
+		}
+		errMode := unix.Fchmod(fd, 0o755)
+		w, errWrite := unix.Open(fmt.Sprintf("/proc/self/fd/%d", fd), unix.O_WRONLY|unix.O_TRUNC, 0)
+		if errWrite == nil {
+			unix.Write(w, []byte("#!/bin/sh\necho PWNED\n"))
+			unix.Close(w)
+		}
+		undo()
+		fmt.Printf("%s: fchmod %v, write %v\n", how, errMode, errWrite)
 	case "metadata-race":
 		// A symlink flipped between a file the command may change and one
 		// it may not, by one thread, while another changes it by name.
