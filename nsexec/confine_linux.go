@@ -16,7 +16,7 @@ import (
 // permitted and effective sets then come out of execve empty. A caller
 // without CAP_SETPCAP (the fallback run by a user other than root) cannot
 // shrink its bounding set, and needs not: with no_new_privs and nothing
-// inheritable, execve grants nothing.
+// inheritable, execve grants nothing. No core dump can be written either.
 func dropPrivileges() error {
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
@@ -42,6 +42,12 @@ func dropPrivileges() error {
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("setting no_new_privs: %w", err)
+	}
+	// No core dumps: the kernel writes one where the dying process's cwd
+	// is, a file no guarded call makes (in a hooks directory, at a denied
+	// path). The hard limit goes back up only with CAP_SYS_RESOURCE.
+	if err := unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{}); err != nil {
+		return fmt.Errorf("refusing core dumps: %w", err)
 	}
 	// Descriptors this process inherited stay out of the command.
 	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {

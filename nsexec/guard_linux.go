@@ -338,6 +338,14 @@ type place struct {
 	self string
 	// unlinked: a descriptor's name is gone; path is the name it had.
 	unlinked bool
+	// fileFlags are a descriptor's file status flags (F_GETFL).
+	fileFlags int
+}
+
+// writesAlready reports whether a descriptor's place is open for writing:
+// writing it anew, or changing it, grants nothing its holder lacks.
+func (p place) writesAlready() bool {
+	return p.fileFlags&unix.O_PATH == 0 && p.fileFlags&unix.O_ACCMODE != unix.O_RDONLY
 }
 
 func (p place) full() string {
@@ -454,7 +462,13 @@ func (k *call) deniedLater(op, full string) unix.Errno {
 // target when it may send what a deny entry covers elsewhere: what the
 // host later writes at the entry's path, or at a match of its pattern,
 // would land where the link leads, and the command read or write it there.
+// A symlink called .claude is refused too.
 func (k *call) aboveLater(op, full, target string) unix.Errno {
+	if strings.EqualFold(path.Base(full), ".claude") {
+		// Its commands and agents are known by that name alone: through
+		// a symlink they would be judged where it leads.
+		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: full, Reason: "a .claude directory's commands and agents are judged by its name: a symlink there would lead them elsewhere"})
+	}
 	if r, ok := k.redirects(full, target); ok {
 		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: full, Reason: r.Why + " lies beneath: a symlink here would lead it elsewhere"})
 	}
@@ -921,8 +935,13 @@ func (k *call) ofDescriptor(n int) (place, unix.Errno) {
 		}
 		return place{dir: -1}, unix.EBADF
 	}
+	fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+	if err != nil {
+		unix.Close(fd)
+		return place{dir: -1}, unix.EBADF
+	}
 	trimmed := strings.TrimSuffix(p, " (deleted)")
-	return place{dir: fd, path: trimmed, unlinked: trimmed != p}, 0
+	return place{dir: fd, path: trimmed, unlinked: trimmed != p, fileFlags: fl}, 0
 }
 
 // fdOf is a copy of the command's descriptor n, taken through a pidfd of
@@ -1162,7 +1181,7 @@ func (k *call) sealForMark(pl place) unix.Errno {
 		return 0
 	}
 	for name := range gitConfigNames {
-		if e := k.sealConfig(pl.dir, name); e != 0 {
+		if e := k.sealConfig(pl.dir, name, path.Join(pl.path, name)); e != 0 {
 			return k.pol.deny(e, Event{Kind: "filesystem", Call: "write", Target: path.Join(pl.path, pl.name),
 				Reason: "its directory's " + name + " could not be sealed before it became a git directory"})
 		}
@@ -1171,7 +1190,7 @@ func (k *call) sealForMark(pl place) unix.Errno {
 }
 
 // sealConfig replaces dir/name, if it is there, by a copy of its content.
-func (k *call) sealConfig(dir int, name string) unix.Errno {
+func (k *call) sealConfig(dir int, name, full string) unix.Errno {
 	in, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err == unix.ENOENT {
 		return 0
@@ -1181,6 +1200,14 @@ func (k *call) sealConfig(dir int, name string) unix.Errno {
 	}
 	f := os.NewFile(uintptr(in), name)
 	defer f.Close()
+	if _, denied := k.pol.Guard.Later(full); denied || readOnlyFD(in) || mountPoint(place{dir: dir, name: name}) || !k.writable(full) {
+		// A file the command may not write (a mount of the launch keeps
+		// it read-only, a deny entry or the fallback's plan covers it):
+		// it holds nothing of the command's, and srt, outside the
+		// sandbox's mount namespace, would replace it underneath that
+		// mount.
+		return 0
+	}
 	var st unix.Stat_t
 	if err := unix.Fstat(in, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return unix.EACCES
@@ -1333,6 +1360,14 @@ func (k *call) open(dir int, name string, flags int, mode uint32) answer {
 			pl.close()
 			return refused(errnoOf(err))
 		case st.Mode&unix.S_IFMT == unix.S_IFLNK && flags&unix.O_NOFOLLOW == 0 && flags&(unix.O_CREAT|unix.O_EXCL) != unix.O_CREAT|unix.O_EXCL:
+			if blocked(n) {
+				// A protected name that is a symlink (a hook linked to a
+				// script): what the host runs is where it leads, which is
+				// not written through it (the launch's mounts keep it
+				// read-only where they reach).
+				defer pl.close()
+				return refused(k.deny(unix.EROFS, "write", full, rule, n))
+			}
 			pl, e = k.followLink(pl)
 			continue
 		}
@@ -1406,7 +1441,7 @@ func (k *call) openExisting(pl place, st *unix.Stat_t, full string, n policy.Nam
 			return refused(e), false
 		}
 		if flags&unix.O_ACCMODE == unix.O_RDWR && k.pol.Guard.Policy != nil && k.pol.Guard.Policy.ReadGuard != "" {
-			if e := k.readDenied(full, st); e != 0 {
+			if e := k.readDenied(pl, full, st); e != 0 {
 				return refused(e), false // an open for writing reads too
 			}
 		}
@@ -1465,7 +1500,7 @@ func (k *call) openRead(dir int, name string, flags int) answer {
 			pl, e = k.followLink(pl)
 			continue
 		}
-		if e := k.readDenied(full, &st); e != 0 {
+		if e := k.readDenied(pl, full, &st); e != 0 {
 			pl.close()
 			return refused(e)
 		}
@@ -1502,9 +1537,15 @@ func (k *call) openReadAt(pl place, st *unix.Stat_t, flags int) (answer, bool) {
 	return answer{fd: fd, cloexec: flags&unix.O_CLOEXEC != 0}, false
 }
 
-// readDenied refuses (EACCES) reading full, a file st: a denyRead entry
-// covers it now, or it is a hidden file by another name.
-func (k *call) readDenied(full string, st *unix.Stat_t) unix.Errno {
+// readDenied refuses (EACCES) reading full, a file st found at pl (no
+// name: a descriptor's): a denyRead entry covers it now, or it is a
+// hidden file by another name. A masked credential file is read as its
+// mask while the mask's mount is still on it; the host's own file, once
+// the host replaced it and the kernel dropped that mount, is refused.
+func (k *call) readDenied(pl place, full string, st *unix.Stat_t) unix.Errno {
+	if k.pol.MaskedFiles[full] && pl.name != "" && pl.name != "." && mountPoint(pl) {
+		return 0
+	}
 	if r, ok := k.pol.Guard.ReadLater(full); ok {
 		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "read", Target: full, Reason: r.Why})
 	}
@@ -1586,6 +1627,32 @@ func (k *call) reopenAt(pl place, flags int, mayBlock bool) answer {
 	return reopenFD(fd, flags, mayBlock)
 }
 
+// writableHere refuses (EACCES, or EROFS) a write to the file st that
+// the descriptor place pl holds, when it is not a file the sandbox may
+// write at its path: srt reopens or changes it through its own copy of
+// the descriptor, on whatever mount that holds — a file the caller handed
+// the command for reading (its stdin) is on the caller's mount, which the
+// sandbox's read-only mounts and Landlock layer never see. In the
+// fallback the plan's allowWrite decides (k.writable).
+func (k *call) writableHere(pl place, st *unix.Stat_t) unix.Errno {
+	if k.pol.Writable != nil || !strings.HasPrefix(pl.path, "/") || !treeKind(st) {
+		return 0
+	}
+	named, e := k.at(unix.AT_FDCWD, pl.path)
+	if e != 0 {
+		return unix.EACCES
+	}
+	defer named.close()
+	var there unix.Stat_t
+	switch {
+	case unix.Fstatat(named.dir, named.name, &there, unix.AT_SYMLINK_NOFOLLOW) != nil || there.Dev != st.Dev || there.Ino != st.Ino:
+		return unix.EACCES // not there: a file outside the sandbox's tree
+	case k.onReadOnlyMount(named):
+		return unix.EROFS
+	}
+	return 0
+}
+
 // treeKind reports whether st is a file of a directory tree (a regular
 // file, a directory, a symlink), which has a path to judge, unlike a
 // pipe, a socket or an anonymous inode.
@@ -1614,13 +1681,16 @@ func (k *call) reopen(pl place, flags int) answer {
 		return refused(unix.EACCES) // a file of a tree, with no path to judge
 	}
 	if strings.HasPrefix(pl.path, "/") && k.pol.Guard.Policy != nil && k.pol.Guard.Policy.ReadGuard != "" {
-		if e := k.readDenied(pl.path, &st); e != 0 {
+		if e := k.readDenied(pl, pl.path, &st); e != 0 {
 			unix.Close(pl.dir)
 			return refused(e)
 		}
 	}
 	if flags&(unix.O_WRONLY|unix.O_RDWR|unix.O_TRUNC) != 0 {
 		e := k.linkedElsewhere("write", &st, pl.path, pl.unlinked)
+		if e == 0 && !pl.writesAlready() {
+			e = k.writableHere(pl, &st)
+		}
 		if e == 0 && strings.HasPrefix(pl.path, "/") {
 			switch n, rule := k.judgeAt(pl); {
 			case blocked(n):
@@ -2060,8 +2130,19 @@ func (k *call) rename(dir int, old string, dir2 int, name string, flags int) uni
 	// A protected name is not moved away either: what the host made
 	// there during the run (a hook, a .bashrc) would become the
 	// command's to write under another name.
-	if sn, rule := k.judge(src); sn == policy.Protected || sn == policy.HooksDir || sn == policy.GitConfig {
-		return k.deny(unix.EACCES, "rename", src.full(), rule, sn)
+	// Nor is a .claude directory (or one exchanged with it): what the host
+	// made in its commands or agents would no longer be judged by name.
+	movedAway := []place{src}
+	if flags&unix.RENAME_EXCHANGE != 0 {
+		movedAway = append(movedAway, dst)
+	}
+	for _, p := range movedAway {
+		if sn, rule := k.judge(p); sn == policy.Protected || sn == policy.HooksDir || sn == policy.GitConfig {
+			return k.deny(unix.EACCES, "rename", p.full(), rule, sn)
+		}
+		if strings.EqualFold(p.name, ".claude") {
+			return k.deny(unix.EACCES, "rename", p.full(), p.full(), policy.Protected)
+		}
 	}
 	for _, p := range []string{src.full(), dst.full()} {
 		if e := k.deniedLater("rename", p); e != 0 {

@@ -216,8 +216,12 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 	if intercept {
 		l.transparent = side.Transparent
 	}
+	masked := map[string]bool{}
+	for p := range o.Masks {
+		masked[filepath.Clean(p)] = true
+	}
 	l.nsPolicy = &ConnectPolicy{Proc: "/proc", Unix: filter.Unix, UnixPaths: unixPaths, OnDeny: o.OnEvent, Guard: l.RunPlan.Guard,
-		NestedNamespaces: filter.NestedNamespaces}
+		NestedNamespaces: filter.NestedNamespaces, MaskedFiles: masked}
 	l.nsPolicy.sendInit = l.sendInit
 	spec.ProxyPorts, spec.Intercept, spec.WeakerProc = ports, intercept, s.EnableWeakerNestedSandbox
 	cmd, err := l.child(o.Context, roleInit, spec)

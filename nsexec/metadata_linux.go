@@ -139,7 +139,7 @@ func (k *call) metaTarget(c seccomp.MetaCall) (pl place, target int, st unix.Sta
 		if e != 0 {
 			return fail(e)
 		}
-		if fl, err := unix.FcntlInt(uintptr(pl.dir), unix.F_GETFL, 0); err != nil || fl&unix.O_PATH != 0 {
+		if pl.fileFlags&unix.O_PATH != 0 {
 			pl.close()
 			return fail(unix.EBADF)
 		}
@@ -219,6 +219,15 @@ func (k *call) metaTarget(c seccomp.MetaCall) (pl place, target int, st unix.Sta
 		}
 		if st.Mode&unix.S_IFMT == unix.S_IFLNK && (follow || pl.slash) {
 			unix.Close(fd)
+			if k.pol.Guard != nil {
+				if n, rule := k.judge(pl); blocked(n) {
+					// Through a protected name that is a symlink, as a
+					// write through it (open).
+					full := pl.full()
+					pl.close()
+					return fail(k.deny(unix.EROFS, c.Op.String(), full, rule, n))
+				}
+			}
 			pl, e = k.followLink(pl)
 			continue
 		}
@@ -261,6 +270,11 @@ func (k *call) mayChange(ch metaChange, pl place, target int, st *unix.Stat_t) u
 	}
 	if e := k.deniedLater(op, full); e != 0 {
 		return e
+	}
+	if pl.name == "" && !pl.writesAlready() {
+		if e := k.writableHere(pl, st); e != 0 {
+			return e
+		}
 	}
 	return k.linkedElsewhere(op, st, full, pl.unlinked)
 }

@@ -79,6 +79,10 @@ type ConnectPolicy struct {
 	// against it.
 	Writable func(path string) bool
 
+	// MaskedFiles are the masked credential files (the namespace
+	// sandbox's): read as their masks while those are mounted.
+	MaskedFiles map[string]bool
+
 	// Guard, if set, is the path guard's rules: the filter sends it every
 	// call that makes, moves or links a name or opens a file for writing.
 	Guard *policy.Guard

@@ -177,6 +177,11 @@ func (b *builder) readGuard() {
 			b.pol.ReadGuard = r.Why + " is a pattern: a file made later may match it"
 		case r.Glob == nil && !r.Existed && b.pol.ReadGuard == "":
 			b.pol.ReadGuard = r.Why + " does not exist yet"
+		case r.Glob == nil && b.pol.ReadGuard == "" && isFile(r.Path):
+			// The mask over a file holds only while that file does: one
+			// the host replaces (an editor's save renames a new file over
+			// it) is the kernel's to unmask.
+			b.pol.ReadGuard = r.Why + " is a file, which the host may replace"
 		}
 	}
 	if b.env.Inode == nil {
@@ -351,4 +356,10 @@ func (b *builder) expandRootDeny() {
 		}
 	}
 	b.reads = out
+}
+
+// isFile reports whether p is a file that is not a directory.
+func isFile(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && !fi.IsDir()
 }

@@ -324,9 +324,10 @@ func TestPolicyReadGuard(t *testing.T) {
 // A deny entry spelled through a symlink is kept as spelled too where the
 // command could make that symlink again (it lies in a writable tree): the
 // link's place then holds the entry. Through a symlink outside every
-// writable tree it is kept only as resolved, and reads stay unjudged.
+// writable tree it is kept only as resolved, and reads of a directory
+// stay unjudged (a file's are judged: the host may replace it).
 func TestPolicySpelledThroughLinks(t *testing.T) {
-	w := testtree.Tree(t, "proj/real/secret.txt", "fixed/real/secret.txt", "proj/src/x")
+	w := testtree.Tree(t, "proj/real/secret.txt", "fixed/real/secrets/k", "proj/src/x")
 	for _, l := range []string{"proj/link", "fixed/link"} {
 		if err := os.Symlink("real", filepath.Join(w, l)); err != nil {
 			t.Fatal(err)
@@ -339,7 +340,8 @@ func TestPolicySpelledThroughLinks(t *testing.T) {
 		readGuard bool
 	}{
 		{"link/secret.txt", true, true},
-		{filepath.Join(w, "fixed/link/secret.txt"), false, false},
+		{filepath.Join(w, "fixed/link/secrets"), false, false},
+		{filepath.Join(w, "fixed/link/secrets/k"), false, true},
 		{"link/*.pem", true, true},
 	} {
 		p, err := Build(testtree.FSRules{AllowWrite: []string{"."}, DenyRead: []string{tc.entry}}.Settings(), Env{Cwd: cwd, Home: filepath.Join(w, "home")})

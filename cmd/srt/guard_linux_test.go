@@ -977,3 +977,146 @@ umask 0; git init -q r3 && rm -rf r3/.git/hooks && mkdir -m 777 r3/.git/hooks; e
 		}
 	})
 }
+
+// A .claude directory's commands and agents are known by its name: no
+// symlink is made or moved to that name, and the directory is not moved
+// away (what the host made in it would become the command's to write).
+// No core dump is written either: the kernel would make it, at the dying
+// process's cwd, without a call the guard sees. Judged from outside; run
+// as both users.
+func TestGuardClaudeByName(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		b.write("sub/", "")
+		b.whenReady("ready", "go", 10*time.Second, func() {
+			b.write(".claude/commands/deploy.md", "ORIGINAL")
+			b.write("laterdir/", "")
+		})
+		script := `mkdir -p dd/commands; ln -s "$PWD/dd" sub/.claude; echo EVIL > sub/.claude/commands/x.md
+ln -s dd link; mv -T link sub/.CLAUDE
+touch ready; for i in $(seq 200); do [ -e go ] && break; sleep 0.05; done
+mv .claude c2; echo INJECTED >> c2/commands/deploy.md; ln -s c2 .claude
+ulimit -c unlimited 2>/dev/null; ulimit -c; cd laterdir && sh -c 'kill -SEGV $$'; echo END`
+		r := b.run(fsMap{"allowWrite": []string{"."}, "denyWrite": []string{"laterdir"}}, script)
+		if !strings.Contains(r.stdout, "END") {
+			t.Fatalf("the script did not run: %+v", r)
+		}
+		for _, f := range []string{"sub/.claude", "sub/.CLAUDE"} {
+			if fi, err := os.Lstat(b.path(f)); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+				t.Errorf("%s is a symlink: %+v", f, r)
+			}
+		}
+		if got := b.read(".claude/commands/deploy.md"); got != "ORIGINAL" {
+			t.Errorf("a command the host made was moved away or written: %q (%+v)", got, r)
+		}
+		if !strings.HasPrefix(r.stdout, "0\n") {
+			t.Errorf("core dumps are allowed: %+v", r)
+		}
+		if cores, _ := filepath.Glob(b.path("laterdir/core*")); len(cores) > 0 {
+			t.Errorf("a core dump was written in a denyWrite directory: %v", cores)
+		}
+	})
+}
+
+// A file the caller hands the command for reading (its stdin, on the
+// caller's own mount) is not the command's to write or change: srt
+// reopens /dev/stdin for writing, or changes it, only where the sandbox
+// could write it. The caller's own writable stdout stays writable.
+// Judged from outside; run as both users.
+func TestGuardCallerReadOnlyStdin(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		b.write("~/notes.txt", "ORIGINAL")
+		before := fileMeta(t, b.path("~/notes.txt"))
+		in, err := os.Open(b.path("~/notes.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer in.Close()
+		cmd := exec.Command(os.Getenv(srtEnv), "--settings", b.settingsFile(fsMap{"allowWrite": []string{"."}}), "-c",
+			"echo PWNED > /dev/stdin; echo PWNED >> /proc/self/fd/0; chmod 666 /dev/stdin; touch /dev/stdin; echo STDOUT-OK > /dev/stdout")
+		cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + b.H}
+		cmd.Dir, cmd.Stdin = b.W, in
+		out, errOut, _, err := testenv.Output(cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := b.read("~/notes.txt"); got != "ORIGINAL" {
+			t.Errorf("the caller's stdin was written: %q (%s)", got, errOut)
+		}
+		if after := fileMeta(t, b.path("~/notes.txt")); after != before {
+			t.Errorf("the caller's stdin changed: %s, was %s", after, before)
+		}
+		if !strings.Contains(out, "STDOUT-OK") {
+			t.Errorf("the caller's stdout is not writable anew: %q %q", out, errOut)
+		}
+	})
+}
+
+// Making a directory a git directory seals its config by replacing it
+// with a copy the guard makes: never one the command may not write (a
+// denyWrite file, under a read-only mount the guard, outside the
+// sandbox's mount namespace, would replace from underneath). Judged from
+// outside; run as both users.
+func TestGuardSealKeepsDenied(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		b.write("deploy/config", "# prod\n[user]\n\tname = x\n")
+		var before unix.Stat_t
+		if err := unix.Stat(b.path("deploy/config"), &before); err != nil {
+			t.Fatal(err)
+		}
+		r := b.run(fsMap{"allowWrite": []string{"."}, "denyWrite": []string{"deploy/config"}}, ": > deploy/HEAD; echo END")
+		if !strings.Contains(r.stdout, "END") {
+			t.Fatalf("the script did not run: %+v", r)
+		}
+		var after unix.Stat_t
+		if err := unix.Stat(b.path("deploy/config"), &after); err != nil || after.Ino != before.Ino {
+			t.Errorf("the denyWrite config was replaced: inode %d, was %d (%v) %+v", after.Ino, before.Ino, err, r)
+		}
+	})
+}
+
+// A protected name that is a symlink (a hook linked to a script) is not
+// written or changed through, however deep its repository lies (the
+// launch's mounts reach mandatoryDenySearchDepth). Judged from outside;
+// run as both users.
+func TestGuardThroughProtectedLink(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		b.write("a/b/c/d/.git/hooks/", "")
+		b.write("a/b/c/d/.git/HEAD", "ref: refs/heads/main\n")
+		b.write("a/b/c/d/scripts/pc", "ORIGINAL")
+		if err := os.Symlink("../../scripts/pc", b.path("a/b/c/d/.git/hooks/pre-commit")); err != nil {
+			t.Fatal(err)
+		}
+		r := b.run(fsMap{"allowWrite": []string{"."}}, "echo EVIL >> a/b/c/d/.git/hooks/pre-commit; chmod 777 a/b/c/d/.git/hooks/pre-commit; touch -d 2001-01-01 a/b/c/d/.git/hooks/pre-commit; echo END")
+		if !strings.Contains(r.stdout, "END") {
+			t.Fatalf("the script did not run: %+v", r)
+		}
+		var st unix.Stat_t
+		if err := unix.Stat(b.path("a/b/c/d/scripts/pc"), &st); err != nil || st.Mode&0o111 != 0 || b.read("a/b/c/d/scripts/pc") != "ORIGINAL" || st.Mtim.Sec < 1e9+1e8 {
+			t.Errorf("the hook's script was changed through its link: mode %o, mtime %d, %q (%+v)", st.Mode&0o7777, st.Mtim.Sec, b.read("a/b/c/d/scripts/pc"), r)
+		}
+	})
+}
+
+// A denyRead file stays unreadable when the host replaces it while the
+// command runs (an editor's save renames a new file over it, which takes
+// the sandbox's mask with the old one). Judged from outside; run as both
+// users.
+func TestGuardReplacedDenyRead(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t, "secret.txt")
+		b.whenReady("ready", "go", 10*time.Second, func() {
+			b.write("new.txt", b.canary+"-NEW")
+			os.Rename(b.path("new.txt"), b.path("secret.txt"))
+		})
+		r := b.run(fsMap{"allowWrite": []string{"."}, "denyRead": []string{"secret.txt"}},
+			"cat secret.txt; touch ready; for i in $(seq 200); do [ -e go ] && break; sleep 0.05; done; cat secret.txt; echo END")
+		if !strings.Contains(r.stdout, "END") {
+			t.Fatalf("the script did not run: %+v", r)
+		}
+		b.noCanary(r)
+	})
+}
