@@ -1543,7 +1543,7 @@ func (k *call) openReadAt(pl place, st *unix.Stat_t, flags int) (answer, bool) {
 // mask while the mask's mount is still on it; the host's own file, once
 // the host replaced it and the kernel dropped that mount, is refused.
 func (k *call) readDenied(pl place, full string, st *unix.Stat_t) unix.Errno {
-	if k.pol.MaskedFiles[full] && pl.name != "" && pl.name != "." && mountPoint(pl) {
+	if k.pol.MaskedFiles[full] && pl.name != "" && pl.name != "." && mountPoint(pl) && k.isMask(full, st) {
 		return 0
 	}
 	if r, ok := k.pol.Guard.ReadLater(full); ok {
@@ -1557,6 +1557,37 @@ func (k *call) readDenied(pl place, full string, st *unix.Stat_t) unix.Errno {
 		}
 	}
 	return 0
+}
+
+// isMask reports whether the file st is the mask at full: in the
+// sandbox's own mount namespace (its init's root), the mask's mount is
+// still on full and holds st. Without nested namespaces every process
+// sees that namespace; with them, a process's own bind mount of the
+// host's file (one the host replaced, which took the mask's mount with
+// it) would pass for the mask in its namespace.
+func (k *call) isMask(full string, st *unix.Stat_t) bool {
+	if !k.pol.NestedNamespaces {
+		return true
+	}
+	init := int(k.pol.initPid.Load())
+	if init <= 0 {
+		return false
+	}
+	root, err := unix.Open(k.pol.Proc+"/"+strconv.Itoa(init)+"/root", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(root)
+	dir, err := openat2(root, path.Dir(full), &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_NO_SYMLINKS})
+	if err != nil {
+		return false
+	}
+	there := place{dir: dir, name: path.Base(full)}
+	defer there.close()
+	var mask unix.Stat_t
+	return mountPoint(there) && unix.Fstatat(dir, there.name, &mask, unix.AT_SYMLINK_NOFOLLOW) == nil &&
+		mask.Dev == st.Dev && mask.Ino == st.Ino
 }
 
 // procRead opens a procfs entry for reading. srt's rights over the

@@ -1120,3 +1120,38 @@ func TestGuardReplacedDenyRead(t *testing.T) {
 		b.noCanary(r)
 	})
 }
+
+// A masked credential file reads as its mask only while the mask is on
+// it in the sandbox's own mount namespace: once the host replaces the
+// file (which takes the mask's mount with it), neither a plain read nor
+// one through a nested namespace's bind mount of the host's new file
+// onto itself gets the real value. Judged from outside; run as both
+// users (as root, unshare -r cannot write its map here: that part is
+// skipped, and said).
+func TestGuardReplacedMask(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		b.write("~/.tok", "ORIGINAL-TOKEN-VALUE")
+		b.whenReady("ready", "go", 10*time.Second, func() {
+			b.write("~/.tok.new", b.canary)
+			os.Rename(b.path("~/.tok.new"), b.path("~/.tok"))
+		})
+		settings := map[string]any{
+			"allowNestedUserNamespaces": true,
+			"network":                   map[string]any{"allowedDomains": []string{"127.0.0.1"}, "deniedDomains": []string{}, "tlsTerminate": map[string]any{}},
+			"filesystem":                fsMap{"allowWrite": []string{"."}, "denyRead": []string{}, "denyWrite": []string{}},
+			"credentials":               map[string]any{"files": []any{map[string]any{"path": "~/.tok", "mode": "mask", "injectHosts": []string{"127.0.0.1"}}}},
+		}
+		script := `echo "MASK=$(cat ~/.tok)"; touch ready; for i in $(seq 200); do [ -e go ] && break; sleep 0.05; done
+cat ~/.tok; unshare -Ur true 2>/dev/null || echo NO-NESTED-MAP
+unshare -Urm sh -c 'mount --bind ~/.tok ~/.tok && cat ~/.tok'; echo END`
+		r := b.runSettings(settings, nil, script)
+		if !strings.Contains(r.stdout, "END") || !strings.Contains(r.stdout, "MASK=fake_value_") {
+			t.Fatalf("the script did not run, or the mask did not read as one: %+v", r)
+		}
+		if strings.Contains(r.stdout, "NO-NESTED-MAP") {
+			t.Logf("unshare -r cannot write its map in the sandbox: the nested bind is not tried")
+		}
+		b.noCanary(r)
+	})
+}
