@@ -61,8 +61,18 @@ func (b *builder) protect(s *config.Settings) {
 				continue
 			}
 			real, err := b.follow(f.path, why, linked)
-			if err == nil && !f.linkOnly {
+			switch {
+			case err == nil && !f.linkOnly:
 				deny(real, why)
+			case err != nil && !f.linkOnly:
+				// A protected name that leads nowhere yet (a hook linked
+				// to a script not written): what the host would run is
+				// whatever appears where it leads, so that path is the
+				// guard's to keep, as a denyWrite entry's that does not
+				// exist yet.
+				if target := resolveFollowing(f.path); target != f.path && filepath.IsAbs(target) {
+					b.pol.Later = append(b.pol.Later, LaterRule{Path: filepath.Clean(target), Why: why + " (where it leads)"})
+				}
 			}
 		}
 	}

@@ -941,7 +941,8 @@ func TestFallbackLacks(t *testing.T) {
 // Item 3, the same class inside protected directories: a hook linked to a
 // script kept in the project, an editor setting linked elsewhere, and a
 // hook linked to a script that does not exist yet: writing the targets,
-// or creating through the link, leaves the host as it was.
+// or creating one through the link or by its own name, leaves the host
+// as it was.
 func TestSandboxLinksInsideProtectedDirs(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
 		b := newBox(t)
@@ -951,12 +952,12 @@ func TestSandboxLinksInsideProtectedDirs(t *testing.T) {
 		b.write(".git/hooks/", "")
 		b.write(".vscode/", "")
 		for link, target := range map[string]string{".git/hooks/pre-commit": "scripts/pre-commit", ".git/hooks/post-merge": "scripts/post-merge",
-			".vscode/settings.json": "conf/vs.json"} {
+			".git/hooks/pre-push": "scripts/pre-push", ".vscode/settings.json": "conf/vs.json"} {
 			if err := os.Symlink(b.path(target), b.path(link)); err != nil {
 				t.Fatal(err)
 			}
 		}
-		r := b.run(fsMap{"allowWrite": []string{"."}}, "echo EVIL > scripts/pre-commit; echo EVIL > .git/hooks/post-merge; echo EVIL > conf/vs.json; echo EVIL > scripts/other; echo END")
+		r := b.run(fsMap{"allowWrite": []string{"."}}, "echo EVIL > scripts/pre-commit; echo EVIL > .git/hooks/post-merge; echo EVIL > scripts/pre-push; echo EVIL > conf/vs.json; echo EVIL > scripts/other; echo END")
 		if !strings.Contains(r.stdout, "END") || b.read("scripts/other") != "EVIL\n" {
 			t.Fatalf("%+v", r)
 		}
@@ -967,6 +968,9 @@ func TestSandboxLinksInsideProtectedDirs(t *testing.T) {
 		}
 		if _, err := os.Lstat(b.path("scripts/post-merge")); err == nil {
 			t.Error("a hook's missing target was created through it")
+		}
+		if _, err := os.Lstat(b.path("scripts/pre-push")); err == nil {
+			t.Error("a hook's missing target was created by its own name")
 		}
 	})
 }
