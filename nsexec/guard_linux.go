@@ -776,13 +776,9 @@ func (k *call) ownNumber(n int) bool {
 	if err != nil {
 		return false
 	}
-	for _, line := range strings.Split(string(status), "\n") {
-		key, v, _ := strings.Cut(line, ":")
-		if key != "NSpid" && key != "NStgid" {
-			continue
-		}
-		f := strings.Fields(v)
-		if len(f) > 0 && f[len(f)-1] == strconv.Itoa(n) {
+	for _, key := range []string{"NSpid", "NStgid"} {
+		v, _ := statusField(string(status), key)
+		if f := strings.Fields(v); len(f) > 0 && f[len(f)-1] == strconv.Itoa(n) {
 			return true
 		}
 	}
@@ -957,25 +953,15 @@ func (k *call) fdOf(n int) (int, unix.Errno) {
 		unix.Close(pidfd)
 		delete(k.gs.pidfds, k.pid)
 	}
-	pidfd, err := k.pol.pidfd(k.pid)
-	if err != nil || !stillWaiting(k.listener, k.req.ID) {
-		if err == nil {
-			unix.Close(pidfd)
-		}
-		return -1, unix.ESRCH
+	pidfd, e := k.pol.callerPidfd(k.listener, k.req)
+	if e != 0 {
+		return -1, e
 	}
-	fd, err := unix.PidfdGetfd(pidfd, n, 0)
 	if len(k.gs.pidfds) >= maxUmasks {
 		k.gs.forgetPidfds()
 	}
 	k.gs.pidfds[k.pid] = pidfd
-	switch {
-	case err == nil:
-		return fd, 0
-	case errors.Is(err, unix.EBADF):
-		return -1, unix.EBADF
-	}
-	return -1, unix.EPERM
+	return getfd(pidfd, n)
 }
 
 // pathOf reads the path of srt's descriptor fd, from a /proc/self/fd kept
@@ -1077,11 +1063,11 @@ func readUmask(proc string, tid int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	_, rest, ok := strings.Cut(string(buf[:n]), "\nUmask:\t")
-	if !ok || len(rest) < 4 {
+	v, ok := statusField(string(buf[:n]), "Umask")
+	if !ok || len(v) < 4 {
 		return 0, unix.EINVAL
 	}
-	u, err := strconv.ParseUint(rest[:4], 8, 32)
+	u, err := strconv.ParseUint(v[:4], 8, 32)
 	return int(u), err
 }
 
@@ -1106,7 +1092,7 @@ func (k *call) judgeAt(pl place) (policy.Name, string) {
 	if pl.name != "" || !strings.HasPrefix(pl.path, "/") {
 		return k.judge(pl)
 	}
-	if name := path.Base(pl.path); path.Base(path.Dir(pl.path)) != "hooks" && name != "hooks" && !gitConfigNames[name] && !gitMarks[name] {
+	if !gitNamed(path.Base(path.Dir(pl.path)), path.Base(pl.path)) {
 		return k.pol.Guard.Judge(pl.path) // no name judge looks into
 	}
 	// Found again at its path, it is judged there — if it is the same
@@ -1114,17 +1100,38 @@ func (k *call) judgeAt(pl place) (policy.Name, string) {
 	// search, the file moved meanwhile, a path the command's root does
 	// not hold) could be a git directory's hook or config, and is
 	// refused as one.
-	unknown := "(the directory of " + pl.path + " cannot be looked into)"
-	named, e := k.at(unix.AT_FDCWD, pl.path)
-	if e != 0 {
-		return policy.Protected, unknown
+	var here unix.Stat_t
+	if unix.Fstat(pl.dir, &here) != nil {
+		return policy.Protected, pl.path
+	}
+	named, ok := k.foundAgain(pl.path, &here)
+	if !ok {
+		return policy.Protected, "(the directory of " + pl.path + " cannot be looked into)"
 	}
 	defer named.close()
-	var here, there unix.Stat_t
-	if unix.Fstat(pl.dir, &here) != nil || unix.Fstatat(named.dir, named.name, &there, unix.AT_SYMLINK_NOFOLLOW) != nil || here.Dev != there.Dev || here.Ino != there.Ino {
-		return policy.Protected, unknown
-	}
 	return k.judge(named)
+}
+
+// foundAgain resolves path in the command's root and returns where it
+// is, if the file there is st (closed, ok false, if not).
+func (k *call) foundAgain(path string, st *unix.Stat_t) (place, bool) {
+	named, e := k.at(unix.AT_FDCWD, path)
+	if e != 0 {
+		return place{dir: -1}, false
+	}
+	var there unix.Stat_t
+	if unix.Fstatat(named.dir, named.name, &there, unix.AT_SYMLINK_NOFOLLOW) != nil || there.Dev != st.Dev || there.Ino != st.Ino {
+		named.close()
+		return place{dir: -1}, false
+	}
+	return named, true
+}
+
+// gitNamed reports whether name, in a directory called dir, is one judge
+// looks into a git directory for: a hook, a hooks directory, a config, a
+// mark. Any other name is judged by the name rules alone.
+func gitNamed(dir, name string) bool {
+	return dir == "hooks" || name == "hooks" || gitConfigNames[name] || gitMarks[name]
 }
 
 // judge is what the name at pl is: the name rules (policy.Guard), and
@@ -1140,7 +1147,7 @@ func (k *call) judgeAt(pl place) (policy.Name, string) {
 func (k *call) judge(pl place) (policy.Name, string) {
 	full := pl.full()
 	n, rule := k.pol.Guard.Judge(full)
-	if n != policy.Free && n != policy.Context || pl.name == "" || pl.name == "." || pl.dir < 0 {
+	if n != policy.Free && n != policy.Context || pl.name == "" || pl.name == "." || pl.dir < 0 || !gitNamed(path.Base(pl.path), pl.name) {
 		return n, rule
 	}
 	switch {
@@ -1639,12 +1646,8 @@ func (k *call) ofInit(n int) bool {
 	defer unix.Close(fd)
 	var buf [1024]byte
 	m, _ := unix.Read(fd, buf[:])
-	_, rest, ok := strings.Cut(string(buf[:m]), "\nTgid:\t")
-	if !ok {
-		return true
-	}
-	tgid, _, _ := strings.Cut(rest, "\n")
-	return tgid == "1"
+	tgid, ok := statusField(string(buf[:m]), "Tgid")
+	return !ok || tgid == "1"
 }
 
 // reopenAt opens the special file at pl through an O_PATH descriptor of
@@ -1669,16 +1672,12 @@ func (k *call) writableHere(pl place, st *unix.Stat_t) unix.Errno {
 	if k.pol.Writable != nil || !strings.HasPrefix(pl.path, "/") || !treeKind(st) {
 		return 0
 	}
-	named, e := k.at(unix.AT_FDCWD, pl.path)
-	if e != 0 {
-		return unix.EACCES
+	named, ok := k.foundAgain(pl.path, st)
+	if !ok {
+		return unix.EACCES // not there: a file outside the sandbox's tree
 	}
 	defer named.close()
-	var there unix.Stat_t
-	switch {
-	case unix.Fstatat(named.dir, named.name, &there, unix.AT_SYMLINK_NOFOLLOW) != nil || there.Dev != st.Dev || there.Ino != st.Ino:
-		return unix.EACCES // not there: a file outside the sandbox's tree
-	case k.onReadOnlyMount(named):
+	if k.onReadOnlyMount(named) {
 		return unix.EROFS
 	}
 	return 0

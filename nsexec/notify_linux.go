@@ -275,6 +275,17 @@ func (pol *ConnectPolicy) connect(listener int, req *seccompNotif) unix.Errno {
 // fdOf duplicates the descriptor fd of the process that made the call
 // req (pidfd_getfd), once the notification is known to be still pending.
 func (pol *ConnectPolicy) fdOf(listener int, req *seccompNotif, fd int) (int, unix.Errno) {
+	pidfd, e := pol.callerPidfd(listener, req)
+	if e != 0 {
+		return -1, e
+	}
+	defer unix.Close(pidfd)
+	return getfd(pidfd, fd)
+}
+
+// callerPidfd opens a pidfd of the thread that made the call req, checked
+// to be that thread still (its notification still waits).
+func (pol *ConnectPolicy) callerPidfd(listener int, req *seccompNotif) (int, unix.Errno) {
 	pidfd, err := pol.pidfd(int(req.Pid))
 	if err != nil || !stillWaiting(listener, req.ID) {
 		if err == nil {
@@ -282,15 +293,20 @@ func (pol *ConnectPolicy) fdOf(listener int, req *seccompNotif, fd int) (int, un
 		}
 		return -1, unix.ESRCH
 	}
-	defer unix.Close(pidfd)
-	sock, err := unix.PidfdGetfd(pidfd, fd, 0)
-	if err != nil {
-		if errors.Is(err, unix.EBADF) {
-			return -1, unix.EBADF
-		}
-		return -1, unix.EPERM
+	return pidfd, 0
+}
+
+// getfd copies descriptor fd of the thread pidfd names: EBADF when it
+// has none, EPERM when it may not be taken.
+func getfd(pidfd, fd int) (int, unix.Errno) {
+	copied, err := unix.PidfdGetfd(pidfd, fd, 0)
+	switch {
+	case err == nil:
+		return copied, 0
+	case errors.Is(err, unix.EBADF):
+		return -1, unix.EBADF
 	}
-	return sock, 0
+	return -1, unix.EPERM
 }
 
 // listen performs one notified listen(fd, backlog) on the host's network
@@ -401,16 +417,20 @@ func (pol *ConnectPolicy) pidfd(tid int) (int, error) {
 	if err != nil {
 		return -1, err
 	}
-	for _, line := range strings.Split(string(status), "\n") {
-		if v, ok := strings.CutPrefix(line, "Tgid:"); ok {
-			tgid, err := strconv.Atoi(strings.TrimSpace(v))
-			if err != nil {
-				break
-			}
+	if v, ok := statusField(string(status), "Tgid"); ok {
+		if tgid, err := strconv.Atoi(v); err == nil {
 			return unix.PidfdOpen(tgid, 0)
 		}
 	}
 	return -1, unix.ESRCH
+}
+
+// statusField is the value of key in the text of a /proc/<pid>/status
+// (any line but the first, Name).
+func statusField(status, key string) (string, bool) {
+	_, rest, ok := strings.Cut(status, "\n"+key+":\t")
+	v, _, _ := strings.Cut(rest, "\n")
+	return v, ok
 }
 
 func rawConnect(sock int, addr []byte) unix.Errno {

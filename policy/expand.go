@@ -112,8 +112,8 @@ func (b *builder) later(p config.Path, read bool, why string) {
 			b.pol.Later = append(b.pol.Later, t)
 		}
 		// Through symlinks: a dangling link hides nothing at launch.
-		_, err := os.Stat(p.Path)
-		r.Existed = err == nil
+		fi, err := os.Stat(p.Path)
+		r.Existed, r.file = err == nil, err == nil && !fi.IsDir()
 		// A deny on a link protects what it points to, also when that
 		// does not exist yet and appears while the command runs.
 		if target := resolveFollowing(p.Path); target != r.Path {
@@ -177,7 +177,7 @@ func (b *builder) readGuard() {
 			b.pol.ReadGuard = r.Why + " is a pattern: a file made later may match it"
 		case r.Glob == nil && !r.Existed && b.pol.ReadGuard == "":
 			b.pol.ReadGuard = r.Why + " does not exist yet"
-		case r.Glob == nil && b.pol.ReadGuard == "" && isFile(r.Path):
+		case r.file && b.pol.ReadGuard == "":
 			// The mask over a file holds only while that file does: one
 			// the host replaces (an editor's save renames a new file over
 			// it) is the kernel's to unmask.
@@ -356,10 +356,4 @@ func (b *builder) expandRootDeny() {
 		}
 	}
 	b.reads = out
-}
-
-// isFile reports whether p is a file that is not a directory.
-func isFile(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && !fi.IsDir()
 }

@@ -121,6 +121,9 @@ type LaterRule struct {
 	Why  string `json:"why"`
 	// Existed: a literal path that existed at launch (its mounts hide it).
 	Existed bool `json:"existed,omitempty"`
+	// file: it existed as a file, not a directory (a mask the host's
+	// replacing it would drop).
+	file bool
 	// links are the symlinks of an entry kept as spelled (its path or
 	// directory goes through them); nil for every other.
 	links []string

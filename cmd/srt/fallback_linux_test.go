@@ -81,10 +81,7 @@ func noUsernsHarness(mode string) {
 // runNoUserns runs srt with args on a host that refuses user namespaces.
 func (b *box) runNoUserns(mode string, env []string, args ...string) result {
 	b.t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		b.t.Fatal(err)
-	}
+	exe := testExe(b.t)
 	cmd := exec.Command(exe, append([]string{os.Getenv(srtEnv)}, args...)...)
 	cmd.Env = append([]string{noUsernsEnv + "=" + mode, "PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + b.H}, env...)
 	cmd.Dir = b.W
@@ -257,10 +254,7 @@ func TestSandboxMaskedHostProc(t *testing.T) {
 func TestFallbackControlFDSlots(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
 		b := newBox(t)
-		exe, err := os.Executable()
-		if err != nil {
-			t.Fatal(err)
-		}
+		exe := testExe(t)
 		for _, fd := range []string{"3", "4"} {
 			r3, w3, _ := os.Pipe()
 			r4, w4, _ := os.Pipe()

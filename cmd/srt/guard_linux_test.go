@@ -177,10 +177,7 @@ func TestGuardReplaceLinkedName(t *testing.T) {
 func TestGuardRaces(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
 		b := newBox(t)
-		exe, err := os.Executable()
-		if err != nil {
-			t.Fatal(err)
-		}
+		exe := testExe(t)
 		dir := filepath.Join(b.W, "race")
 		os.Mkdir(dir, 0o755)
 		r := b.exec(fsMap{"allowWrite": []string{"."}}, []string{probeEnv + "=race", "SRT_RACE_CANARY=" + b.canary}, exe, dir)
@@ -504,10 +501,7 @@ func TestGuardReadsLater(t *testing.T) {
 				t.Skipf("needs hard links between the test's directories: %v", err)
 			}
 		}
-		exe, err := os.Executable()
-		if err != nil {
-			t.Fatal(err)
-		}
+		exe := testExe(t)
 		b.write("race/open.txt", "PUBLIC")
 		// A denied symlink to nothing yet: what it points to appears.
 		if err := os.Symlink("dangling-target", b.path("dang")); err != nil {
@@ -829,10 +823,7 @@ func (b *box) whenReady(ready, done string, limit time.Duration, host func()) {
 func TestGuardMetadataLater(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
 		b := newBox(t)
-		exe, err := os.Executable()
-		if err != nil {
-			t.Fatal(err)
-		}
+		exe := testExe(t)
 		b.write("secrets/", "")
 		b.write("~/outside.txt", "ORIGINAL")
 		b.write("~/outside2.txt", "ORIGINAL")
@@ -944,10 +935,7 @@ func TestGuardUnjudgeable(t *testing.T) {
 			t.Skip("requires git")
 		}
 		b := newBox(t)
-		exe, err := os.Executable()
-		if err != nil {
-			t.Fatal(err)
-		}
+		exe := testExe(t)
 		hook := "#!/bin/sh\nexit 0\n"
 		b.whenReady("ready", "go", 10*time.Second, func() {
 			for _, args := range [][]string{{"init", "-q", b.path("r")}, {"init", "-q", "--bare", b.path("B")}} {

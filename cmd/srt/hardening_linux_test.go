@@ -86,10 +86,7 @@ func unixTargets(t *testing.T) (dgram, abstract, stream, seqpacket string, recei
 func TestSandboxUnixDatagramsReachNothing(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
 		b := newBox(t)
-		exe, err := os.Executable()
-		if err != nil {
-			t.Fatal(err)
-		}
+		exe := testExe(t)
 		path, abstract, stream, seqpacket, received := unixTargets(t)
 		probe := strings.Join([]string{probeEnv + "=unix-dgram", exe, path, abstract, stream, seqpacket}, " ")
 		other := filepath.Join(filepath.Dir(path), "other")
@@ -131,10 +128,7 @@ func TestSandboxUnixDatagramsReachNothing(t *testing.T) {
 func TestSandboxProcReadOnly(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
 		b := newBox(t)
-		exe, err := os.Executable()
-		if err != nil {
-			t.Fatal(err)
-		}
+		exe := testExe(t)
 		const affinity = "/proc/irq/default_smp_affinity"
 		before, err := os.ReadFile(affinity)
 		if err != nil {
@@ -347,10 +341,7 @@ func TestSandboxLeavesNoUndeletableTrace(t *testing.T) {
 func TestSandboxUnixPeerIsSrt(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
 		b := newBox(t)
-		exe, err := os.Executable()
-		if err != nil {
-			t.Fatal(err)
-		}
+		exe := testExe(t)
 		dir, err := os.MkdirTemp("/tmp", "srt-peer-")
 		if err != nil {
 			t.Fatal(err)
@@ -407,10 +398,7 @@ func (b *box) fallbackConfig(extra string) string {
 // the given stdio, and returns the running srt.
 func (b *box) startNoUserns(stdio *os.File, args ...string) *exec.Cmd {
 	b.t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		b.t.Fatal(err)
-	}
+	exe := testExe(b.t)
 	cmd := exec.Command(exe, append([]string{os.Getenv(srtEnv)}, args...)...)
 	cmd.Env = []string{noUsernsEnv + "=", "PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + b.H}
 	cmd.Dir = b.W
@@ -632,10 +620,7 @@ func TestFallbackDevAndProc(t *testing.T) {
 		}
 		// No new pseudo-terminal (its slave would open among this user's
 		// other terminals), and allowPty, which asks for them, is refused.
-		exe, err := os.Executable()
-		if err != nil {
-			t.Fatal(err)
-		}
+		exe := testExe(t)
 		if r := b.runNoUserns("", nil, "--settings", b.fallbackConfig(""), "-c", probeEnv+"=ptmx "+exe); strings.TrimSpace(r.stdout) != "ptmx: permission denied" {
 			t.Errorf("a pseudo-terminal was made: %+v", r)
 		}
@@ -672,10 +657,7 @@ func TestFallbackRefusesHiddenInWritable(t *testing.T) {
 func TestFallbackHostIPC(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
 		b := newBox(t)
-		exe, err := os.Executable()
-		if err != nil {
-			t.Fatal(err)
-		}
+		exe := testExe(t)
 		id, err := unix.SysvShmGet(unix.IPC_PRIVATE, 4096, unix.IPC_CREAT|0o600)
 		if err != nil {
 			t.Skipf("requires System V shared memory: %v", err)
@@ -714,10 +696,7 @@ func TestFallbackHostIPC(t *testing.T) {
 func TestFallbackInbound(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
 		b := newBox(t)
-		exe, err := os.Executable()
-		if err != nil {
-			t.Fatal(err)
-		}
+		exe := testExe(t)
 		for _, local := range []bool{false, true} {
 			ports, done := b.path(fmt.Sprintf("ports-%v", local)), b.path(fmt.Sprintf("done-%v", local))
 			abstract := fmt.Sprintf("srt-test-listen-%d", time.Now().UnixNano())
@@ -822,10 +801,7 @@ func changedAll(t *testing.T, path, out string) {
 func TestFallbackMetadata(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
 		b := newBox(t)
-		exe, err := os.Executable()
-		if err != nil {
-			t.Fatal(err)
-		}
+		exe := testExe(t)
 		outside := filepath.Join(filepath.Dir(b.W), "outside.txt")
 		os.WriteFile(outside, []byte("x"), 0o644)
 		b.write("inside.txt", "x")
@@ -871,10 +847,7 @@ func TestFallbackLacks(t *testing.T) {
 		if _, err := exec.LookPath("curl"); err != nil {
 			t.Skip("requires curl")
 		}
-		exe, err := os.Executable()
-		if err != nil {
-			t.Fatal(err)
-		}
+		exe := testExe(t)
 		b.write("dw.txt", "ORIGINAL")
 		b.write("deep/sub/dw2.txt", "ORIGINAL")
 		b.write(".bashrc", "ORIGINAL")

@@ -405,3 +405,13 @@ func TestBinaryIsStatic(t *testing.T) {
 		t.Errorf("srt needs shared libraries %q (%v)", libs, err)
 	}
 }
+
+// testExe is this test binary's path: the probes run as it (probeEnv).
+func testExe(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
+}

@@ -187,10 +187,7 @@ func TestSandboxTerminalJobControl(t *testing.T) {
 			cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + b.H}
 			want := "/dev/pts/0\r\n"
 			if fallback {
-				exe, err := os.Executable()
-				if err != nil {
-					t.Fatal(err)
-				}
+				exe := testExe(t)
 				cmd = exec.Command(exe, os.Getenv(srtEnv), "--settings", b.fallbackConfig(""), "-c", script)
 				cmd.Env = append(cmd.Env, noUsernsEnv+"=")
 				want = "/dev/pts/"
@@ -252,10 +249,7 @@ func (b *box) srtLine(fallback bool, args string) string {
 	if !fallback {
 		return shellQuote([]string{os.Getenv(srtEnv)}) + " " + args
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		b.t.Fatal(err)
-	}
+	exe := testExe(b.t)
 	return noUsernsEnv + "= " + shellQuote([]string{exe, os.Getenv(srtEnv), "--settings", b.fallbackConfig("")}) + " " + args
 }
 

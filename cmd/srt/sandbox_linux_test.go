@@ -362,10 +362,7 @@ func TestSandboxLeavesNothing(t *testing.T) {
 func TestSandboxSeccomp(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
 		b := newBox(t)
-		exe, err := os.Executable()
-		if err != nil {
-			t.Fatal(err)
-		}
+		exe := testExe(t)
 		r := b.run(nil, probeEnv+"=unix-socket "+exe)
 		want := []string{"unix-socket: fd=-1 err=operation not permitted", "unix-dgram: fd=-1 err=operation not permitted",
 			"vsock: fd=-1 err=operation not permitted", "socketpair: fd=", "inet-socket: fd=", "io_uring_setup: r=-1 err=operation not permitted"}
@@ -392,10 +389,7 @@ func TestSandboxSeccomp(t *testing.T) {
 func TestSandboxSeccompRefusals(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
 		b := newBox(t)
-		exe, err := os.Executable()
-		if err != nil {
-			t.Fatal(err)
-		}
+		exe := testExe(t)
 		outside := exec.Command(exe)
 		outside.Env = []string{probeEnv + "=syscalls"}
 		host, _, _, err := testenv.Output(outside)
@@ -477,10 +471,7 @@ func TestSandboxNestedNamespaces(t *testing.T) {
 func TestSandboxUnixSocketsByPath(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
 		b := newBox(t)
-		exe, err := os.Executable()
-		if err != nil {
-			t.Fatal(err)
-		}
+		exe := testExe(t)
 		// Short: a socket path must fit in sun_path's 108 bytes.
 		dir, err := os.MkdirTemp("/tmp", "srt-us-")
 		if err != nil {

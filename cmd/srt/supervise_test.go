@@ -24,10 +24,7 @@ type supervised struct {
 
 func startSupervised(t *testing.T, script string) *supervised {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe := testExe(t)
 	cmd := exec.Command(exe, "/bin/sh", "-c", "echo $$; "+script)
 	cmd.Env = append(os.Environ(), superviseEnv+"=1")
 	out, err := cmd.StdoutPipe()

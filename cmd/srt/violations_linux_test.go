@@ -284,10 +284,7 @@ func TestControlFDFailsFirst(t *testing.T) {
 func TestInferredSummary(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
 		b := newBox(t, "~/.ssh/id_rsa")
-		exe, err := os.Executable()
-		if err != nil {
-			t.Fatal(err)
-		}
+		exe := testExe(t)
 		_, haveUnshare := exec.LookPath("unshare")
 		for _, tc := range []struct {
 			name   string
