@@ -1143,3 +1143,57 @@ unshare -Urm sh -c 'mount --bind ~/.tok ~/.tok && cat ~/.tok'; echo END`
 		b.noCanary(r)
 	})
 }
+
+// A submodule's git directory takes the core.worktree git writes there
+// (git submodule update clones into .git/modules/<name>), and no other:
+// one that leads out of the superproject, or into a .git, or is not
+// written plainly, would have the host's git check files out there.
+// The host makes the repositories; judged from outside, as both users.
+func TestGuardSubmoduleWorktree(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		if _, err := exec.LookPath("git"); err != nil {
+			t.Skip("requires git")
+		}
+		b := newBox(t)
+		host := func(dir string, args ...string) {
+			t.Helper()
+			cmd := exec.Command("git", append([]string{"-c", "protocol.file.allow=always", "-c", "user.name=a", "-c", "user.email=a@example.com"}, args...)...)
+			cmd.Dir = dir
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("git %v: %v %s", args, err, out)
+			}
+		}
+		host(b.W, "init", "-q", "lib")
+		b.write("lib/f.txt", "lib")
+		host(b.path("lib"), "add", "f.txt")
+		host(b.path("lib"), "commit", "-q", "-m", "lib")
+		host(b.W, "init", "-q", "app")
+		host(b.path("app"), "submodule", "-q", "add", "../lib", "lib")
+		host(b.path("app"), "commit", "-q", "-m", "app")
+		host(b.W, "clone", "-q", "app", "c")
+		host(b.path("c"), "submodule", "-q", "init")
+		script := `cd c && git -c protocol.file.allow=always submodule -q update && echo UPDATED
+for w in ../../../../outside /tmp ../../../.git/x ../../../lib/../../outside '"../../../lib"'; do
+  git config -f .git/modules/lib/config core.worktree "$w" 2>/dev/null && echo "TOOK $w"
+done
+printf '[core]\n\tworktree = ../../../../outside\n' > .git/modules/lib/config.worktree 2>/dev/null && echo TOOK-FILE
+echo END`
+		r := b.run(fsMap{"allowWrite": []string{"."}}, script)
+		if !strings.Contains(r.stdout, "UPDATED") || !strings.Contains(r.stdout, "END") {
+			t.Fatalf("git submodule update failed: %+v", r)
+		}
+		if got := b.read("c/lib/f.txt"); got != "lib" {
+			t.Errorf("the submodule was not checked out: %q", got)
+		}
+		if strings.Contains(r.stdout, "TOOK") {
+			t.Errorf("a worktree leading elsewhere was taken: %+v", r)
+		}
+		out, err := exec.Command("git", "config", "-f", b.path("c/.git/modules/lib/config"), "--get-all", "core.worktree").Output()
+		if err != nil || strings.TrimSpace(string(out)) != "../../../lib" {
+			t.Errorf("the submodule's core.worktree is %q (%v), want ../../../lib", out, err)
+		}
+		if _, err := os.Lstat(b.path("c/.git/modules/lib/config.worktree")); err == nil {
+			t.Errorf("config.worktree was made: %q", b.read("c/.git/modules/lib/config.worktree"))
+		}
+	})
+}
