@@ -64,6 +64,9 @@ func (b *builder) protect(s *config.Settings) {
 			switch {
 			case err == nil && !f.linkOnly:
 				deny(real, why)
+				// The mount keeps the file there now; the guard keeps
+				// the name, for a file the host renames over it.
+				b.pol.Later = append(b.pol.Later, LaterRule{Path: real, Why: why + " (where it leads)", Existed: true})
 			case err != nil && !f.linkOnly:
 				// A protected name that leads nowhere yet (a hook linked
 				// to a script not written): what the host would run is

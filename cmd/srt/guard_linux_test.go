@@ -1197,3 +1197,38 @@ echo END`
 		}
 	})
 }
+
+// A hook linked to a script keeps the script from the command also after
+// the host replaces it during the run (renaming a new file over it, as an
+// editor or git checkout does): the launch's read-only mount stays on the
+// old file, the guard keeps the name. Judged from outside; both users.
+func TestGuardReplacedLinkTarget(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		b.write("scripts/pre-commit", "ORIGINAL")
+		b.write(".git/HEAD", "ref: refs/heads/main\n")
+		b.write(".git/hooks/", "")
+		if err := os.Symlink("../../scripts/pre-commit", b.path(".git/hooks/pre-commit")); err != nil {
+			t.Fatal(err)
+		}
+		b.whenReady("ready", "go", 10*time.Second, func() {
+			b.write("scripts/new", "HOST")
+			if err := os.Rename(b.path("scripts/new"), b.path("scripts/pre-commit")); err != nil {
+				t.Error(err)
+			}
+		})
+		script := `touch ready; for i in $(seq 200); do [ -e go ] && break; sleep 0.05; done
+echo EVIL > scripts/pre-commit; echo EVIL >> scripts/pre-commit; chmod 777 scripts/pre-commit
+echo EVIL > x && mv x scripts/pre-commit; echo END`
+		r := b.run(fsMap{"allowWrite": []string{"."}}, script)
+		if !strings.Contains(r.stdout, "END") {
+			t.Fatalf("the script did not run: %+v", r)
+		}
+		if got := b.read("scripts/pre-commit"); got != "HOST" {
+			t.Errorf("the hook's script, replaced by the host, was written: %q (%+v)", got, r)
+		}
+		if fi, err := os.Stat(b.path("scripts/pre-commit")); err != nil || fi.Mode().Perm() != 0o644 {
+			t.Errorf("the hook's script changed mode: %v %v", fi, err)
+		}
+	})
+}
