@@ -1164,7 +1164,7 @@ func (k *call) judge(pl place) (policy.Name, string) {
 			return policy.GitConfig, full
 		}
 	case gitMarks[pl.name]:
-		if !gitDirLike(pl.dir, ".") && k.unsafeToMark(pl.dir, pl.path) {
+		if !gitDirLike(pl.dir, ".") && k.unsafeToMark(pl.dir) {
 			return policy.Protected, full + " (its directory holds hooks, or a config that runs programs, and would become a git directory)"
 		}
 	}
@@ -1220,7 +1220,7 @@ func (k *call) sealConfig(dir int, name, full string) unix.Errno {
 		return unix.EACCES
 	}
 	content, err := io.ReadAll(io.LimitReader(f, maxGitConfig+1))
-	if err != nil || policy.GitConfigSafe(content, full) != nil {
+	if err != nil || policy.GitConfigSafe(content) != nil {
 		return unix.EACCES
 	}
 	return k.putCopy(dir, name, content, st.Mode)
@@ -1275,8 +1275,8 @@ func gitDirLike(dir int, rel string) bool {
 }
 
 // unsafeToMark reports whether dir holds hooks other than samples, or a
-// config that would run a program (dir's path is at).
-func (k *call) unsafeToMark(dir int, at string) bool {
+// config that would run a program.
+func (k *call) unsafeToMark(dir int) bool {
 	if h, err := unix.Openat(dir, "hooks", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
 		f := os.NewFile(uintptr(h), "hooks")
 		names, _ := f.Readdirnames(-1)
@@ -1303,7 +1303,7 @@ func (k *call) unsafeToMark(dir int, at string) bool {
 		f := os.NewFile(uintptr(c), name)
 		content, err := io.ReadAll(io.LimitReader(f, maxGitConfig+1))
 		f.Close()
-		if err != nil || policy.GitConfigSafe(content, path.Join(at, name)) != nil {
+		if err != nil || policy.GitConfigSafe(content) != nil {
 			return true
 		}
 	}
@@ -2326,7 +2326,7 @@ func (k *call) replaceConfig(src, dst place) unix.Errno {
 	if err != nil {
 		return errnoOf(err)
 	}
-	if err := policy.GitConfigSafe(content, full); err != nil {
+	if err := policy.GitConfigSafe(content); err != nil {
 		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "rename", Target: full, Reason: "a repository's config may hold only settings that run nothing: " + err.Error()})
 	}
 	// The command's file under src's name becomes the guard's copy, which

@@ -2,7 +2,6 @@ package policy
 
 import (
 	"fmt"
-	"path"
 	"strings"
 )
 
@@ -52,10 +51,8 @@ func init() {
 
 // GitConfigSafe reports whether a git config file's content holds only
 // keys that run no program and include no other file; when it does not,
-// the error names the first key (or line) refused. at is the file's
-// path, for the one key that names a place: core.worktree (see
-// submoduleWorktree); with at "" that key is refused.
-func GitConfigSafe(content []byte, at string) error {
+// the error names the first key (or line) refused.
+func GitConfigSafe(content []byte) error {
 	if len(content) > 1<<20 {
 		return fmt.Errorf("a config of %d bytes is more than the guard reads", len(content))
 	}
@@ -99,13 +96,6 @@ func GitConfigSafe(content []byte, at string) error {
 		if hasSub {
 			name = section + ".*." + key
 		}
-		v := strings.TrimLeft(rest[i:], " \t")
-		if name == "core.worktree" {
-			if err := submoduleWorktree(at, v); err != nil {
-				return fmt.Errorf("line %d: core.worktree %v", n+1, err)
-			}
-			continue
-		}
 		if !safeGitKeys[name] {
 			full := section + "." + key
 			if hasSub {
@@ -115,6 +105,7 @@ func GitConfigSafe(content []byte, at string) error {
 		}
 		// The value: quoted parts may hold anything; an unquoted
 		// backslash at the end continues it on the next line.
+		v := strings.TrimLeft(rest[i:], " \t")
 		if v != "" && v[0] != '=' && v[0] != '#' && v[0] != ';' {
 			return fmt.Errorf("line %d: not a key git would read", n+1)
 		}
@@ -133,59 +124,6 @@ func GitConfigSafe(content []byte, at string) error {
 				return fmt.Errorf("a value continued past the end")
 			}
 			v = strings.TrimRight(lines[n], "\r")
-		}
-	}
-	return nil
-}
-
-// submoduleWorktree judges a core.worktree value (v: what follows the
-// key on its line) in the config at at. git writes one into a
-// submodule's git directory, <top>/.git/modules/<name>/config, naming
-// the submodule's checkout relative to it (../../../lib); git's commands
-// run there then check files out into that directory. It is taken only
-// written plainly on one line (no quote, escape, comment or
-// continuation), relative, and leading, lexically, strictly beneath top
-// (the directory holding the first .git of at) and into no .git, going
-// up only before it names anything: a
-// checkout there writes only where the superproject's own does, never
-// into the host's home or another tree.
-func submoduleWorktree(at, v string) error {
-	if !strings.HasPrefix(v, "=") {
-		return fmt.Errorf("without a value")
-	}
-	v = strings.Trim(v[1:], " \t\r")
-	if v == "" || strings.ContainsAny(v, "\"\\#;") || strings.IndexFunc(v, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0 {
-		return fmt.Errorf("is not a plain path on one line")
-	}
-	if path.IsAbs(v) {
-		return fmt.Errorf("%q is not relative to the repository", v)
-	}
-	// ".." only first, from the git directory (a real one: the guard's
-	// path has no symlink): after a name that may be a symlink, ".."
-	// would leave from wherever it leads.
-	up := true
-	for _, c := range strings.Split(v, "/") {
-		switch {
-		case c == ".." && up:
-		case c == "" || c == "." || c == "..":
-			return fmt.Errorf("%q is not ../ followed by a path", v)
-		default:
-			up = false
-		}
-	}
-	i := strings.Index(at, "/.git/")
-	if !path.IsAbs(at) || i <= 0 {
-		return fmt.Errorf("%q is allowed only in a submodule's git directory, inside a .git", v)
-	}
-	top := at[:i]
-	to := path.Join(path.Dir(at), v)
-	rel, ok := strings.CutPrefix(to, top+"/")
-	if !ok {
-		return fmt.Errorf("%q leads out of %s", v, top)
-	}
-	for _, c := range strings.Split(rel, "/") {
-		if strings.EqualFold(c, ".git") {
-			return fmt.Errorf("%q leads into a .git", v)
 		}
 	}
 	return nil

@@ -1144,12 +1144,13 @@ unshare -Urm sh -c 'mount --bind ~/.tok ~/.tok && cat ~/.tok'; echo END`
 	})
 }
 
-// A submodule's git directory takes the core.worktree git writes there
-// (git submodule update clones into .git/modules/<name>), and no other:
-// one that leads out of the superproject, or into a .git, or is not
-// written plainly, would have the host's git check files out there.
+// No repository's config made inside takes core.worktree: git's
+// checkouts there write wherever it leads, and what it names can be made
+// a symlink at any time (into a .git, a bare repository, the home
+// directory), so no value can be judged safe. git submodule update still
+// checks the submodule out (git finds its work tree by the .git file).
 // The host makes the repositories; judged from outside, as both users.
-func TestGuardSubmoduleWorktree(t *testing.T) {
+func TestGuardNoWorktreeKey(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
 		if _, err := exec.LookPath("git"); err != nil {
 			t.Skip("requires git")
@@ -1172,25 +1173,30 @@ func TestGuardSubmoduleWorktree(t *testing.T) {
 		host(b.path("app"), "commit", "-q", "-m", "app")
 		host(b.W, "clone", "-q", "app", "c")
 		host(b.path("c"), "submodule", "-q", "init")
-		script := `cd c && git -c protocol.file.allow=always submodule -q update && echo UPDATED
-for w in ../../../../outside /tmp ../../../.git/x ../../../lib/../../outside '"../../../lib"'; do
+		script := `cd c && git -c protocol.file.allow=always submodule -q update >/dev/null 2>&1; cat lib/f.txt; echo
+ln -s .git lnk; ln -s ~ home
+for w in ../../../lib ../../../home ../../../../outside /tmp; do
   git config -f .git/modules/lib/config core.worktree "$w" 2>/dev/null && echo "TOOK $w"
 done
-printf '[core]\n\tworktree = ../../../../outside\n' > .git/modules/lib/config.worktree 2>/dev/null && echo TOOK-FILE
+printf '[core]
+	worktree = ../../../lib
+' > .git/modules/lib/config.worktree 2>/dev/null && echo TOOK-FILE
+cd .. && git init -q r && cd r && git config core.worktree ../lnk 2>/dev/null && echo TOOK-TOP
 echo END`
 		r := b.run(fsMap{"allowWrite": []string{"."}}, script)
-		if !strings.Contains(r.stdout, "UPDATED") || !strings.Contains(r.stdout, "END") {
-			t.Fatalf("git submodule update failed: %+v", r)
+		if !strings.Contains(r.stdout, "END") {
+			t.Fatalf("the script did not run: %+v", r)
 		}
-		if got := b.read("c/lib/f.txt"); got != "lib" {
-			t.Errorf("the submodule was not checked out: %q", got)
+		if !strings.Contains(r.stdout, "lib\n") || b.read("c/lib/f.txt") != "lib" {
+			t.Errorf("git submodule update did not check the submodule out: %+v", r)
 		}
 		if strings.Contains(r.stdout, "TOOK") {
-			t.Errorf("a worktree leading elsewhere was taken: %+v", r)
+			t.Errorf("core.worktree was taken: %+v", r)
 		}
-		out, err := exec.Command("git", "config", "-f", b.path("c/.git/modules/lib/config"), "--get-all", "core.worktree").Output()
-		if err != nil || strings.TrimSpace(string(out)) != "../../../lib" {
-			t.Errorf("the submodule's core.worktree is %q (%v), want ../../../lib", out, err)
+		for _, f := range []string{"c/.git/modules/lib/config", "r/.git/config"} {
+			if out, err := exec.Command("git", "config", "-f", b.path(f), "--get-all", "core.worktree").Output(); err == nil || len(out) != 0 {
+				t.Errorf("%s holds core.worktree %q", f, out)
+			}
 		}
 		if _, err := os.Lstat(b.path("c/.git/modules/lib/config.worktree")); err == nil {
 			t.Errorf("config.worktree was made: %q", b.read("c/.git/modules/lib/config.worktree"))
