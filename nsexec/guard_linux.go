@@ -55,7 +55,8 @@ const (
 	maxSymlinks            = 40         // as the kernel
 	ttyMajor, ptsMajor     = 5, 136     // /dev/tty (5,0); the first of the pty slaves' majors
 	maxGitConfig           = 1 << 20
-	userNotifFlagContinue  = 1 // SECCOMP_USER_NOTIF_FLAG_CONTINUE
+	maxGitFile             = 8 << 20 // a rebase's todo list (see policy.RebaseTodoSafe)
+	userNotifFlagContinue  = 1       // SECCOMP_USER_NOTIF_FLAG_CONTINUE
 )
 
 // answer is how a guarded call ends: an errno, or a descriptor to install.
@@ -431,6 +432,14 @@ func (k *call) guardCall(c seccomp.FileCall) answer {
 	return refused(unix.ENOSYS)
 }
 
+// gitFileIs names what a GitConfig file is, for a refusal.
+func gitFileIs(name string) string {
+	if name == policy.RebaseTodo {
+		return "a rebase's todo list"
+	}
+	return "a repository's config"
+}
+
 // truncateOnly marks an open made for truncate(2): only a regular file
 // may be truncated, and nothing is created.
 const truncateOnly = 1 << 62
@@ -440,7 +449,7 @@ func (k *call) deny(errno unix.Errno, op, target, rule string, n policy.Name) un
 	why := "protected name " + rule
 	switch n {
 	case policy.GitConfig:
-		why = "a repository's config, which takes only settings that run nothing: " + rule
+		why = gitFileIs(path.Base(rule)) + ", which takes only content that runs nothing: " + rule
 	case policy.HooksDir:
 		why = "a repository's hooks directory: " + rule
 	}
@@ -1131,7 +1140,8 @@ func (k *call) foundAgain(path string, st *unix.Stat_t) (place, bool) {
 // looks into a git directory for: a hook, a hooks directory, a config, a
 // mark. Any other name is judged by the name rules alone.
 func gitNamed(dir, name string) bool {
-	return dir == "hooks" || name == "hooks" || gitConfigNames[name] || gitMarks[name]
+	return dir == "hooks" || name == "hooks" || gitConfigNames[name] || gitMarks[name] ||
+		name == "rebase-merge" || dir == "rebase-merge" && name == policy.RebaseTodo
 }
 
 // judge is what the name at pl is: the name rules (policy.Guard), and
@@ -1161,6 +1171,14 @@ func (k *call) judge(pl place) (policy.Name, string) {
 		}
 	case gitConfigNames[pl.name] && !k.pol.Guard.GitConfig:
 		if gitDirLike(pl.dir, ".") {
+			return policy.GitConfig, full
+		}
+	case pl.name == "rebase-merge":
+		if gitDirLike(pl.dir, ".") {
+			return policy.Context, full // a directory moved there brings a todo list unseen
+		}
+	case pl.name == policy.RebaseTodo:
+		if gitDirLike(pl.dir, "..") {
 			return policy.GitConfig, full
 		}
 	case gitMarks[pl.name]:
@@ -2322,12 +2340,12 @@ func (k *call) replaceConfig(src, dst place) unix.Errno {
 	if err := unix.Fstat(in, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return unix.EACCES
 	}
-	content, err := io.ReadAll(io.LimitReader(f, maxGitConfig+1))
+	content, err := io.ReadAll(io.LimitReader(f, maxGitFile+1))
 	if err != nil {
 		return errnoOf(err)
 	}
-	if err := policy.GitConfigSafe(content); err != nil {
-		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "rename", Target: full, Reason: "a repository's config may hold only settings that run nothing: " + err.Error()})
+	if err := policy.GitFileSafe(dst.name, content); err != nil {
+		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "rename", Target: full, Reason: gitFileIs(dst.name) + " may hold nothing that runs a program: " + err.Error()})
 	}
 	// The command's file under src's name becomes the guard's copy, which
 	// then takes the config's name.

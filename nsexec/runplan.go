@@ -64,7 +64,9 @@ func PlanRun(s *config.Settings, o PlanOptions) (*RunPlan, error) {
 	if o.TempDir != "" && !s.Filesystem.Disabled {
 		writable = []string{o.TempDir}
 	}
-	pol, err := policy.Build(s, policy.Env{Home: o.Home, Cwd: o.Cwd, Writable: writable, Private: o.RunDirs, Dirs: dirReader, Inode: inodeOf})
+	guard := !s.Filesystem.Disabled && guardBuilt
+	pol, err := policy.Build(s, policy.Env{Home: o.Home, Cwd: o.Cwd, Writable: writable, Private: o.RunDirs, Dirs: dirReader, Inode: inodeOf,
+		GuardKeepsConfigs: guard && !s.AllowNestedUserNamespaces})
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +81,7 @@ func PlanRun(s *config.Settings, o PlanOptions) (*RunPlan, error) {
 	}
 	rp.Seccomp, rp.UnixSocketPaths = seccomp.FromSettings(s, o.Home, o.Cwd)
 	rp.Seccomp.ReportSockets = o.Report
-	if !s.Filesystem.Disabled && guardBuilt {
+	if guard {
 		rp.Guard = &policy.Guard{GitConfig: s.Filesystem.AllowGitConfig, Policy: pol}
 		rp.Seccomp.Guard = true
 		// Reads are judged too only where the launch's mounts cannot

@@ -44,9 +44,51 @@ func init() {
 		merge.ff merge.conflictstyle rebase.autosquash rebase.autostash rerere.enabled
 		status.showuntrackedfiles diff.renames diff.algorithm
 		lfs.repositoryformatversion
+		index.sparse branch.autosetupmerge branch.autosetuprebase commit.verbose log.date
+		core.whitespace http.postbuffer push.followtags tag.sort fetch.parallel status.short
+		color.diff diff.colormoved transfer.fsckobjects receive.denycurrentbranch
+		maintenance.auto maintenance.strategy
 		`) {
 		safeGitKeys[k] = true
 	}
+}
+
+// RebaseTodo is the name of a rebase's todo list, in a git directory's
+// rebase-merge.
+const RebaseTodo = "git-rebase-todo"
+
+// GitFileSafe judges the content of a file git reads as settings or
+// instructions (see GitConfig), by its name: a rebase's todo list, or
+// else a config.
+func GitFileSafe(name string, content []byte) error {
+	if strings.EqualFold(name, RebaseTodo) {
+		return RebaseTodoSafe(content)
+	}
+	return GitConfigSafe(content)
+}
+
+// maxRebaseTodo bounds the todo list the guard reads: a line per commit.
+const maxRebaseTodo = 8 << 20
+
+// RebaseTodoSafe reports whether a rebase's todo list holds no line git
+// would run as a command (exec, or x): a rebase the command leaves
+// stopped would run it on the host at git rebase --continue. Any line
+// that starts so is refused, however git would read the rest of it (a
+// comment character set in the config included).
+func RebaseTodoSafe(content []byte) error {
+	if len(content) > maxRebaseTodo {
+		return fmt.Errorf("a todo list of %d bytes is more than the guard reads", len(content))
+	}
+	for n, line := range strings.Split(string(content), "\n") {
+		if strings.ContainsRune(line, 0) {
+			return fmt.Errorf("line %d: a NUL byte", n+1)
+		}
+		t := strings.ToLower(strings.TrimLeft(line, " \t\r\v\f"))
+		if strings.HasPrefix(t, "exec") || t != "" && t[0] == 'x' && (len(t) == 1 || !isAlnum(t[1])) {
+			return fmt.Errorf("line %d: a command for git to run (exec), which the host's git rebase --continue would run", n+1)
+		}
+	}
+	return nil
 }
 
 // GitConfigSafe reports whether a git config file's content holds only
@@ -101,7 +143,7 @@ func GitConfigSafe(content []byte) error {
 			if hasSub {
 				full = section + "." + sub + "." + key
 			}
-			return fmt.Errorf("%s is not a key the sandbox lets a repository's config hold (it could run a program on the host)", full)
+			return fmt.Errorf("%s is not a key the sandbox lets a repository's config hold (it holds only keys known to run no program on the host: policy/gitconfig.go)", full)
 		}
 		// The value: quoted parts may hold anything; an unquoted
 		// backslash at the end continues it on the next line.

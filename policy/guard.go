@@ -27,9 +27,12 @@ const (
 	// HookSample is a file directly in a hooks directory whose name
 	// ends in ".sample": git's templates, never run by git.
 	HookSample
-	// GitConfig is a repository's config file (config, config.worktree):
-	// it takes only content that runs nothing (GitConfigSafe), copied in
-	// by the guard; it is never opened for writing.
+	// GitConfig is a file git reads as settings or instructions: a
+	// repository's config (config, config.worktree), or a rebase's todo
+	// list (rebase-merge/git-rebase-todo, whose exec lines the host's
+	// git rebase --continue runs). It takes only content that runs
+	// nothing (GitFileSafe), copied in by the guard; it is never opened
+	// for writing.
 	GitConfig
 	// Context is a directory name that gives the names beneath it their
 	// meaning (.git, .claude, and what lies inside a .git): a directory
@@ -147,6 +150,10 @@ func (g Guard) gitDir(parts, lower []string, at int) (Name, string) {
 		return Protected, rule(j + 1)
 	}
 	config := func(name string) bool { return name == "config" || name == "config.worktree" }
+	if n-2 >= at && lower[n-2] == "rebase-merge" && lower[n-1] == RebaseTodo {
+		// In the git directory, a submodule's or a worktree's.
+		return GitConfig, rule(n)
+	}
 	switch {
 	case lower[at] == "hooks":
 		return hooksAt(at)

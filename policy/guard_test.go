@@ -161,7 +161,9 @@ func TestGitConfigSafeAcceptsGit(t *testing.T) {
 	run("-C", "r", "commit", "-q", "--allow-empty", "-m", "m")
 	run("clone", "-q", "r", "c")
 	run("-C", "r", "worktree", "add", "-q", "../wt")
-	for _, f := range []string{"r/.git/config", "c/.git/config"} {
+	run("-C", "c", "sparse-checkout", "init", "--cone", "--sparse-index")
+	run("-C", "c", "branch", "-q", "--track", "t", "origin/HEAD")
+	for _, f := range []string{"r/.git/config", "c/.git/config", "c/.git/config.worktree"} {
 		b, err := os.ReadFile(filepath.Join(dir, f))
 		if err != nil {
 			t.Fatal(err)
@@ -177,4 +179,40 @@ func gitCmd(dir string, args ...string) ([]byte, error) {
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "HOME="+dir, "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=x", "GIT_AUTHOR_EMAIL=x@example.com", "GIT_COMMITTER_NAME=x", "GIT_COMMITTER_EMAIL=x@example.com")
 	return cmd.CombinedOutput()
+}
+
+// A rebase's todo list takes every line but one git would run: exec or
+// x, however spaced or cased; it is judged wherever a git directory
+// keeps one (its own, a submodule's, a worktree's).
+func TestRebaseTodo(t *testing.T) {
+	ok := []string{
+		"pick 1234 one\nsquash 5678 two\n# exec in a comment is fine\n",
+		"edit 1 x\nfixup -C 2 y\nbreak\nlabel onto\nreset onto\nmerge -C 3 side\nupdate-ref refs/heads/x\n",
+		"xpick 1\ndrop 1 exec\n",
+		"",
+	}
+	for _, c := range ok {
+		if err := RebaseTodoSafe([]byte(c)); err != nil {
+			t.Errorf("%q refused: %v", c, err)
+		}
+	}
+	for _, c := range []string{"exec make\n", "pick 1\n  x rm -rf ~\n", "\tEXEC evil", "x", "x\tevil\n", "pick 1\r\nexec evil\r\n", "execute evil\n", "x;evil", "pick 1\x00\n"} {
+		if err := RebaseTodoSafe([]byte(c)); err == nil {
+			t.Errorf("%q accepted", c)
+		}
+	}
+	for _, p := range []string{"/w/.git/rebase-merge/git-rebase-todo", "/w/.git/modules/m/rebase-merge/git-rebase-todo",
+		"/w/.git/worktrees/x/rebase-merge/git-rebase-todo", "/w/.GIT/Rebase-Merge/Git-Rebase-Todo"} {
+		for _, g := range []Guard{{}, {GitConfig: true}} {
+			if n, _ := g.Judge(p); n != GitConfig {
+				t.Errorf("Judge(%q) with allowGitConfig %v = %v, want GitConfig", p, g.GitConfig, n)
+			}
+		}
+	}
+	if n, _ := (Guard{}).Judge("/w/rebase-merge/git-rebase-todo"); n != Free {
+		t.Errorf("a todo list outside any git directory is %v", n)
+	}
+	if GitFileSafe(RebaseTodo, []byte("exec x\n")) == nil || GitFileSafe("config", []byte("[core]\n\tfsmonitor = x\n")) == nil || GitFileSafe("config", []byte("exec x")) == nil {
+		t.Error("GitFileSafe judged by the wrong rule")
+	}
 }

@@ -35,6 +35,13 @@ type Env struct {
 	// os.Lstat returned (the backend's own stat layout): hidden files
 	// with other names are then found, for a guard of reads to refuse.
 	Inode func(fs.FileInfo) (id FileID, nlink uint64, ok bool)
+	// GuardKeepsConfigs says the backend's path guard keeps every git
+	// config file by its name (no write, and a rename over it only as a
+	// copy of content that runs nothing) and no other name can reach
+	// one (no nested mount namespace): a config that exists then gets no
+	// deny rule, so git can replace it (git config user.name in a
+	// repository made before the run).
+	GuardKeepsConfigs bool
 }
 
 // FileID names an inode: its device and number.

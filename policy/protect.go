@@ -56,6 +56,10 @@ func (b *builder) protect(s *config.Settings) {
 			if f.inside != "" {
 				why = "protected name " + f.inside + " (a symlink in it)"
 			}
+			if f.config && !f.linked && b.env.GuardKeepsConfigs {
+				// Kept by name: git may replace it through the guard.
+				continue
+			}
 			if !f.linked {
 				deny(f.path, why) // no symlink on its way: the walk went through real directories
 				continue
@@ -197,6 +201,7 @@ type found struct {
 	linkOnly bool
 	linked   bool
 	inside   string
+	config   bool // a git directory's config file
 }
 
 // findProtected walks root for protected names whose path relative to root
@@ -343,7 +348,7 @@ func gitProtected(dirs DirReader, p, inside string, linked, gitConfig bool) []fo
 		if isDir {
 			out = append(out, protectedDir(dirs, filepath.Join(p, n), linked || isLink)...)
 		} else {
-			out = append(out, found{path: filepath.Join(p, n), linked: linked || isLink})
+			out = append(out, found{path: filepath.Join(p, n), linked: linked || isLink, config: n == "config"})
 		}
 	}
 	return out

@@ -1238,3 +1238,97 @@ echo EVIL > x && mv x scripts/pre-commit; echo END`
 		}
 	})
 }
+
+// A repository made before the run takes git's config changes (git
+// config, remote add, branch tracking), each a rename the guard judges,
+// and nothing that runs a program, by any way of writing: in place,
+// appended, copied, moved or linked over, or through a hard link made
+// before the run. Judged from outside with the host's git; as both users.
+func TestGuardExistingRepoConfig(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		if _, err := exec.LookPath("git"); err != nil {
+			t.Skip("requires git")
+		}
+		b := newBox(t)
+		for _, args := range [][]string{{"init", "-q", b.path("r")}, {"-C", b.path("r"), "commit", "-q", "--allow-empty", "-m", "one"}} {
+			cmd := exec.Command("git", append([]string{"-c", "user.name=a", "-c", "user.email=a@example.com"}, args...)...)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("git %v: %v %s", args, err, out)
+			}
+		}
+		if err := os.Link(b.path("r/.git/config"), b.path("alias")); err != nil {
+			t.Fatal(err)
+		}
+		evil := fmt.Sprintf("[core]\n\tfsmonitor = echo %s\n", b.canary)
+		b.write("evil", evil)
+		script := `cat evil > alias; cd r && git config user.name tester && git remote add up /x && git branch side && git branch -q -u up/side side 2>/dev/null; echo CONFIG-DONE
+cd ..; git -C r config core.fsmonitor evil
+printf '` + strings.ReplaceAll(evil, "\n", `\n`) + `' >> r/.git/config; printf x > r/.git/config
+cp evil r/.git/config; cp evil x && mv -f x r/.git/config; ln -f evil r/.git/config; ln -sf ../../evil r/.git/config; echo END`
+		r := b.run(fsMap{"allowWrite": []string{"."}}, script)
+		if !strings.Contains(r.stdout, "CONFIG-DONE") || !strings.Contains(r.stdout, "END") {
+			t.Fatalf("the script did not run: %+v", r)
+		}
+		get := func(key string) string {
+			out, _ := exec.Command("git", "config", "-f", b.path("r/.git/config"), "--get", key).Output()
+			return strings.TrimSpace(string(out))
+		}
+		if get("user.name") != "tester" || get("remote.up.url") != "/x" {
+			t.Errorf("git's config changes did not land:\n%s\n%+v", b.read("r/.git/config"), r)
+		}
+		if cfg := b.read("r/.git/config"); strings.Contains(cfg, b.canary) || strings.Contains(cfg, "fsmonitor") {
+			t.Errorf("the config took a program:\n%s", cfg)
+		}
+		if fi, err := os.Lstat(b.path("r/.git/config")); err != nil || !fi.Mode().IsRegular() {
+			t.Errorf("the config is no longer a file: %v %v", fi, err)
+		}
+		if strings.Contains(b.read("alias"), b.canary) {
+			t.Errorf("the config's second name, made before the run, was written")
+		}
+	})
+}
+
+// A rebase the command leaves stopped holds no exec line for the host's
+// git rebase --continue to run: the todo list is written only by a rename
+// the guard judges (git's own, sed -i's), never in place, and a todo
+// directory is not moved into a git directory whole. Rebasing still
+// works. The host continues the rebase after the run; judged from
+// outside, as both users.
+func TestGuardRebaseTodo(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		if _, err := exec.LookPath("git"); err != nil {
+			t.Skip("requires git")
+		}
+		b := newBox(t)
+		canary := filepath.Join(b.W, "ran")
+		script := fmt.Sprintf(`export GIT_EDITOR=true GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@example.com GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@example.com
+git init -q r && cd r && for i in 1 2 3 4; do echo $i > f$i; git add f$i; git commit -qm c$i; done
+GIT_SEQUENCE_EDITOR="sed -i 2s/^pick/squash/" git rebase -q -i HEAD~3 >/dev/null && echo SQUASHED $(git rev-list --count HEAD)
+GIT_SEQUENCE_EDITOR=true git rebase -q -i --exec 'echo %[1]s > %[2]s' HEAD~1 >/dev/null 2>&1; git rebase --abort 2>/dev/null
+GIT_SEQUENCE_EDITOR="sed -i 1s/^pick/edit/" git rebase -q -i HEAD~2 >/dev/null 2>&1; test -d .git/rebase-merge && echo STOPPED
+todo=.git/rebase-merge/git-rebase-todo line='exec echo %[1]s > %[2]s'
+echo "$line" >> $todo; echo "$line" > $todo; echo "$line" > ../t; cp ../t $todo; mv -f ../t $todo
+echo "$line" > ../t; ln -f ../t $todo; echo "  X echo %[1]s > %[2]s" > ../u; mv -f ../u $todo
+GIT_EDITOR="sed -i '1i $line'" git rebase --edit-todo 2>/dev/null
+mkdir ../rm && echo "$line" > ../rm/git-rebase-todo && mv ../rm .git/rebase-merge.x 2>/dev/null; mv .git/rebase-merge.x/git-rebase-todo $todo 2>/dev/null
+cd .. && git init -q --bare B && mkdir -p B/rebase-merge && echo "$line" > B/rebase-merge/git-rebase-todo
+echo END`, b.canary, canary)
+		r := b.run(fsMap{"allowWrite": []string{"."}}, script)
+		if !strings.Contains(r.stdout, "SQUASHED 3") || !strings.Contains(r.stdout, "STOPPED") || !strings.Contains(r.stdout, "END") {
+			t.Fatalf("rebasing failed: %+v", r)
+		}
+		todo := b.read("r/.git/rebase-merge/git-rebase-todo")
+		if strings.Contains(todo, b.canary) || strings.Contains(b.read("B/rebase-merge/git-rebase-todo"), b.canary) {
+			t.Errorf("a todo list took an exec line:\n%s\n%+v", todo, r)
+		}
+		cont := exec.Command("git", "-C", b.path("r"), "-c", "user.name=a", "-c", "user.email=a@example.com", "rebase", "--continue")
+		cont.Env = append(os.Environ(), "GIT_EDITOR=true")
+		out, err := cont.CombinedOutput()
+		if _, statErr := os.Stat(canary); statErr == nil {
+			t.Errorf("the host's git rebase --continue ran the command's exec line: %s", out)
+		}
+		if err != nil {
+			t.Errorf("the host could not continue the rebase: %v %s", err, out)
+		}
+	})
+}
