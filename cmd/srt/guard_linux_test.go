@@ -938,11 +938,8 @@ func TestGuardUnjudgeable(t *testing.T) {
 		exe := testExe(t)
 		hook := "#!/bin/sh\nexit 0\n"
 		b.whenReady("ready", "go", 10*time.Second, func() {
-			for _, args := range [][]string{{"init", "-q", b.path("r")}, {"init", "-q", "--bare", b.path("B")}} {
-				if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
-					t.Errorf("git %v: %v %s", args, err, out)
-				}
-			}
+			hostGit(t, b.W, "init", "-q", "r")
+			hostGit(t, b.W, "init", "-q", "--bare", "B")
 			b.write("r/.git/hooks/pre-commit", hook)
 			b.write("B/hooks/post-update", hook)
 		})
@@ -1156,14 +1153,7 @@ func TestGuardNoWorktreeKey(t *testing.T) {
 			t.Skip("requires git")
 		}
 		b := newBox(t)
-		host := func(dir string, args ...string) {
-			t.Helper()
-			cmd := exec.Command("git", append([]string{"-c", "protocol.file.allow=always", "-c", "user.name=a", "-c", "user.email=a@example.com"}, args...)...)
-			cmd.Dir = dir
-			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("git %v: %v %s", args, err, out)
-			}
-		}
+		host := func(dir string, args ...string) { t.Helper(); hostGit(t, dir, args...) }
 		host(b.W, "init", "-q", "lib")
 		b.write("lib/f.txt", "lib")
 		host(b.path("lib"), "add", "f.txt")
@@ -1250,12 +1240,8 @@ func TestGuardExistingRepoConfig(t *testing.T) {
 			t.Skip("requires git")
 		}
 		b := newBox(t)
-		for _, args := range [][]string{{"init", "-q", b.path("r")}, {"-C", b.path("r"), "commit", "-q", "--allow-empty", "-m", "one"}} {
-			cmd := exec.Command("git", append([]string{"-c", "user.name=a", "-c", "user.email=a@example.com"}, args...)...)
-			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("git %v: %v %s", args, err, out)
-			}
-		}
+		hostGit(t, b.W, "init", "-q", "r")
+		hostGit(t, b.path("r"), "commit", "-q", "--allow-empty", "-m", "one")
 		if err := os.Link(b.path("r/.git/config"), b.path("alias")); err != nil {
 			t.Fatal(err)
 		}
@@ -1331,4 +1317,16 @@ echo END`, b.canary, canary)
 			t.Errorf("the host could not continue the rebase: %v %s", err, out)
 		}
 	})
+}
+
+// hostGit runs git in dir as the host, with an identity and local
+// submodules allowed; a failure fails the test (Errorf: it may run on
+// another goroutine, as whenReady's host does).
+func hostGit(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "protocol.file.allow=always", "-c", "user.name=a", "-c", "user.email=a@example.com"}, args...)...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("git %v: %v %s", args, err, out)
+	}
 }
