@@ -1185,6 +1185,11 @@ func (k *call) judge(pl place) (policy.Name, string) {
 		if !gitDirLike(pl.dir, ".") && k.unsafeToMark(pl.dir) {
 			return policy.Protected, full + " (its directory holds hooks, or a config that runs programs, and would become a git directory)"
 		}
+		// The mark that makes it one git takes: nothing beneath may be
+		// a symlink (see inGitDir), which no mark made before saw.
+		if !gitDir(pl.dir, ".") && gitDirWith(pl.dir, ".", pl.name) && holdsSymlink(pl.dir) {
+			return policy.Protected, full + " (its directory holds a symlink, or more than the guard looks through, and would become a git directory)"
+		}
 	}
 	return n, rule
 }
@@ -1290,6 +1295,92 @@ func gitDirLike(dir int, rel string) bool {
 		}
 	}
 	return false
+}
+
+// gitDir reports whether the directory at dir/rel is one git takes for
+// a git directory: a HEAD, and objects and refs or a commondir (git's
+// is_git_directory). One the guard cannot look into may be.
+func gitDir(dir int, rel string) bool {
+	return gitDirWith(dir, rel, "")
+}
+
+// gitDirWith is gitDir as it would be once the mark named made is made.
+func gitDirWith(dir int, rel, made string) bool {
+	d, err := unix.Openat(dir, rel, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err != unix.ENOENT && err != unix.ENOTDIR
+	}
+	defer unix.Close(d)
+	has := func(name string) bool {
+		if name == made {
+			return true
+		}
+		var st unix.Stat_t
+		err := unix.Fstatat(d, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+		return err == nil || err != unix.ENOENT && err != unix.ENOTDIR
+	}
+	return has("HEAD") && (has("commondir") || has("objects") && has("refs"))
+}
+
+// inGitDir reports whether the name at pl lies inside a git directory: a
+// .git on its path, or a directory at or above its own that git takes
+// for one (gitDir). The host's git reads and writes what lies there by
+// fixed names (logs/HEAD, FETCH_HEAD, COMMIT_EDITMSG, worktrees/<id>,
+// rebase-merge): a symlink there would lead its writes, and gc's
+// deletions, out of the repository.
+func (k *call) inGitDir(pl place) bool {
+	parts := strings.Split(strings.Trim(pl.path, "/"), "/")
+	for _, c := range parts {
+		if strings.EqualFold(c, ".git") {
+			return true
+		}
+	}
+	rel := "."
+	for i := 0; i <= len(parts); i++ {
+		if gitDir(pl.dir, rel) {
+			return true
+		}
+		rel = path.Join(rel, "..")
+	}
+	return false
+}
+
+// linkInGitDir refuses a symlink at pl, in a git directory (inGitDir).
+func (k *call) linkInGitDir(op string, pl place) unix.Errno {
+	return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: pl.full(),
+		Reason: "a symlink in a git directory, which the host's git would write through"})
+}
+
+// holdsSymlink reports whether the tree at dir holds a symlink, or more
+// than maxMovedTree entries, or anything the guard cannot read.
+func holdsSymlink(dir int) bool {
+	seen := 0
+	var walk func(d int) bool
+	walk = func(d int) bool {
+		f := os.NewFile(uintptr(d), "")
+		defer f.Close()
+		entries, err := f.ReadDir(-1)
+		if err != nil {
+			return true
+		}
+		for _, e := range entries {
+			if seen++; seen > maxMovedTree {
+				return true
+			}
+			switch {
+			case e.Type()&fs.ModeSymlink != 0:
+				return true
+			case e.IsDir():
+				sub, err := unix.Openat(d, e.Name(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+				if err != nil || walk(sub) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	d, err := unix.Openat(dir, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	return err != nil || walk(d)
 }
 
 // unsafeToMark reports whether dir holds hooks other than samples, or a
@@ -1989,6 +2080,9 @@ func (k *call) symlink(target string, dir int, name string) unix.Errno {
 	if e := k.mayMake("symlink", pl, false); e != 0 {
 		return e
 	}
+	if k.inGitDir(pl) {
+		return k.linkInGitDir("symlink", pl)
+	}
 	if e := k.aboveLater("symlink", pl.full(), target); e != 0 {
 		return e
 	}
@@ -2057,6 +2151,9 @@ func (k *call) link(dir int, old string, dir2 int, name string, flags int) unix.
 		target, err := readlinkat(src.dir, src.name)
 		if err != nil {
 			return errnoOf(err)
+		}
+		if k.inGitDir(dst) {
+			return k.linkInGitDir("link", dst)
 		}
 		if e := k.aboveLater("link", dst.full(), target); e != 0 {
 			return e
@@ -2161,6 +2258,12 @@ func (k *call) rename(dir int, old string, dir2 int, name string, flags int) uni
 			return n, k.deny(unix.EACCES, "rename", full, rule, n)
 		case kind == unix.S_IFDIR && n != policy.Free:
 			return n, unix.EXDEV
+		case kind == unix.S_IFDIR && k.inGitDir(p):
+			// Into a git directory known by its marks: copied, each
+			// symlink in it is judged (see inGitDir).
+			return policy.Context, unix.EXDEV
+		case kind == unix.S_IFLNK && k.inGitDir(p):
+			return n, k.linkInGitDir("rename", p)
 		case n == policy.HooksDir:
 			return n, k.deny(unix.EACCES, "rename", full, rule, n)
 		case n == policy.GitConfig && (kind != unix.S_IFREG || flags != 0):

@@ -1330,3 +1330,69 @@ func hostGit(t *testing.T, dir string, args ...string) {
 		t.Errorf("git %v: %v %s", args, err, out)
 	}
 }
+
+// No symlink is made inside a git directory — a .git, or one known by
+// git's marks — by symlink, rename, hard link or a directory moved in,
+// and a directory holding one does not become a git directory: the
+// host's git writes there by fixed names (FETCH_HEAD, COMMIT_EDITMSG,
+// logs/HEAD, rebase-merge, worktrees/<id>) and would write, or gc delete,
+// where the link leads. The host then commits, fetches and prunes; the
+// canary file outside stays unwritten and the victim directory keeps its
+// file. Both users.
+func TestGuardGitDirSymlinks(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		if _, err := exec.LookPath("git"); err != nil {
+			t.Skip("requires git")
+		}
+		b := newBox(t)
+		out := filepath.Join(filepath.Dir(b.W), "out")
+		victim := filepath.Join(filepath.Dir(b.W), "victim")
+		os.Mkdir(victim, 0o755)
+		os.WriteFile(filepath.Join(victim, "keep"), []byte("x"), 0o644)
+		hostGit(t, b.W, "init", "-q", "r")
+		b.write("r/f", "1")
+		hostGit(t, b.path("r"), "add", "f")
+		hostGit(t, b.path("r"), "commit", "-q", "-m", "one")
+		hostGit(t, b.path("r"), "remote", "add", "o", b.path("r"))
+		script := fmt.Sprintf(`cd r
+ln -s %[1]s .git/FETCH_HEAD; rm -f .git/COMMIT_EDITMSG; ln -s %[1]s .git/COMMIT_EDITMSG
+mv .git/logs/HEAD ../lh; ln -s %[1]s .git/logs/HEAD
+mkdir -p .git/worktrees; ln -s %[2]s .git/worktrees/x
+mkdir ../d && ln -s %[2]s ../d/x && mv ../d .git/worktrees/y
+ln -s %[1]s ../l1 && mv ../l1 .git/ORIG_HEAD; ln -s %[1]s ../l2 && ln -P ../l2 .git/AUTO_MERGE
+ln -s ../../x .git/rebase-merge
+cd .. && git init -q --bare B && ln -s %[1]s B/FETCH_HEAD
+mkdir P && ln -s %[2]s P/worktrees && touch P/HEAD && mkdir P/objects P/refs
+echo END`, out, victim)
+		r := b.run(fsMap{"allowWrite": []string{"."}}, script)
+		if !strings.Contains(r.stdout, "END") {
+			t.Fatalf("the script did not run: %+v", r)
+		}
+		filepath.WalkDir(b.path("r/.git"), func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.Type()&fs.ModeSymlink != 0 {
+				t.Errorf("a symlink was made in a git directory: %s", p)
+			}
+			return nil
+		})
+		if fi, err := os.Lstat(b.path("B/FETCH_HEAD")); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			t.Error("a symlink was made in a bare repository")
+		}
+		if _, err := os.Lstat(b.path("P/refs")); err == nil {
+			t.Error("a directory holding a symlink became a git directory")
+		}
+		// What the command left must not lead the host's git out.
+		if _, err := os.Stat(b.path("r/.git/logs/HEAD")); err != nil {
+			os.Rename(b.path("lh"), b.path("r/.git/logs/HEAD"))
+		}
+		b.write("r/f", "2")
+		hostGit(t, b.path("r"), "commit", "-q", "-am", "two")
+		hostGit(t, b.path("r"), "fetch", "-q", "o")
+		hostGit(t, b.path("r"), "worktree", "prune")
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("the host's git wrote through a link the command made: %q", b.read("../out"))
+		}
+		if _, err := os.Stat(filepath.Join(victim, "keep")); err != nil {
+			t.Errorf("the host's git pruned a directory outside the repository: %v", err)
+		}
+	})
+}
