@@ -124,10 +124,33 @@ func (g Guard) Judge(path string) (Name, string) {
 	if contains(protectedFiles, lower[last]) {
 		return Protected, path
 	}
+	for _, pp := range protectedPaths {
+		// The whole path, or a directory on its way as the last name (a
+		// directory moved there would bring the file unseen).
+		for k := len(pp); k >= 1; k-- {
+			if n >= k && equalTail(lower, pp[:k]) {
+				if k == len(pp) {
+					return Protected, path
+				}
+				return Context, path
+			}
+		}
+	}
 	if lower[last] == ".git" || lower[last] == ".claude" {
 		return Context, path
 	}
 	return verdict, rule
+}
+
+// equalTail reports whether parts ends with tail.
+func equalTail(parts, tail []string) bool {
+	off := len(parts) - len(tail)
+	for i, t := range tail {
+		if parts[off+i] != t {
+			return false
+		}
+	}
+	return true
 }
 
 // gitDir judges the names from index at on inside a git directory

@@ -216,3 +216,18 @@ func TestRebaseTodo(t *testing.T) {
 		t.Error("GitFileSafe judged by the wrong rule")
 	}
 }
+
+// git's global config where XDG puts it is protected as .gitconfig is,
+// in any case, anywhere; the directories on its way are Context (a
+// directory moved there brings it unseen); their other files are free.
+func TestProtectedPaths(t *testing.T) {
+	for p, want := range map[string]Name{
+		"/h/.config/git/config": Protected, "/w/a/.CONFIG/Git/CONFIG": Protected, ".config/git/config": Protected,
+		"/h/.config/git": Context, "/h/.config": Context,
+		"/h/.config/git/ignore": Free, "/h/.config/nvim/init.lua": Free, "/h/config/git/config": Free, "/h/.config/x/git/config": Free,
+	} {
+		if n, _ := (Guard{}).Judge(p); n != want {
+			t.Errorf("Judge(%q) = %v, want %v", p, n, want)
+		}
+	}
+}

@@ -309,7 +309,21 @@ var (
 	protectedFiles  = []string{".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".zshrc", ".zprofile", ".profile", ".ripgreprc", ".mcp.json"}
 	protectedDirs   = []string{".vscode", ".idea"}
 	protectedClaude = []string{"commands", "agents"} // inside .claude
+	// protectedPaths end in a protected file named by more than its last
+	// name: git's global config where XDG puts it (~/.config/git/config,
+	// read as .gitconfig is).
+	protectedPaths = [][]string{{".config", "git", "config"}}
 )
+
+// ProtectedPaths returns the protected paths of more than one name
+// ("a/b/c": a file c in b in a), matched, as the names are, anywhere.
+func ProtectedPaths() []string {
+	var out []string
+	for _, p := range protectedPaths {
+		out = append(out, strings.Join(p, "/"))
+	}
+	return out
+}
 
 // ProtectedNames returns the protected names (spec c.5): files, directories,
 // and the directories of .claude that are protected, for backends that

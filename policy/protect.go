@@ -56,6 +56,12 @@ func (b *builder) protect(s *config.Settings) {
 			if f.inside != "" {
 				why = "protected name " + f.inside + " (a symlink in it)"
 			}
+			if f.later {
+				if target := resolveFollowing(f.path); target != f.path && filepath.IsAbs(target) {
+					b.pol.Later = append(b.pol.Later, LaterRule{Path: filepath.Clean(target), Why: why + " (where it leads)"})
+				}
+				continue
+			}
 			if f.config && !f.linked && b.env.GuardKeepsConfigs {
 				// Kept by name: git may replace it through the guard.
 				continue
@@ -202,6 +208,10 @@ type found struct {
 	linked   bool
 	inside   string
 	config   bool // a git directory's config file
+	// later: it does not exist, and a symlink on its way leads where the
+	// guard must keep it from being made (not masked: the link is an
+	// ordinary directory's, ~/.config).
+	later bool
 }
 
 // findProtected walks root for protected names whose path relative to root
@@ -270,6 +280,8 @@ func findProtected(dirs DirReader, root string, depth int, gitConfig bool, relev
 			case (isDir || isLink) && contains(protectedDirs, lower):
 				hits = append(hits, protectedDir(dirs, path(), isLink)...)
 				return
+			case (isDir || isLink) && isFirstOfPath(lower):
+				hits = append(hits, protectedPathsIn(dirs, path(), lower, isLink)...)
 			case (isDir || isLink) && lower == ".claude":
 				p := path()
 				inside := p
@@ -368,6 +380,58 @@ func protectedDir(dirs DirReader, p string, link bool) []found {
 		dir = real
 	}
 	walkLinks(dirs, dir, func(l string) { out = append(out, found{path: l, linked: true, inside: p}) })
+	return out
+}
+
+// isFirstOfPath reports whether name (lower case) begins a protected
+// path of more than one name.
+func isFirstOfPath(name string) bool {
+	for _, pp := range protectedPaths {
+		if pp[0] == name {
+			return true
+		}
+	}
+	return false
+}
+
+// protectedPathsIn finds, beneath dir p (named first, a symlink with
+// link), the files that end a protected path beginning there. Through a
+// symlink on the way, each is linked, for protect to resolve; and one
+// that does not exist yet is named too, since what the host would read
+// is whatever appears where the link leads (a ~/.config kept in a
+// dotfiles repository), which the guard, judging by real paths, would
+// not see by its names.
+func protectedPathsIn(dirs DirReader, p, first string, link bool) []found {
+	var out []found
+	var walk func(at string, rest []string, linked bool)
+	walk = func(at string, rest []string, linked bool) {
+		if len(rest) == 0 {
+			out = append(out, found{path: at, linked: linked})
+			return
+		}
+		var names []string
+		dirs.ReadDir(at, func(entry []byte, kind Kind) {
+			if (kind == KindDir || kind == KindLink || len(rest) == 1 && kind == KindRegular) && strings.EqualFold(string(entry), rest[0]) {
+				names = append(names, string(entry))
+			}
+		})
+		if len(names) == 0 {
+			if linked {
+				out = append(out, found{path: filepath.Join(append([]string{at}, rest...)...), linked: true, later: true})
+			}
+			return
+		}
+		for _, e := range names {
+			q := filepath.Join(at, e)
+			fi, err := os.Lstat(q)
+			walk(q, rest[1:], linked || err == nil && fi.Mode()&fs.ModeSymlink != 0)
+		}
+	}
+	for _, pp := range protectedPaths {
+		if pp[0] == first {
+			walk(p, pp[1:], link)
+		}
+	}
 	return out
 }
 

@@ -146,6 +146,9 @@ func protectedNames(gitConfig bool) []Rule {
 	for _, c := range claude {
 		deny("/"+caseless(".claude")+"/"+caseless(c)+"(/.*)?$", "protected directory .claude/"+c)
 	}
+	for _, p := range policy.ProtectedPaths() {
+		deny("/"+caseless(p)+"(/.*)?$", "protected path "+p)
+	}
 	git := "/" + caseless(".git") + "/"
 	hooks := caseless("hooks")
 	// A repository's hooks, and those of its submodules. (The Linux guard

@@ -20,7 +20,7 @@ import (
 // would write: each file, and a file inside each protected directory.
 var guardNames = []string{".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".zshrc", ".zprofile", ".profile",
 	".ripgreprc", ".mcp.json", ".vscode/settings.json", ".idea/workspace.xml", ".claude/commands/x.md",
-	".claude/agents/a.md", ".git/hooks/pre-commit", ".git/config"}
+	".claude/agents/a.md", ".git/hooks/pre-commit", ".git/config", ".config/git/config"}
 
 // attacks are the ways a command may try to make path p (under root r)
 // with content c; i tells their scratch names apart.
@@ -69,6 +69,8 @@ func protectedBy(rel string) bool {
 		case p == ".git" && i+1 < len(parts) && parts[i+1] == "hooks" && !(i+3 == len(parts) && strings.HasSuffix(last, ".sample")):
 			return i+2 < len(parts) // the hooks directory itself may be made (git's templates)
 		case p == ".git" && i+2 == len(parts) && parts[i+1] == "config":
+			return true
+		case p == ".config" && i+3 == len(parts) && parts[i+1] == "git" && last == "config":
 			return true
 		}
 	}
@@ -1393,6 +1395,41 @@ echo END`, out, victim)
 		}
 		if _, err := os.Stat(filepath.Join(victim, "keep")); err != nil {
 			t.Errorf("the host's git pruned a directory outside the repository: %v", err)
+		}
+	})
+}
+
+// git's global config where XDG puts it, ~/.config/git/config, is kept
+// as ~/.gitconfig is: one that exists is read-only, one that does not
+// may not be made, also where ~/.config is a symlink into a dotfiles
+// directory (the guard judges real paths, which do not hold the names),
+// by a write, a copy, or a directory moved there. Other files of
+// ~/.config stay writable. Judged from outside; both users.
+func TestGuardXDGGitConfig(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		b.write("~/dot/config/nvim/init.lua", "ORIG")
+		if err := os.Symlink("dot/config", b.path("~/.config")); err != nil {
+			t.Fatal(err)
+		}
+		b.write("proj/.config/git/config", "ORIG")
+		evil := "[core]\n\tfsmonitor = " + b.canary + "\n"
+		b.write("evil", evil)
+		script := `mkdir -p ~/.config/git; cat evil > ~/.config/git/config; cp evil ~/dot/config/git/config
+mkdir -p m/git && cp evil m/git/config && mv m/git ~/.config/g2 && rmdir ~/.config/git && mv ~/.config/g2 ~/.config/git
+cat evil >> proj/.config/git/config; cp evil x && mv x proj/.config/git/config
+echo new > ~/.config/nvim/init.lua; echo END`
+		r := b.run(fsMap{"allowWrite": []string{".", "~"}}, script)
+		if !strings.Contains(r.stdout, "END") {
+			t.Fatalf("the script did not run: %+v", r)
+		}
+		for _, f := range []string{"~/dot/config/git/config", "proj/.config/git/config"} {
+			if strings.Contains(b.read(f), b.canary) {
+				t.Errorf("%s took the command's config: %q", f, b.read(f))
+			}
+		}
+		if got := b.read("~/dot/config/nvim/init.lua"); got != "new\n" {
+			t.Errorf("another file of ~/.config was not written: %q (%+v)", got, r)
 		}
 	})
 }
