@@ -121,7 +121,7 @@ func (g Guard) Judge(path string) (Name, string) {
 			}
 		}
 	}
-	if contains(protectedFiles, lower[last]) {
+	if contains(protectedFiles, lower[last]) || strings.HasPrefix(lower[last], MergeProgramPrefix) {
 		return Protected, path
 	}
 	for _, pp := range protectedPaths {
@@ -141,6 +141,15 @@ func (g Guard) Judge(path string) (Name, string) {
 	}
 	return verdict, rule
 }
+
+// MergeProgramPrefix begins the names git runs as a merge strategy's
+// program: a rebase or cherry-pick left stopped names its strategy in
+// its state (rebase-merge/strategy, sequencer/opts), and git runs
+// "git-merge-<strategy>"; with a slash in the strategy, from the work
+// tree ("git-merge-x/y"), not from git's own directory. No name beginning
+// so is made, so no state the command leaves can lead the host's git
+// rebase --continue to a program of the command's.
+const MergeProgramPrefix = "git-merge-"
 
 // equalTail reports whether parts ends with tail.
 func equalTail(parts, tail []string) bool {

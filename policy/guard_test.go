@@ -231,3 +231,15 @@ func TestProtectedPaths(t *testing.T) {
 		}
 	}
 }
+
+// A name git would run as a merge strategy's program is never made.
+func TestMergeProgramNames(t *testing.T) {
+	for p, want := range map[string]Name{
+		"/w/git-merge-x": Protected, "/w/a/GIT-MERGE-ours": Protected, "git-merge-": Protected,
+		"/w/git-merge": Free, "/w/my-git-merge-x": Free, "/w/git-merge-x/y": Free, // beneath one the host made
+	} {
+		if n, _ := (Guard{}).Judge(p); n != want {
+			t.Errorf("Judge(%q) = %v, want %v", p, n, want)
+		}
+	}
+}

@@ -146,6 +146,7 @@ func protectedNames(gitConfig bool) []Rule {
 	for _, c := range claude {
 		deny("/"+caseless(".claude")+"/"+caseless(c)+"(/.*)?$", "protected directory .claude/"+c)
 	}
+	deny("/"+caseless(policy.MergeProgramPrefix)+"[^/]*$", "a merge strategy's program, which a rebase left stopped could run")
 	for _, p := range policy.ProtectedPaths() {
 		deny("/"+caseless(p)+"(/.*)?$", "protected path "+p)
 	}

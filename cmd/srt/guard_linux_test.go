@@ -1433,3 +1433,46 @@ echo new > ~/.config/nvim/init.lua; echo END`
 		}
 	})
 }
+
+// A rebase left stopped names its merge strategy in its state, and the
+// host's git rebase --continue runs "git-merge-<strategy>", with a slash
+// from the work tree: no name beginning git-merge- is made, however
+// (mkdir, a file, a symlink, a rename). Rebasing with a strategy still
+// works. Judged from outside after the host continues; both users.
+func TestGuardMergeStrategy(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		if _, err := exec.LookPath("git"); err != nil {
+			t.Skip("requires git")
+		}
+		b := newBox(t)
+		canary := filepath.Join(filepath.Dir(b.W), "ran")
+		hostGit(t, b.W, "init", "-q", "r")
+		for i := 1; i <= 3; i++ {
+			b.write(fmt.Sprintf("r/f%d", i), "x")
+			hostGit(t, b.path("r"), "add", ".")
+			hostGit(t, b.path("r"), "commit", "-q", "-m", fmt.Sprint(i))
+		}
+		prog := fmt.Sprintf("#!/bin/sh\ntouch %s\n", canary)
+		script := fmt.Sprintf(`export GIT_EDITOR=true GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@example.com GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@example.com
+cd r && git rebase -q -X theirs HEAD~1 && echo STRATEGY-OK
+GIT_SEQUENCE_EDITOR="sed -i 1s/^pick/edit/" git rebase -q -i HEAD~2 >/dev/null 2>&1; test -d .git/rebase-merge && echo STOPPED
+git commit -q --amend -m amended; printf 'x/y\n' > .git/rebase-merge/strategy
+mkdir git-merge-x && printf '%[1]s' > git-merge-x/y && chmod +x git-merge-x/y
+mkdir -p p/q && printf '%[1]s' > p/q/y && chmod +x p/q/y && mv p/q git-merge-z; ln -s p/q git-merge-w; mv p Git-Merge-v; touch git-merge-u
+echo END`, prog)
+		r := b.run(fsMap{"allowWrite": []string{"."}}, script)
+		if !strings.Contains(r.stdout, "STRATEGY-OK") || !strings.Contains(r.stdout, "STOPPED") || !strings.Contains(r.stdout, "END") {
+			t.Fatalf("the script did not run: %+v", r)
+		}
+		matches, _ := filepath.Glob(b.path("r/[gG]it-[mM]erge-*"))
+		if len(matches) > 0 {
+			t.Errorf("a merge program's name was made: %v", matches)
+		}
+		cont := exec.Command("git", "-C", b.path("r"), "-c", "user.name=a", "-c", "user.email=a@example.com", "rebase", "--continue")
+		cont.Env = append(os.Environ(), "GIT_EDITOR=true")
+		out, _ := cont.CombinedOutput()
+		if _, err := os.Stat(canary); err == nil {
+			t.Errorf("the host's git rebase --continue ran the command's program: %s", out)
+		}
+	})
+}
