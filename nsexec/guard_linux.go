@@ -55,7 +55,7 @@ const (
 	maxSymlinks            = 40         // as the kernel
 	ttyMajor, ptsMajor     = 5, 136     // /dev/tty (5,0); the first of the pty slaves' majors
 	maxGitConfig           = 1 << 20
-	maxGitFile             = 8 << 20 // a rebase's todo list (see policy.RebaseTodoSafe)
+	maxGitFile             = 512 << 20 // an index (see policy.GitIndexSafe)
 	userNotifFlagContinue  = 1       // SECCOMP_USER_NOTIF_FLAG_CONTINUE
 )
 
@@ -434,8 +434,11 @@ func (k *call) guardCall(c seccomp.FileCall) answer {
 
 // gitFileIs names what a GitConfig file is, for a refusal.
 func gitFileIs(name string) string {
-	if name == policy.RebaseTodo {
+	switch {
+	case name == policy.RebaseTodo:
 		return "a rebase's todo list"
+	case policy.IsIndexName(name):
+		return "a repository's index"
 	}
 	return "a repository's config"
 }
@@ -1141,7 +1144,7 @@ func (k *call) foundAgain(path string, st *unix.Stat_t) (place, bool) {
 // mark. Any other name is judged by the name rules alone.
 func gitNamed(dir, name string) bool {
 	return dir == "hooks" || name == "hooks" || gitConfigNames[name] || gitMarks[name] ||
-		name == "rebase-merge" || dir == "rebase-merge" && name == policy.RebaseTodo
+		name == "rebase-merge" || dir == "rebase-merge" && name == policy.RebaseTodo || policy.IsIndexName(name)
 }
 
 // judge is what the name at pl is: the name rules (policy.Guard), and
@@ -1179,6 +1182,10 @@ func (k *call) judge(pl place) (policy.Name, string) {
 		}
 	case pl.name == policy.RebaseTodo:
 		if gitDirLike(pl.dir, "..") {
+			return policy.GitConfig, full
+		}
+	case policy.IsIndexName(pl.name):
+		if gitDirLike(pl.dir, ".") {
 			return policy.GitConfig, full
 		}
 	case gitMarks[pl.name]:

@@ -1,9 +1,11 @@
 package policy
 
 import (
+	"crypto/sha1"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -90,6 +92,63 @@ func FuzzGuardJudge(f *testing.F) {
 		}
 		if n != Free && n != Context && rule == "" {
 			t.Fatalf("Judge(%q) = %v with no rule", p, n)
+		}
+	})
+}
+
+// FuzzGitIndexSafe: an index the guard accepts holds, as git itself
+// lists it, only paths git would check out inside the work tree (the
+// trailing SHA-1 is made right first, so git reads what it is given).
+// Without git the property is only that the reader never panics.
+func FuzzGitIndexSafe(f *testing.F) {
+	git, _ := exec.LookPath("git")
+	dir := f.TempDir()
+	repo := filepath.Join(dir, "r")
+	if git != "" {
+		if out, err := gitCmd(dir, "init", "-q", "r"); err != nil {
+			f.Fatalf("git init: %v %s", err, out)
+		}
+		for _, p := range []string{"a", "d/b", "xgit/hooks/x"} {
+			os.MkdirAll(filepath.Dir(filepath.Join(repo, p)), 0o755)
+			os.WriteFile(filepath.Join(repo, p), []byte(p), 0o644)
+		}
+		for _, v := range []string{"2", "4"} {
+			gitCmd(repo, "add", ".")
+			gitCmd(repo, "update-index", "--index-version", v)
+			if b, err := os.ReadFile(filepath.Join(repo, ".git/index")); err == nil {
+				f.Add(b)
+			}
+		}
+	}
+	f.Add([]byte("DIRC\x00\x00\x00\x02\x00\x00\x00\x00" + strings.Repeat("\x00", 20)))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) >= 32 {
+			sum := sha1.Sum(data[:len(data)-20])
+			data = append(data[:len(data)-20:len(data)-20], sum[:]...)
+		}
+		if GitIndexSafe(data) != nil || git == "" {
+			return
+		}
+		if err := os.WriteFile(filepath.Join(repo, ".git/index"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(git, "ls-files", "-s", "-z", "--sparse")
+		cmd.Dir = repo
+		cmd.Env = []string{"HOME=" + dir, "GIT_CONFIG_NOSYSTEM=1", "PATH=/usr/bin:/bin"}
+		out, err := cmd.Output()
+		if err != nil {
+			return // git refuses the index: it checks nothing out
+		}
+		for _, line := range strings.Split(string(out), "\x00") {
+			// "mode object stage\tpath"
+			meta, path, ok := strings.Cut(line, "\t")
+			if !ok {
+				continue
+			}
+			mode, _ := strconv.ParseUint(strings.Fields(meta)[0], 8, 32)
+			if err := checkoutPath(path, uint32(mode)); err != nil {
+				t.Fatalf("accepted an index where git lists %q (mode %o): %v", path, mode, err)
+			}
 		}
 	})
 }

@@ -58,11 +58,14 @@ func init() {
 const RebaseTodo = "git-rebase-todo"
 
 // GitFileSafe judges the content of a file git reads as settings or
-// instructions (see GitConfig), by its name: a rebase's todo list, or
-// else a config.
+// instructions (see GitConfig), by its name: a rebase's todo list, an
+// index, or else a config.
 func GitFileSafe(name string, content []byte) error {
-	if strings.EqualFold(name, RebaseTodo) {
+	switch lower := strings.ToLower(name); {
+	case lower == RebaseTodo:
 		return RebaseTodoSafe(content)
+	case IsIndexName(lower):
+		return GitIndexSafe(content)
 	}
 	return GitConfigSafe(content)
 }

@@ -28,9 +28,10 @@ const (
 	// ends in ".sample": git's templates, never run by git.
 	HookSample
 	// GitConfig is a file git reads as settings or instructions: a
-	// repository's config (config, config.worktree), or a rebase's todo
+	// repository's config (config, config.worktree), a rebase's todo
 	// list (rebase-merge/git-rebase-todo, whose exec lines the host's
-	// git rebase --continue runs). It takes only content that runs
+	// git rebase --continue runs), or its index (index, sharedindex.*,
+	// whose paths the host's git checkout writes). It takes only content that runs
 	// nothing (GitFileSafe), copied in by the guard; it is never opened
 	// for writing.
 	GitConfig
@@ -184,6 +185,11 @@ func (g Guard) gitDir(parts, lower []string, at int) (Name, string) {
 	config := func(name string) bool { return name == "config" || name == "config.worktree" }
 	if n-2 >= at && lower[n-2] == "rebase-merge" && lower[n-1] == RebaseTodo {
 		// In the git directory, a submodule's or a worktree's.
+		return GitConfig, rule(n)
+	}
+	if IsIndexName(lower[n-1]) && (at == n-1 || lower[at] == "worktrees" && n-1 == at+2) {
+		// The repository's index, or a worktree's (a submodule's, in
+		// a git directory known by its marks, is the guard's).
 		return GitConfig, rule(n)
 	}
 	switch {

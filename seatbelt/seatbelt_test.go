@@ -23,7 +23,13 @@ func linuxView(pol *policy.Policy, g policy.Guard, path string) (read, write boo
 		write = false
 	}
 	// The guard runs only where the filesystem rules do.
-	if name, _ := g.Judge(path); !pol.Disabled && (name == policy.Protected || name == policy.GitConfig) {
+	// A rebase's todo list and an index are GitConfig files too, but
+	// what decides is their content, not their path: git's writes (a
+	// rename the guard judges) land, and no profile reads content (see
+	// README: the macOS backend does not judge them).
+	base := strings.ToLower(filepath.Base(path))
+	byContent := policy.IsIndexName(base) || base == policy.RebaseTodo
+	if name, _ := g.Judge(path); !pol.Disabled && (name == policy.Protected || name == policy.GitConfig && !byContent) {
 		write = false
 	}
 	return read, write

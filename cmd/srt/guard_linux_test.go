@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"crypto/sha1"
 	"fmt"
 	"io/fs"
 	"os"
@@ -1473,6 +1475,59 @@ echo END`, prog)
 		out, _ := cont.CombinedOutput()
 		if _, err := os.Stat(canary); err == nil {
 			t.Errorf("the host's git rebase --continue ran the command's program: %s", out)
+		}
+	})
+}
+
+// An index crafted byte by byte names .git/hooks/post-checkout and
+// ../x: the host's git checkout -- . would write both (a hook, which it
+// then runs, and a file outside the work tree). The guard takes an index
+// only by a rename it judges, every path one git would let in; git's own
+// work on indexes (add, commit, split and sparse indexes) still lands.
+// The host checks out after the run; judged from outside; both users.
+func TestGuardIndexPaths(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		if _, err := exec.LookPath("git"); err != nil {
+			t.Skip("requires git")
+		}
+		b := newBox(t)
+		canary := filepath.Join(filepath.Dir(b.W), "ran")
+		hostGit(t, b.W, "init", "-q", "r")
+		b.write("r/f", "1")
+		hostGit(t, b.path("r"), "add", "f")
+		hostGit(t, b.path("r"), "commit", "-q", "-m", "one")
+		// The crafted index, made by the host with git and patched here:
+		// the command could do the same with any program.
+		b.write("payload", "#!/bin/sh\ntouch "+canary+"\n")
+		blob, err := exec.Command("git", "-C", b.path("r"), "hash-object", "-w", b.path("payload")).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := strings.TrimSpace(string(blob))
+		original, _ := os.ReadFile(b.path("r/.git/index"))
+		hostGit(t, b.path("r"), "update-index", "--add", "--cacheinfo", "100755,"+id+",xgit/hooks/post-checkout")
+		hostGit(t, b.path("r"), "update-index", "--add", "--cacheinfo", "100644,"+id+",xx/canary-esc")
+		crafted, _ := os.ReadFile(b.path("r/.git/index"))
+		os.WriteFile(b.path("r/.git/index"), original, 0o644)
+		crafted = bytes.ReplaceAll(crafted, []byte("xgit/hooks"), []byte(".git/hooks"))
+		crafted = bytes.ReplaceAll(crafted, []byte("xx/canary-esc"), []byte("../canary-esc"))
+		sum := sha1.Sum(crafted[:len(crafted)-20])
+		copy(crafted[len(crafted)-20:], sum[:])
+		os.WriteFile(b.path("crafted"), crafted, 0o644)
+		script := `cd r; cp ../crafted x && mv x .git/index; cat ../crafted > .git/index; cp ../crafted .git/index.lock && mv .git/index.lock .git/index
+ln -f ../crafted .git/index; cp ../crafted .git/sharedindex.0000000000000000000000000000000000000000
+export GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@example.com GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@example.com
+rm -f .git/index.lock; echo 2 > g && git add g && git commit -q -m two && git update-index --split-index && echo 3 > g && git add g && git commit -q -m three && echo INDEX-OK
+git update-index --no-split-index; echo END`
+		r := b.run(fsMap{"allowWrite": []string{"."}}, script)
+		if !strings.Contains(r.stdout, "INDEX-OK") || !strings.Contains(r.stdout, "END") {
+			t.Fatalf("git's work on the index failed: %+v", r)
+		}
+		out, _ := exec.Command("git", "-C", b.path("r"), "checkout", "--", ".").CombinedOutput()
+		for _, p := range []string{b.path("r/.git/hooks/post-checkout"), b.path("canary-esc"), canary} {
+			if _, err := os.Lstat(p); err == nil {
+				t.Errorf("the host's checkout of the command's index made %s: %s", p, out)
+			}
 		}
 	})
 }

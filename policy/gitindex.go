@@ -1,0 +1,253 @@
+package policy
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// A repository's index lists the paths git checks out: the host's git
+// checkout -- . or git restore . writes every entry where its path says,
+// trusting the file, so an index the command crafted byte by byte could
+// name .git/hooks/post-checkout (written, then run) or ../x (outside the
+// work tree). The guard takes an index (git writes index.lock and renames
+// it over index, as for a config) only when every path in it is one git
+// itself would let into an index (read-cache.c's verify_path, stricter).
+
+// GitIndexName and SharedIndexPrefix name the files git reads entries
+// from in a git directory: the index, and a split index's shared part.
+const (
+	GitIndexName      = "index"
+	SharedIndexPrefix = "sharedindex."
+)
+
+// IsIndexName reports whether name (lower case) is one git reads index
+// entries from, in a git directory.
+func IsIndexName(name string) bool {
+	return name == GitIndexName || strings.HasPrefix(name, SharedIndexPrefix)
+}
+
+// maxGitIndex bounds the index the guard reads and copies.
+const maxGitIndex = 512 << 20
+
+// errIndexFormat is an index no git could read with a given hash size.
+var errIndexFormat = errors.New("not an index git reads")
+
+// GitIndexSafe reports whether every path an index (or a shared index)
+// holds is safe to check out. Its hash size comes from the repository's
+// config, which the command may change later (extensions.objectFormat):
+// so it is read with both, and must be safe under each that reads it.
+func GitIndexSafe(content []byte) error {
+	if len(content) > maxGitIndex {
+		return fmt.Errorf("an index of %d bytes is more than the guard reads", len(content))
+	}
+	read := 0
+	for _, hashSize := range []int{20, 32} {
+		err := indexPaths(content, hashSize)
+		switch {
+		case err == nil:
+			read++
+		case !errors.Is(err, errIndexFormat):
+			return err
+		}
+	}
+	if read == 0 {
+		return errIndexFormat
+	}
+	return nil
+}
+
+// indexPaths reads an index as git's do_read_index does (entries of
+// version 2, 3 or 4, then the extensions) and judges each path: those of
+// the entries and of the resolve-undo extension (REUC), which git
+// checkout -m puts back.
+func indexPaths(b []byte, hashSize int) error {
+	if len(b) < 12+hashSize || string(b[:4]) != "DIRC" {
+		return errIndexFormat
+	}
+	version := binary.BigEndian.Uint32(b[4:])
+	if version < 2 || version > 4 {
+		return errIndexFormat
+	}
+	count := binary.BigEndian.Uint32(b[8:])
+	end := len(b) - hashSize // the trailing checksum
+	off := 12
+	prev := ""
+	type entry struct {
+		name string
+		mode uint32
+	}
+	var entries []entry
+	for i := uint32(0); i < count; i++ {
+		start := off
+		head := 40 + hashSize + 2 // stat data, mode, object id, flags
+		if off+head > end {
+			return errIndexFormat
+		}
+		mode := binary.BigEndian.Uint32(b[off+24:])
+		flags := binary.BigEndian.Uint16(b[off+40+hashSize:])
+		off += head
+		if flags&0x4000 != 0 { // extended flags
+			if version < 3 || off+2 > end {
+				return errIndexFormat
+			}
+			off += 2
+			head += 2
+		}
+		var name string
+		if version == 4 {
+			strip, n := gitVarint(b[off:end])
+			if n == 0 || strip > uint64(len(prev)) {
+				return errIndexFormat
+			}
+			off += n
+			nul := bytes.IndexByte(b[off:end], 0)
+			if nul < 0 {
+				return errIndexFormat
+			}
+			name = prev[:len(prev)-int(strip)] + string(b[off:off+nul])
+			off += nul + 1
+		} else {
+			length := int(flags & 0xfff)
+			if length == 0xfff {
+				nul := bytes.IndexByte(b[off:end], 0)
+				if nul < 0 {
+					return errIndexFormat
+				}
+				length = nul
+			}
+			if off+length > end {
+				return errIndexFormat
+			}
+			name = string(b[off : off+length])
+			off = start + (head+length+8)&^7
+			if off > end {
+				return errIndexFormat
+			}
+		}
+		entries = append(entries, entry{name, mode})
+		prev = name
+	}
+	split := false
+	for off+8 <= end {
+		sig := string(b[off : off+4])
+		size := int(binary.BigEndian.Uint32(b[off+4:]))
+		off += 8
+		if size < 0 || off+size > end {
+			return errIndexFormat
+		}
+		switch sig {
+		case "REUC":
+			if err := resolveUndoPaths(b[off:off+size], hashSize); err != nil {
+				return err
+			}
+		case "link":
+			split = true
+		}
+		off += size
+	}
+	for _, e := range entries {
+		// A split index's entry that replaces one of its shared index
+		// has no name: the shared index's, judged on its own, is kept.
+		if e.name == "" && split {
+			continue
+		}
+		if err := checkoutPath(e.name, e.mode); err != nil {
+			return fmt.Errorf("entry %q: %v", e.name, err)
+		}
+	}
+	return nil
+}
+
+// resolveUndoPaths judges the paths of a REUC extension: each a path,
+// three octal modes, and an object id for each mode not zero.
+func resolveUndoPaths(b []byte, hashSize int) error {
+	for len(b) > 0 {
+		nul := bytes.IndexByte(b, 0)
+		if nul < 0 {
+			return errIndexFormat
+		}
+		name := string(b[:nul])
+		b = b[nul+1:]
+		ids := 0
+		for range 3 {
+			nul := bytes.IndexByte(b, 0)
+			if nul < 0 {
+				return errIndexFormat
+			}
+			if strings.Trim(string(b[:nul]), "0") != "" {
+				ids++
+			}
+			b = b[nul+1:]
+		}
+		if len(b) < ids*hashSize {
+			return errIndexFormat
+		}
+		b = b[ids*hashSize:]
+		if err := checkoutPath(name, 0o100644); err != nil {
+			return fmt.Errorf("resolve-undo entry %q: %v", name, err)
+		}
+	}
+	return nil
+}
+
+// gitVarint decodes git's offset varint (varint.c), returning its value
+// and length (0 when b ends first or it overflows).
+func gitVarint(b []byte) (uint64, int) {
+	if len(b) == 0 {
+		return 0, 0
+	}
+	c := b[0]
+	val := uint64(c & 127)
+	n := 1
+	for c&128 != 0 {
+		if n >= len(b) || n > 9 {
+			return 0, 0
+		}
+		val++
+		c = b[n]
+		n++
+		val = val<<7 | uint64(c&127)
+	}
+	return val, n
+}
+
+// checkoutPath judges one path of an index, as verify_path would with
+// core.protectNTFS and core.protectHFS on, whatever the host's config:
+// relative, no empty, "." or ".." component, none that is .git in any
+// spelling a filesystem may fold to it (case, trailing dots and spaces,
+// an NTFS stream, the 8.3 short name), and no symlink named as one of git's own files.
+// A sparse directory entry (mode 040000) ends with its slash.
+func checkoutPath(name string, mode uint32) error {
+	const sparseDir = 0o040000
+	if mode&0o170000 == sparseDir {
+		var ok bool
+		if name, ok = strings.CutSuffix(name, "/"); !ok {
+			return errors.New("a directory entry without its slash")
+		}
+	}
+	if name == "" || name[0] == '/' {
+		return errors.New("not a relative path")
+	}
+	parts := strings.Split(name, "/")
+	for _, c := range parts {
+		lower := strings.ToLower(c)
+		switch {
+		case c == "" || c == "." || c == "..":
+			return errors.New("an empty, . or .. component")
+		case strings.TrimRight(lower, " .") == ".git", strings.HasPrefix(lower, ".git:"), strings.HasPrefix(lower, "git~"):
+			return errors.New("a component git keeps its repository in")
+		case strings.ContainsRune(c, 0):
+			return errors.New("a NUL byte")
+		}
+	}
+	if mode&0o170000 == 0o120000 {
+		switch strings.TrimRight(strings.ToLower(parts[len(parts)-1]), " .") {
+		case ".gitmodules", ".gitattributes", ".gitignore", ".mailmap":
+			return errors.New("a symlink named as one of git's own files")
+		}
+	}
+	return nil
+}

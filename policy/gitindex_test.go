@@ -1,0 +1,110 @@
+package policy
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// gitIndexOf makes a repository with git, runs steps in it, and returns
+// its index (and the shared index, if split).
+func gitIndexOf(t *testing.T, initArgs []string, steps ...[]string) (index []byte, shared []byte) {
+	t.Helper()
+	if _, err := os.Stat("/usr/bin/git"); err != nil {
+		t.Skip("needs git: not installed")
+	}
+	dir := t.TempDir()
+	if out, err := gitCmd(dir, append([]string{"init", "-q"}, append(initArgs, "r")...)...); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	r := filepath.Join(dir, "r")
+	for _, step := range steps {
+		if step[0] == "write" {
+			os.MkdirAll(filepath.Dir(filepath.Join(r, step[1])), 0o755)
+			os.WriteFile(filepath.Join(r, step[1]), []byte(step[2]), 0o644)
+			continue
+		}
+		if out, err := gitCmd(r, step...); err != nil && step[0] != "merge" {
+			t.Fatalf("git %v: %v %s", step, err, out)
+		}
+	}
+	index, err := os.ReadFile(filepath.Join(r, ".git/index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := filepath.Glob(filepath.Join(r, ".git/sharedindex.*")); len(m) > 0 {
+		shared, _ = os.ReadFile(m[0])
+	}
+	return index, shared
+}
+
+// Every index git writes passes; the same index with a path changed,
+// byte for byte, to one git would check out into .git or out of the
+// work tree, does not — in each version and hash size.
+func TestGitIndexSafe(t *testing.T) {
+	files := [][]string{{"write", "xgit/hooks/post-checkout", "x"}, {"write", "aa/x", "y"}, {"write", "sub/zzz", "z"}}
+	add := []string{"add", "."}
+	commit := []string{"commit", "-q", "-m", "m"}
+	cases := map[string]struct {
+		init  []string
+		steps [][]string
+	}{
+		"v2":       {nil, append(files, add, commit)},
+		"v3":       {nil, append(files, []string{"write", "n", "x"}, []string{"add", "-N", "n"}, add)},
+		"v4":       {nil, append(files, add, []string{"update-index", "--index-version", "4"})},
+		"sha256":   {[]string{"--object-format=sha256"}, append(files, add, commit)},
+		"sha256v4": {[]string{"--object-format=sha256"}, append(files, add, []string{"update-index", "--index-version", "4"})},
+		"split":    {nil, append(files, add, commit, []string{"update-index", "--split-index"}, []string{"write", "aa/x", "changed"}, []string{"write", "new", "n"}, add)},
+		"sparse":   {nil, append(files, add, commit, []string{"sparse-checkout", "init", "--cone", "--sparse-index"}, []string{"sparse-checkout", "set", "sub"})},
+		"reuc": {nil, append(files, add, commit, []string{"checkout", "-q", "-b", "b"}, []string{"write", "aa/x", "b"}, []string{"commit", "-q", "-am", "b"},
+			[]string{"checkout", "-q", "-"}, []string{"write", "aa/x", "c"}, []string{"commit", "-q", "-am", "c"}, []string{"merge", "-q", "b"},
+			[]string{"write", "aa/x", "d"}, []string{"add", "aa/x"})},
+	}
+	for name, tc := range cases {
+		index, shared := gitIndexOf(t, tc.init, tc.steps...)
+		for what, b := range map[string][]byte{"index": index, "shared": shared} {
+			if b == nil {
+				continue
+			}
+			if err := GitIndexSafe(b); err != nil {
+				t.Errorf("%s %s: git's own refused: %v", name, what, err)
+			}
+			if name == "reuc" && what == "index" && !bytes.Contains(b, []byte("REUC")) {
+				t.Errorf("reuc: the index holds no resolve-undo extension")
+			}
+			for _, swap := range [][2]string{{"xgit/hooks", ".git/hooks"}, {"aa/x", "../x"}, {"xgit/hooks", ".GIT./hook"}, {"sub/zzz", "git~1/z"}} {
+				if !bytes.Contains(b, []byte(swap[0])) {
+					continue
+				}
+				bad := bytes.ReplaceAll(b, []byte(swap[0]), []byte(swap[1]))
+				if err := GitIndexSafe(bad); err == nil {
+					t.Errorf("%s %s: %s in place of %s taken", name, what, swap[1], swap[0])
+				}
+			}
+		}
+	}
+}
+
+func TestCheckoutPath(t *testing.T) {
+	for _, p := range []string{"a", "a/b/c", ".gitignore", "x.git", ".github/workflows/x", "git", ".gitx"} {
+		if err := checkoutPath(p, 0o100644); err != nil {
+			t.Errorf("%q refused: %v", p, err)
+		}
+	}
+	for _, p := range []string{"", "/a", "a//b", "a/./b", "../a", "a/..", ".git/config", "a/.Git/hooks/x", ".git ", ".git./x", "GIT~1/x", ".git::$INDEX_ALLOCATION/x", "a/"} {
+		if err := checkoutPath(p, 0o100644); err == nil {
+			t.Errorf("%q taken", p)
+		}
+	}
+	if checkoutPath("d/", 0o040000) != nil || checkoutPath("d", 0o040000) == nil {
+		t.Error("a sparse directory entry judged wrong")
+	}
+	if checkoutPath("a/.gitmodules", 0o120000) == nil || checkoutPath("a/.gitmodules", 0o100644) != nil {
+		t.Error("a symlink named .gitmodules judged wrong")
+	}
+	if !strings.Contains(GitFileSafe("index", []byte("DIRC")).Error(), "index") {
+		t.Error("GitFileSafe does not judge an index as one")
+	}
+}
