@@ -56,7 +56,7 @@ const (
 	ttyMajor, ptsMajor     = 5, 136     // /dev/tty (5,0); the first of the pty slaves' majors
 	maxGitConfig           = 1 << 20
 	maxGitFile             = 512 << 20 // an index (see policy.GitIndexSafe)
-	userNotifFlagContinue  = 1       // SECCOMP_USER_NOTIF_FLAG_CONTINUE
+	userNotifFlagContinue  = 1         // SECCOMP_USER_NOTIF_FLAG_CONTINUE
 )
 
 // answer is how a guarded call ends: an errno, or a descriptor to install.
