@@ -216,8 +216,10 @@ func TestSandboxProtectedNames(t *testing.T) {
 			".git/config", ".git/hooks/pre-commit", ".vscode/settings.json", ".idea/workspace.xml", ".claude/commands/test.md", ".claude/agents/test-agent.md",
 			"a/.bashrc", "a/b/.bashrc", "a/.vscode/x", "~/.bashrc", "~/.profile",
 			// Deeper than mandatoryDenySearchDepth: the guard judges them.
-			"a/b/c/.bashrc", "a/b/c/d/e/.vscode/x", "a/b/c/d/.git/hooks/pre-commit"}
-		safe := []string{"safe-file.txt", ".git/objects/test-obj", ".git/refs/heads/main", ".git/index", ".claude/some-other-file.txt"}
+			"a/b/c/.bashrc", "a/b/c/d/e/.vscode/x", "a/b/c/d/.git/hooks/pre-commit",
+			// Written only by git's rename of a valid index (TestGuardIndexPaths).
+			".git/index"}
+		safe := []string{"safe-file.txt", ".git/objects/test-obj", ".git/refs/heads/main", ".claude/some-other-file.txt"}
 		for _, f := range append(append([]string{".git/HEAD"}, protected...), safe...) {
 			b.write(f, "ORIGINAL")
 		}
