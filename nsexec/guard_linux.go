@@ -1144,7 +1144,8 @@ func (k *call) foundAgain(path string, st *unix.Stat_t) (place, bool) {
 // mark. Any other name is judged by the name rules alone.
 func gitNamed(dir, name string) bool {
 	return dir == "hooks" || name == "hooks" || gitConfigNames[name] || gitMarks[name] ||
-		name == "rebase-merge" || dir == "rebase-merge" && name == policy.RebaseTodo || policy.IsIndexName(name)
+		name == "rebase-merge" || dir == "rebase-merge" && name == policy.RebaseTodo || policy.IsIndexName(name) ||
+		strings.EqualFold(name, ".git")
 }
 
 // judge is what the name at pl is: the name rules (policy.Guard), and
@@ -1188,14 +1189,23 @@ func (k *call) judge(pl place) (policy.Name, string) {
 		if gitDirLike(pl.dir, ".") {
 			return policy.GitConfig, full
 		}
+	case strings.EqualFold(pl.name, ".git"):
+		if gitDirBeneath(pl.dir) {
+			return policy.Protected, full + " (a git directory lies in what would become its work tree, where the host's checkout would write into it)"
+		}
 	case gitMarks[pl.name]:
 		if !gitDirLike(pl.dir, ".") && k.unsafeToMark(pl.dir) {
 			return policy.Protected, full + " (its directory holds hooks, or a config that runs programs, and would become a git directory)"
 		}
 		// The mark that makes it one git takes: nothing beneath may be
 		// a symlink (see inGitDir), which no mark made before saw.
-		if !gitDir(pl.dir, ".") && gitDirWith(pl.dir, ".", pl.name) && holdsSymlink(pl.dir) {
-			return policy.Protected, full + " (its directory holds a symlink, or more than the guard looks through, and would become a git directory)"
+		if !gitDir(pl.dir, ".") && gitDirWith(pl.dir, ".", pl.name) {
+			if holdsSymlink(pl.dir) {
+				return policy.Protected, full + " (its directory holds a symlink, or more than the guard looks through, and would become a git directory)"
+			}
+			if workTreeAbove(pl.dir, pl.path) {
+				return policy.Protected, full + " (its directory lies in a work tree, where the host's checkout would write into it, and would become a git directory)"
+			}
 		}
 	}
 	return n, rule
@@ -1214,16 +1224,139 @@ var (
 // now (judged safe by judge, through unsafeToMark), so that no descriptor
 // or second name the command kept from before can change them after.
 func (k *call) sealForMark(pl place) unix.Errno {
-	if !gitMarks[pl.name] || pl.dir < 0 || k.pol.Guard.GitConfig || gitDirLike(pl.dir, ".") {
+	if !gitMarks[pl.name] || pl.dir < 0 || gitDirLike(pl.dir, ".") {
 		return 0
 	}
-	for name := range gitConfigNames {
+	for _, name := range k.judgedGitFiles(pl.dir) {
 		if e := k.sealConfig(pl.dir, name, path.Join(pl.path, name)); e != 0 {
 			return k.pol.deny(e, Event{Kind: "filesystem", Call: "write", Target: path.Join(pl.path, pl.name),
 				Reason: "its directory's " + name + " could not be sealed before it became a git directory"})
 		}
 	}
 	return 0
+}
+
+// judgedGitFiles lists the files in the git directory (to be) at dir
+// whose content the guard judges (GitConfig): its config files (unless
+// allowGitConfig), its index and shared indexes, and a rebase's todo
+// list; relative to dir.
+func (k *call) judgedGitFiles(dir int) []string {
+	var names []string
+	if !k.pol.Guard.GitConfig {
+		for name := range gitConfigNames {
+			names = append(names, name)
+		}
+	}
+	names = append(names, policy.GitIndexName, path.Join("rebase-merge", policy.RebaseTodo))
+	if d, err := unix.Openat(dir, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
+		f := os.NewFile(uintptr(d), "")
+		all, _ := f.Readdirnames(-1)
+		f.Close()
+		for _, n := range all {
+			if strings.HasPrefix(n, policy.SharedIndexPrefix) {
+				names = append(names, n)
+			}
+		}
+	}
+	return names
+}
+
+// repoHashSize is the object id size of the repository whose git
+// directory is dir: its config's, or its common directory's (a
+// worktree's); 20 where neither holds one; 0 where the guard cannot
+// tell (a common directory it cannot reach).
+func (k *call) repoHashSize(dir int) int {
+	read := func(d int, name string) ([]byte, error) {
+		fd, err := unix.Openat(d, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return nil, err
+		}
+		f := os.NewFile(uintptr(fd), name)
+		defer f.Close()
+		return io.ReadAll(io.LimitReader(f, maxGitConfig+1))
+	}
+	if c, err := read(dir, "config"); err == nil {
+		return policy.HashSizeOf(c)
+	} else if err != unix.ENOENT {
+		return 0
+	}
+	common, err := read(dir, "commondir")
+	if err == unix.ENOENT {
+		return 20
+	}
+	at := strings.TrimSpace(string(common))
+	if err != nil || at == "" || path.IsAbs(at) {
+		return 0
+	}
+	d, err := unix.Openat(dir, at, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0
+	}
+	defer unix.Close(d)
+	c, err := read(d, "config")
+	switch {
+	case err == nil:
+		return policy.HashSizeOf(c)
+	case err == unix.ENOENT:
+		return 20
+	}
+	return 0
+}
+
+// gitFileSafe judges the content of dir/name, a GitConfig file.
+func (k *call) gitFileSafe(dir int, name string, content []byte) error {
+	if !policy.IsIndexName(path.Base(name)) {
+		return policy.GitFileSafe(path.Base(name), content, 20)
+	}
+	size := k.repoHashSize(dir)
+	if size == 0 {
+		return fmt.Errorf("the repository's object format cannot be told")
+	}
+	return policy.GitFileSafe(path.Base(name), content, size)
+}
+
+// indexesStaySafe reports, for a config about to replace dir/config,
+// whether every index git would then read in dir (its own, its shared
+// ones, its worktrees') is still safe read with the hash size the new
+// content sets: extensions.objectFormat changes how git reads them.
+func (k *call) indexesStaySafe(dir int, content []byte) error {
+	size := policy.HashSizeOf(content)
+	if size == k.repoHashSize(dir) {
+		return nil
+	}
+	indexes := []string{}
+	for _, n := range k.judgedGitFiles(dir) {
+		if policy.IsIndexName(n) {
+			indexes = append(indexes, n)
+		}
+	}
+	if wt, err := unix.Openat(dir, "worktrees", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
+		f := os.NewFile(uintptr(wt), "worktrees")
+		ids, _ := f.Readdirnames(-1)
+		f.Close()
+		for _, id := range ids {
+			indexes = append(indexes, path.Join("worktrees", id, policy.GitIndexName))
+		}
+	}
+	for _, n := range indexes {
+		fd, err := unix.Openat(dir, n, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if err == unix.ENOENT {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		f := os.NewFile(uintptr(fd), n)
+		idx, err := io.ReadAll(io.LimitReader(f, maxGitFile+1))
+		f.Close()
+		if err != nil {
+			return err
+		}
+		if err := policy.GitIndexSafe(idx, size); err != nil {
+			return fmt.Errorf("its %s, read with the object format it sets: %v", n, err)
+		}
+	}
+	return nil
 }
 
 // sealConfig replaces dir/name, if it is there, by a copy of its content.
@@ -1249,9 +1382,19 @@ func (k *call) sealConfig(dir int, name, full string) unix.Errno {
 	if err := unix.Fstat(in, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return unix.EACCES
 	}
-	content, err := io.ReadAll(io.LimitReader(f, maxGitConfig+1))
-	if err != nil || policy.GitConfigSafe(content) != nil {
+	content, err := io.ReadAll(io.LimitReader(f, maxGitFile+1))
+	if err != nil || k.gitFileSafe(dir, name, content) != nil {
 		return unix.EACCES
+	}
+	if d := path.Dir(name); d != "." {
+		// rebase-merge/git-rebase-todo: the copy is made in its own
+		// directory.
+		sub, err := unix.Openat(dir, d, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return unix.EACCES
+		}
+		defer unix.Close(sub)
+		return k.putCopy(sub, path.Base(name), content, st.Mode)
 	}
 	return k.putCopy(dir, name, content, st.Mode)
 }
@@ -1305,8 +1448,9 @@ func gitDirLike(dir int, rel string) bool {
 }
 
 // gitDir reports whether the directory at dir/rel is one git takes for
-// a git directory: a HEAD, and objects and refs or a commondir (git's
-// is_git_directory). One the guard cannot look into may be.
+// a git directory: objects and refs, or a HEAD and a commondir (git's
+// is_git_directory, and a worktree's common directory). One the guard
+// cannot look into may be.
 func gitDir(dir int, rel string) bool {
 	return gitDirWith(dir, rel, "")
 }
@@ -1326,7 +1470,9 @@ func gitDirWith(dir int, rel, made string) bool {
 		err := unix.Fstatat(d, name, &st, unix.AT_SYMLINK_NOFOLLOW)
 		return err == nil || err != unix.ENOENT && err != unix.ENOTDIR
 	}
-	return has("HEAD") && (has("commondir") || has("objects") && has("refs"))
+	// A common directory (what a worktree's commondir names) needs no
+	// HEAD of its own.
+	return has("HEAD") && has("commondir") || has("objects") && has("refs")
 }
 
 // inGitDir reports whether the name at pl lies inside a git directory: a
@@ -1350,6 +1496,68 @@ func (k *call) inGitDir(pl place) bool {
 		rel = path.Join(rel, "..")
 	}
 	return false
+}
+
+// workTreeAbove reports whether the directory at dir (path at) lies in a
+// work tree: it or a directory above holds a .git. A git directory in a
+// .git (a submodule's, a worktree's) does not: git never checks a path
+// through .git out.
+func workTreeAbove(dir int, at string) bool {
+	if underDotGit(at) {
+		return false
+	}
+	parts := strings.Split(strings.Trim(at, "/"), "/")
+	rel := "."
+	for i := 0; i <= len(parts); i++ {
+		var st unix.Stat_t
+		if err := unix.Fstatat(dir, path.Join(rel, ".git"), &st, unix.AT_SYMLINK_NOFOLLOW); err == nil || err != unix.ENOENT && err != unix.ENOTDIR {
+			return true
+		}
+		rel = path.Join(rel, "..")
+	}
+	return false
+}
+
+// underDotGit reports whether a path goes through a .git.
+func underDotGit(p string) bool {
+	for _, c := range strings.Split(p, "/") {
+		if strings.EqualFold(c, ".git") {
+			return true
+		}
+	}
+	return false
+}
+
+// gitDirBeneath reports whether the tree at dir holds a git directory
+// (gitDir) other than in a .git, or a directory the guard cannot read:
+// a .git made at dir would make the tree a work tree, and git checks
+// out a path into such a directory (a --separate-git-dir put in the
+// work tree, a bare repository) as into any other.
+func gitDirBeneath(dir int) bool {
+	var walk func(d int) bool
+	walk = func(d int) bool {
+		f := os.NewFile(uintptr(d), "")
+		defer f.Close()
+		if gitDir(d, ".") {
+			return true
+		}
+		entries, err := f.ReadDir(-1)
+		if err != nil {
+			return true
+		}
+		for _, e := range entries {
+			if !e.IsDir() || strings.EqualFold(e.Name(), ".git") {
+				continue
+			}
+			sub, err := unix.Openat(d, e.Name(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			if err != nil || walk(sub) {
+				return true
+			}
+		}
+		return false
+	}
+	d, err := unix.Openat(dir, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	return err != nil || walk(d)
 }
 
 // linkInGitDir refuses a symlink at pl, in a git directory (inGitDir).
@@ -1391,7 +1599,8 @@ func holdsSymlink(dir int) bool {
 }
 
 // unsafeToMark reports whether dir holds hooks other than samples, or a
-// config that would run a program.
+// config that would run a program, or an index or a rebase's todo list
+// the guard would not take (see judgedGitFiles).
 func (k *call) unsafeToMark(dir int) bool {
 	if h, err := unix.Openat(dir, "hooks", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
 		f := os.NewFile(uintptr(h), "hooks")
@@ -1405,21 +1614,18 @@ func (k *call) unsafeToMark(dir int) bool {
 	} else if err != unix.ENOENT {
 		return true // a hooks that is no directory, or cannot be read
 	}
-	if k.pol.Guard.GitConfig {
-		return false
-	}
-	for name := range gitConfigNames {
+	for _, name := range k.judgedGitFiles(dir) {
 		c, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-		if err == unix.ENOENT {
+		if err == unix.ENOENT || err == unix.ENOTDIR {
 			continue
 		}
 		if err != nil {
 			return true
 		}
 		f := os.NewFile(uintptr(c), name)
-		content, err := io.ReadAll(io.LimitReader(f, maxGitConfig+1))
+		content, err := io.ReadAll(io.LimitReader(f, maxGitFile+1))
 		f.Close()
-		if err != nil || policy.GitConfigSafe(content) != nil {
+		if err != nil || k.gitFileSafe(dir, name, content) != nil {
 			return true
 		}
 	}
@@ -2285,6 +2491,23 @@ func (k *call) rename(dir int, old string, dir2 int, name string, flags int) uni
 	if e != 0 {
 		return e
 	}
+	// A directory holding a git directory moved into a work tree (or the
+	// other way, by an exchange) gets EXDEV: copied, its marks are made
+	// one by one, and judged (see judge).
+	for _, mv := range [][2]place{{src, dst}, {dst, src}} {
+		if mv[0] == dst && flags&unix.RENAME_EXCHANGE == 0 {
+			break
+		}
+		if kind, _ := kindOf(mv[0]); kind == unix.S_IFDIR && workTreeAbove(mv[1].dir, mv[1].path) && !underDotGit(mv[1].full()) {
+			if d, err := unix.Openat(mv[0].dir, mv[0].name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
+				beneath := gitDirBeneath(d)
+				unix.Close(d)
+				if beneath {
+					return unix.EXDEV
+				}
+			}
+		}
+	}
 	// A protected name is not moved away either: what the host made
 	// there during the run (a hook, a .bashrc) would become the
 	// command's to write under another name.
@@ -2454,7 +2677,11 @@ func (k *call) replaceConfig(src, dst place) unix.Errno {
 	if err != nil {
 		return errnoOf(err)
 	}
-	if err := policy.GitFileSafe(dst.name, content); err != nil {
+	err = k.gitFileSafe(dst.dir, dst.name, content)
+	if err == nil && dst.name == "config" {
+		err = k.indexesStaySafe(dst.dir, content)
+	}
+	if err != nil {
 		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "rename", Target: full, Reason: gitFileIs(dst.name) + " may hold nothing that runs a program: " + err.Error()})
 	}
 	// The command's file under src's name becomes the guard's copy, which

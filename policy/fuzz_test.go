@@ -126,7 +126,7 @@ func FuzzGitIndexSafe(f *testing.F) {
 			sum := sha1.Sum(data[:len(data)-20])
 			data = append(data[:len(data)-20:len(data)-20], sum[:]...)
 		}
-		if GitIndexSafe(data) != nil || git == "" {
+		if GitIndexSafe(data, 20) != nil || git == "" {
 			return
 		}
 		if err := os.WriteFile(filepath.Join(repo, ".git/index"), data, 0o644); err != nil {

@@ -59,13 +59,13 @@ const RebaseTodo = "git-rebase-todo"
 
 // GitFileSafe judges the content of a file git reads as settings or
 // instructions (see GitConfig), by its name: a rebase's todo list, an
-// index, or else a config.
-func GitFileSafe(name string, content []byte) error {
+// index (read with hashSize, the repository's), or else a config.
+func GitFileSafe(name string, content []byte, hashSize int) error {
 	switch lower := strings.ToLower(name); {
 	case lower == RebaseTodo:
 		return RebaseTodoSafe(content)
 	case IsIndexName(lower):
-		return GitIndexSafe(content)
+		return GitIndexSafe(content, hashSize)
 	}
 	return GitConfigSafe(content)
 }

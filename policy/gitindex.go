@@ -32,31 +32,40 @@ func IsIndexName(name string) bool {
 // maxGitIndex bounds the index the guard reads and copies.
 const maxGitIndex = 512 << 20
 
-// errIndexFormat is an index no git could read with a given hash size.
-var errIndexFormat = errors.New("not an index git reads")
+// errIndexFormat is an index the guard does not read as git would.
+var errIndexFormat = errors.New("not an index the guard reads as git does")
 
 // GitIndexSafe reports whether every path an index (or a shared index)
-// holds is safe to check out. Its hash size comes from the repository's
-// config, which the command may change later (extensions.objectFormat):
-// so it is read with both, and must be safe under each that reads it.
-func GitIndexSafe(content []byte) error {
+// holds is safe to check out, read as git reads it with the repository's
+// hash size (HashSizeOf its config: 20 or 32). One the guard cannot read
+// is refused. (A config that changes the hash size is judged against the
+// indexes it would make git read otherwise: see the guard.)
+func GitIndexSafe(content []byte, hashSize int) error {
 	if len(content) > maxGitIndex {
 		return fmt.Errorf("an index of %d bytes is more than the guard reads", len(content))
 	}
-	read := 0
-	for _, hashSize := range []int{20, 32} {
-		err := indexPaths(content, hashSize)
-		switch {
-		case err == nil:
-			read++
-		case !errors.Is(err, errIndexFormat):
-			return err
+	return indexPaths(content, hashSize)
+}
+
+// HashSizeOf is the object id size of a repository whose config is
+// content: 32 with extensions.objectFormat = sha256, else 20.
+func HashSizeOf(config []byte) int {
+	section := ""
+	for _, line := range strings.Split(string(config), "\n") {
+		t := strings.ToLower(strings.TrimSpace(line))
+		if strings.HasPrefix(t, "[") {
+			end := strings.IndexByte(t, ']')
+			if end < 0 {
+				continue
+			}
+			section, t = strings.TrimSpace(t[1:end]), strings.TrimSpace(t[end+1:])
+		}
+		key, value, ok := strings.Cut(t, "=")
+		if ok && section == "extensions" && strings.TrimSpace(key) == "objectformat" && strings.Trim(strings.TrimSpace(value), `"`) == "sha256" {
+			return 32
 		}
 	}
-	if read == 0 {
-		return errIndexFormat
-	}
-	return nil
+	return 20
 }
 
 // indexPaths reads an index as git's do_read_index does (entries of
@@ -98,17 +107,28 @@ func indexPaths(b []byte, hashSize int) error {
 		}
 		var name string
 		if version == 4 {
+			// As create_from_disk: the name's length is the flags'
+			// (the whole name's, kept prefix included), the suffix its
+			// rest, whatever bytes it holds, and one more byte.
 			strip, n := gitVarint(b[off:end])
 			if n == 0 || strip > uint64(len(prev)) {
 				return errIndexFormat
 			}
 			off += n
-			nul := bytes.IndexByte(b[off:end], 0)
-			if nul < 0 {
+			keep := len(prev) - int(strip)
+			length := int(flags & 0xfff)
+			if length == 0xfff {
+				nul := bytes.IndexByte(b[off:end], 0)
+				if nul < 0 {
+					return errIndexFormat
+				}
+				length = nul + keep
+			}
+			if length < keep || off+length-keep+1 > end || b[off+length-keep] != 0 {
 				return errIndexFormat
 			}
-			name = prev[:len(prev)-int(strip)] + string(b[off:off+nul])
-			off += nul + 1
+			name = prev[:keep] + string(b[off:off+length-keep])
+			off += length - keep + 1
 		} else {
 			length := int(flags & 0xfff)
 			if length == 0xfff {

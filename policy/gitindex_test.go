@@ -2,6 +2,7 @@ package policy
 
 import (
 	"bytes"
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,7 +69,11 @@ func TestGitIndexSafe(t *testing.T) {
 			if b == nil {
 				continue
 			}
-			if err := GitIndexSafe(b); err != nil {
+			size := 20
+			if strings.HasPrefix(name, "sha256") {
+				size = 32
+			}
+			if err := GitIndexSafe(b, size); err != nil {
 				t.Errorf("%s %s: git's own refused: %v", name, what, err)
 			}
 			if name == "reuc" && what == "index" && !bytes.Contains(b, []byte("REUC")) {
@@ -79,7 +84,7 @@ func TestGitIndexSafe(t *testing.T) {
 					continue
 				}
 				bad := bytes.ReplaceAll(b, []byte(swap[0]), []byte(swap[1]))
-				if err := GitIndexSafe(bad); err == nil {
+				if err := GitIndexSafe(bad, size); err == nil {
 					t.Errorf("%s %s: %s in place of %s taken", name, what, swap[1], swap[0])
 				}
 			}
@@ -104,7 +109,45 @@ func TestCheckoutPath(t *testing.T) {
 	if checkoutPath("a/.gitmodules", 0o120000) == nil || checkoutPath("a/.gitmodules", 0o100644) != nil {
 		t.Error("a symlink named .gitmodules judged wrong")
 	}
-	if !strings.Contains(GitFileSafe("index", []byte("DIRC")).Error(), "index") {
+	if !strings.Contains(GitFileSafe("index", []byte("DIRC"), 20).Error(), "index") {
 		t.Error("GitFileSafe does not judge an index as one")
+	}
+}
+
+// A version-4 name is as long as its flags say, whatever bytes its
+// suffix holds: an entry whose padding hides another the guard would
+// read and git would not is read as git reads it (a NUL in a name),
+// and refused.
+func TestGitIndexV4Lengths(t *testing.T) {
+	entry := func(mode uint32, length int, strip byte, suffix string) []byte {
+		e := make([]byte, 40+20+2)
+		binary.BigEndian.PutUint32(e[24:], mode)
+		binary.BigEndian.PutUint16(e[60:], uint16(length))
+		return append(append(e, strip), append([]byte(suffix), 0)...)
+	}
+	index := func(entries ...[]byte) []byte {
+		b := []byte("DIRC\x00\x00\x00\x04")
+		b = binary.BigEndian.AppendUint32(b, uint32(len(entries)))
+		for _, e := range entries {
+			b = append(b, e...)
+		}
+		return append(b, make([]byte, 20)...)
+	}
+	good := index(entry(0o100644, 3, 0, "a/b"), entry(0o100644, 3, 1, "c"))
+	if err := GitIndexSafe(good, 20); err != nil {
+		t.Errorf("a plain version-4 index refused: %v", err)
+	}
+	hidden := index(entry(0o100644, 10, 0, "-a\x00\x00\x00\x00\x00\x00\x00\x00"), entry(0o100644, 12, 10, ".git/hooks/x"))
+	if GitIndexSafe(hidden, 20) == nil {
+		t.Error("a name hiding bytes past its NUL taken")
+	}
+	if GitIndexSafe(index(entry(0o100644, 2, 0, "abc")), 20) == nil {
+		t.Error("a name longer than its flags say taken")
+	}
+	for config, want := range map[string]int{"": 20, "[extensions]\n\tobjectFormat = sha256\n": 32, "[extensions] objectformat=\"sha256\"": 32,
+		"[core]\n\tobjectformat = sha256\n": 20, "[extensions]\n\tobjectformat = sha1\n": 20} {
+		if got := HashSizeOf([]byte(config)); got != want {
+			t.Errorf("HashSizeOf(%q) = %d, want %d", config, got, want)
+		}
 	}
 }

@@ -212,7 +212,7 @@ func TestRebaseTodo(t *testing.T) {
 	if n, _ := (Guard{}).Judge("/w/rebase-merge/git-rebase-todo"); n != Free {
 		t.Errorf("a todo list outside any git directory is %v", n)
 	}
-	if GitFileSafe(RebaseTodo, []byte("exec x\n")) == nil || GitFileSafe("config", []byte("[core]\n\tfsmonitor = x\n")) == nil || GitFileSafe("config", []byte("exec x")) == nil {
+	if GitFileSafe(RebaseTodo, []byte("exec x\n"), 20) == nil || GitFileSafe("config", []byte("[core]\n\tfsmonitor = x\n"), 20) == nil || GitFileSafe("config", []byte("exec x"), 20) == nil {
 		t.Error("GitFileSafe judged by the wrong rule")
 	}
 }

@@ -1496,24 +1496,7 @@ func TestGuardIndexPaths(t *testing.T) {
 		b.write("r/f", "1")
 		hostGit(t, b.path("r"), "add", "f")
 		hostGit(t, b.path("r"), "commit", "-q", "-m", "one")
-		// The crafted index, made by the host with git and patched here:
-		// the command could do the same with any program.
-		b.write("payload", "#!/bin/sh\ntouch "+canary+"\n")
-		blob, err := exec.Command("git", "-C", b.path("r"), "hash-object", "-w", b.path("payload")).Output()
-		if err != nil {
-			t.Fatal(err)
-		}
-		id := strings.TrimSpace(string(blob))
-		original, _ := os.ReadFile(b.path("r/.git/index"))
-		hostGit(t, b.path("r"), "update-index", "--add", "--cacheinfo", "100755,"+id+",xgit/hooks/post-checkout")
-		hostGit(t, b.path("r"), "update-index", "--add", "--cacheinfo", "100644,"+id+",xx/canary-esc")
-		crafted, _ := os.ReadFile(b.path("r/.git/index"))
-		os.WriteFile(b.path("r/.git/index"), original, 0o644)
-		crafted = bytes.ReplaceAll(crafted, []byte("xgit/hooks"), []byte(".git/hooks"))
-		crafted = bytes.ReplaceAll(crafted, []byte("xx/canary-esc"), []byte("../canary-esc"))
-		sum := sha1.Sum(crafted[:len(crafted)-20])
-		copy(crafted[len(crafted)-20:], sum[:])
-		os.WriteFile(b.path("crafted"), crafted, 0o644)
+		os.WriteFile(b.path("crafted"), craftIndex(t, b.path("r"), "#!/bin/sh\ntouch "+canary+"\n"), 0o644)
 		script := `cd r; cp ../crafted x && mv x .git/index; cat ../crafted > .git/index; cp ../crafted .git/index.lock && mv .git/index.lock .git/index
 ln -f ../crafted .git/index; cp ../crafted .git/sharedindex.0000000000000000000000000000000000000000
 export GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@example.com GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@example.com
@@ -1528,6 +1511,104 @@ git update-index --no-split-index; echo END`
 			if _, err := os.Lstat(p); err == nil {
 				t.Errorf("the host's checkout of the command's index made %s: %s", p, out)
 			}
+		}
+	})
+}
+
+// craftIndex makes, in repo (made by the host), an index the command
+// could write with any program: entries .git/hooks/post-checkout
+// (executable) and ../canary-esc, holding payload, made with git under
+// placeholder names of the same length and patched, the SHA-1 trailer
+// made right. The repository's own index is not touched.
+func craftIndex(t *testing.T, repo, payload string) []byte {
+	t.Helper()
+	tmp := filepath.Join(t.TempDir(), "index")
+	run := func(args ...string) string {
+		cmd := exec.Command("git", append([]string{"-C", repo}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_INDEX_FILE="+tmp)
+		if strings.HasPrefix(args[0], "hash-object") {
+			cmd.Stdin = strings.NewReader(payload)
+		}
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("git %v: %v", args, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	id := run("hash-object", "-w", "--stdin")
+	run("update-index", "--add", "--cacheinfo", "100755,"+id+",xgit/hooks/post-checkout")
+	run("update-index", "--add", "--cacheinfo", "100644,"+id+",xx/canary-esc")
+	crafted, err := os.ReadFile(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crafted = bytes.ReplaceAll(crafted, []byte("xgit/hooks"), []byte(".git/hooks"))
+	crafted = bytes.ReplaceAll(crafted, []byte("xx/canary-esc"), []byte("../canary-esc"))
+	sum := sha1.Sum(crafted[:len(crafted)-20])
+	copy(crafted[len(crafted)-20:], sum[:])
+	return crafted
+}
+
+// A git directory the command makes in a work tree (a --separate-git-dir
+// put inside it, a bare repository, one moved in) would take files the
+// host's checkout writes there, a hook among them, which git then runs;
+// and a directory that becomes a git directory keeps no index, todo list
+// or symlink the guard would not have taken in one (a common directory,
+// with objects and refs but no HEAD, included). The host checks out,
+// restores and prunes after the run; judged from outside; both users.
+func TestGuardGitDirsInWorkTrees(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		if _, err := exec.LookPath("git"); err != nil {
+			t.Skip("requires git")
+		}
+		b := newBox(t)
+		canary := filepath.Join(filepath.Dir(b.W), "ran")
+		victim := filepath.Join(filepath.Dir(b.W), "victim")
+		os.Mkdir(victim, 0o755)
+		os.WriteFile(filepath.Join(victim, "keep"), []byte("x"), 0o644)
+		hostGit(t, b.W, "init", "-q", "scratch")
+		b.write("crafted", string(craftIndex(t, b.path("scratch"), "#!/bin/sh\ntouch "+canary+"\n")))
+		script := fmt.Sprintf(`export GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@example.com GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@example.com
+mkdir r1 && cd r1 && git init -q --separate-git-dir=$PWD/gd . 2>/dev/null; cd ..
+git init -q r2 && git init -q --bare r2/inner.git 2>/dev/null; git init -q --bare moved.git && mv moved.git r2/ 2>/dev/null
+mkdir -p r3/x && cp crafted r3/x/index && mkdir -p r3/x/objects r3/x/refs/heads 2>/dev/null; echo 'ref: refs/heads/main' > r3/x/HEAD; echo 'gitdir: x' > r3/.git
+mkdir -p r4/x/rebase-merge && echo 'exec touch %[1]s' > r4/x/rebase-merge/git-rebase-todo && mkdir -p r4/x/objects r4/x/refs 2>/dev/null; echo 'gitdir: x' > r4/.git
+mkdir -p r5/D/objects r5/D/refs/heads r5/G && ln -s %[2]s r5/D/worktrees 2>/dev/null
+mkdir -p r6/a && git init -q --bare r6/a/b.git && git init -q r6 2>/dev/null
+echo END`, canary, victim)
+		r := b.run(fsMap{"allowWrite": []string{"."}}, script)
+		if !strings.Contains(r.stdout, "END") {
+			t.Fatalf("the script did not run: %+v", r)
+		}
+		// No git directory but .git lies in a work tree, and none holds
+		// what the guard refuses in one.
+		isGitDir := func(p string) bool {
+			has := func(n string) bool { _, err := os.Lstat(filepath.Join(p, n)); return err == nil }
+			return has("HEAD") && has("commondir") || has("objects") && has("refs")
+		}
+		for _, p := range []string{"r1/gd", "r2/inner.git", "r2/moved.git", "r3/x", "r4/x", "r6/.git"} {
+			if isGitDir(b.path(p)) && (p != "r6/.git" || isGitDir(b.path("r6/a/b.git"))) {
+				t.Errorf("%s became a git directory in a work tree", p)
+			}
+		}
+		if fi, err := os.Lstat(b.path("r5/D/worktrees")); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			t.Error("a symlink was made in a common directory")
+		}
+		// The host's ordinary commands in what the command left.
+		for _, dir := range []string{"r1", "r2", "r3", "r4"} {
+			for _, args := range [][]string{{"checkout", "--", "."}, {"restore", "."}, {"rebase", "--continue"}, {"worktree", "prune"}} {
+				cmd := exec.Command("git", append([]string{"-C", b.path(dir)}, args...)...)
+				cmd.Env = append(os.Environ(), "GIT_EDITOR=true")
+				cmd.Run()
+			}
+		}
+		for _, p := range []string{canary, b.path("canary-esc"), b.path("r3/canary-esc")} {
+			if _, err := os.Lstat(p); err == nil {
+				t.Errorf("the host's git made %s", p)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(victim, "keep")); err != nil {
+			t.Errorf("the host's git pruned outside: %v", err)
 		}
 	})
 }
