@@ -138,7 +138,9 @@ func indexPaths(b []byte, hashSize int) error {
 				}
 				length = nul
 			}
-			if off+length > end {
+			// git copies the name and one more byte, which C string
+			// functions then read as part of it unless it is a NUL.
+			if off+length >= end || b[off+length] != 0 {
 				return errIndexFormat
 			}
 			name = string(b[off : off+length])
