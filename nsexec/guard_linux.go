@@ -1275,14 +1275,17 @@ func (k *call) repoHashSize(dir int) int {
 		defer f.Close()
 		return io.ReadAll(io.LimitReader(f, maxGitConfig+1))
 	}
-	if c, err := read(dir, "config"); err == nil {
-		return policy.HashSizeOf(c)
-	} else if err != unix.ENOENT {
-		return 0
-	}
+	// git takes the format from the common directory where there is
+	// one (a worktree's config is not read for it), else from dir's.
 	common, err := read(dir, "commondir")
 	if err == unix.ENOENT {
-		return 20
+		switch c, err := read(dir, "config"); {
+		case err == nil:
+			return policy.HashSizeOf(c)
+		case err == unix.ENOENT:
+			return 20
+		}
+		return 0
 	}
 	at := strings.TrimSpace(string(common))
 	if err != nil || at == "" || path.IsAbs(at) {

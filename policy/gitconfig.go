@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -107,6 +108,7 @@ func GitConfigSafe(content []byte) error {
 	}
 	section, sub := "", ""
 	hasSub := false
+	formats := 0
 	lines := strings.Split(s, "\n")
 	for n := 0; n < len(lines); n++ {
 		line := strings.TrimRight(lines[n], "\r")
@@ -154,6 +156,12 @@ func GitConfigSafe(content []byte) error {
 		if v != "" && v[0] != '=' && v[0] != '#' && v[0] != ';' {
 			return fmt.Errorf("line %d: not a key git would read", n+1)
 		}
+		if name == "extensions.objectformat" {
+			// How the guard reads an index (HashSizeOf): once, plainly.
+			if formats++; formats > 1 || !plainObjectFormat.MatchString(v) {
+				return fmt.Errorf("line %d: extensions.objectFormat other than once, as \"= sha1\" or \"= sha256\"", n+1)
+			}
+		}
 		quoted := false
 		for {
 			cont, open, err := gitValue(v, quoted)
@@ -173,6 +181,10 @@ func GitConfigSafe(content []byte) error {
 	}
 	return nil
 }
+
+// plainObjectFormat is the one spelling of extensions.objectFormat's
+// value the guard takes (what follows the key on its line).
+var plainObjectFormat = regexp.MustCompile(`^=[ \t]*sha(1|256)[ \t]*$`)
 
 // gitSection reads a section header at the start of s: [section],
 // [section "subsection"] or the old [section.subsection]. It returns the

@@ -48,7 +48,9 @@ func GitIndexSafe(content []byte, hashSize int) error {
 }
 
 // HashSizeOf is the object id size of a repository whose config is
-// content: 32 with extensions.objectFormat = sha256, else 20.
+// content: 32 with extensions.objectFormat = sha256, else 20. A config
+// the guard takes holds that key at most once, spelled plainly
+// (GitConfigSafe), which is what this reads.
 func HashSizeOf(config []byte) int {
 	section := ""
 	for _, line := range strings.Split(string(config), "\n") {
@@ -87,6 +89,8 @@ func indexPaths(b []byte, hashSize int) error {
 	type entry struct {
 		name string
 		mode uint32
+		at   int  // where it starts
+		kept bool // version 4: it keeps part of the name before it
 	}
 	var entries []entry
 	for i := uint32(0); i < count; i++ {
@@ -106,6 +110,7 @@ func indexPaths(b []byte, hashSize int) error {
 			head += 2
 		}
 		var name string
+		kept := false
 		if version == 4 {
 			// As create_from_disk: the name's length is the flags'
 			// (the whole name's, kept prefix included), the suffix its
@@ -129,6 +134,7 @@ func indexPaths(b []byte, hashSize int) error {
 			}
 			name = prev[:keep] + string(b[off:off+length-keep])
 			off += length - keep + 1
+			kept = keep > 0
 		} else {
 			length := int(flags & 0xfff)
 			if length == 0xfff {
@@ -149,9 +155,11 @@ func indexPaths(b []byte, hashSize int) error {
 				return errIndexFormat
 			}
 		}
-		entries = append(entries, entry{name, mode})
+		entries = append(entries, entry{name, mode, start, kept})
 		prev = name
 	}
+	extensions := off
+	var ieot []byte
 	split := false
 	for off+8 <= end {
 		sig := string(b[off : off+4])
@@ -167,8 +175,37 @@ func indexPaths(b []byte, hashSize int) error {
 			}
 		case "link":
 			split = true
+		case "IEOT":
+			ieot = b[off : off+size]
 		}
 		off += size
+	}
+	if off != end {
+		return errIndexFormat
+	}
+	// git reading with threads (index.threads) takes the extensions from
+	// where an EOIE at the end says, and the entries in the blocks an
+	// IEOT there lists, each block with no name before it: both must be
+	// what was read above.
+	for _, size := range []int{4 + 20, 4 + 32} {
+		at := end - 8 - size
+		if at >= 12 && string(b[at:at+4]) == "EOIE" && int(binary.BigEndian.Uint32(b[at+4:])) == size &&
+			int(binary.BigEndian.Uint32(b[at+8:])) != extensions {
+			return errIndexFormat
+		}
+	}
+	if len(ieot) >= 4 && binary.BigEndian.Uint32(ieot) == 1 {
+		next := 0
+		for rest := ieot[4:]; len(rest) >= 8; rest = rest[8:] {
+			at, nr := int(binary.BigEndian.Uint32(rest)), int(binary.BigEndian.Uint32(rest[4:]))
+			if next >= len(entries) || entries[next].at != at || entries[next].kept || nr < 0 || nr > len(entries)-next {
+				return errIndexFormat
+			}
+			next += nr
+		}
+		if next != len(entries) {
+			return errIndexFormat
+		}
 	}
 	for _, e := range entries {
 		// A split index's entry that replaces one of its shared index

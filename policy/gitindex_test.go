@@ -52,13 +52,15 @@ func TestGitIndexSafe(t *testing.T) {
 		init  []string
 		steps [][]string
 	}{
-		"v2":       {nil, append(files, add, commit)},
-		"v3":       {nil, append(files, []string{"write", "n", "x"}, []string{"add", "-N", "n"}, add)},
-		"v4":       {nil, append(files, add, []string{"update-index", "--index-version", "4"})},
-		"sha256":   {[]string{"--object-format=sha256"}, append(files, add, commit)},
-		"sha256v4": {[]string{"--object-format=sha256"}, append(files, add, []string{"update-index", "--index-version", "4"})},
-		"split":    {nil, append(files, add, commit, []string{"update-index", "--split-index"}, []string{"write", "aa/x", "changed"}, []string{"write", "new", "n"}, add)},
-		"sparse":   {nil, append(files, add, commit, []string{"sparse-checkout", "init", "--cone", "--sparse-index"}, []string{"sparse-checkout", "set", "sub"})},
+		"v2":        {nil, append(files, add, commit)},
+		"v3":        {nil, append(files, []string{"write", "n", "x"}, []string{"add", "-N", "n"}, add)},
+		"v4":        {nil, append(files, add, []string{"update-index", "--index-version", "4"})},
+		"sha256":    {[]string{"--object-format=sha256"}, append(files, add, commit)},
+		"sha256v4":  {[]string{"--object-format=sha256"}, append(files, add, []string{"update-index", "--index-version", "4"})},
+		"split":     {nil, append(files, add, commit, []string{"update-index", "--split-index"}, []string{"write", "aa/x", "changed"}, []string{"write", "new", "n"}, add)},
+		"threads":   {nil, append(files, add, []string{"-c", "index.threads=2", "-c", "index.recordOffsetTable=true", "-c", "index.recordEndOfIndexEntries=true", "update-index", "--force-write-index"})},
+		"threadsv4": {nil, append(files, add, []string{"-c", "index.threads=2", "-c", "index.recordOffsetTable=true", "-c", "index.recordEndOfIndexEntries=true", "update-index", "--index-version", "4", "--force-write-index"})},
+		"sparse":    {nil, append(files, add, commit, []string{"sparse-checkout", "init", "--cone", "--sparse-index"}, []string{"sparse-checkout", "set", "sub"})},
 		"reuc": {nil, append(files, add, commit, []string{"checkout", "-q", "-b", "b"}, []string{"write", "aa/x", "b"}, []string{"commit", "-q", "-am", "b"},
 			[]string{"checkout", "-q", "-"}, []string{"write", "aa/x", "c"}, []string{"commit", "-q", "-am", "c"}, []string{"merge", "-q", "b"},
 			[]string{"write", "aa/x", "d"}, []string{"add", "aa/x"})},
@@ -78,6 +80,9 @@ func TestGitIndexSafe(t *testing.T) {
 			}
 			if name == "reuc" && what == "index" && !bytes.Contains(b, []byte("REUC")) {
 				t.Errorf("reuc: the index holds no resolve-undo extension")
+			}
+			if strings.HasPrefix(name, "threads") && (!bytes.Contains(b, []byte("IEOT")) || !bytes.Contains(b, []byte("EOIE"))) {
+				t.Errorf("%s: the index holds no offset table", name)
 			}
 			for _, swap := range [][2]string{{"xgit/hooks", ".git/hooks"}, {"aa/x", "../x"}, {"xgit/hooks", ".GIT./hook"}, {"sub/zzz", "git~1/z"}} {
 				if !bytes.Contains(b, []byte(swap[0])) {
@@ -149,5 +154,50 @@ func TestGitIndexV4Lengths(t *testing.T) {
 		if got := HashSizeOf([]byte(config)); got != want {
 			t.Errorf("HashSizeOf(%q) = %d, want %d", config, got, want)
 		}
+	}
+}
+
+// git reading an index with threads takes its entries from the blocks
+// an offset table (IEOT) lists and its extensions from where the end of
+// entries (EOIE) says: an entry hidden in another extension, which a
+// reading in order skips, is refused, as is an EOIE that points
+// elsewhere than where the entries end.
+func TestGitIndexThreadedReading(t *testing.T) {
+	entry := func(name string) []byte {
+		e := make([]byte, 62)
+		binary.BigEndian.PutUint32(e[24:], 0o100644)
+		binary.BigEndian.PutUint16(e[60:], uint16(len(name)))
+		e = append(e, name...)
+		return append(e, make([]byte, 8-(62+len(name))%8)...)
+	}
+	ext := func(sig string, data []byte) []byte {
+		return append(binary.BigEndian.AppendUint32([]byte(sig), uint32(len(data))), data...)
+	}
+	build := func(ieotAt int, eoieAt int, hidden bool) []byte {
+		b := []byte("DIRC\x00\x00\x00\x02\x00\x00\x00\x01")
+		b = append(b, entry("a")...)
+		extStart := len(b)
+		if hidden {
+			b = append(b, ext("ZZZZ", entry(".git/hooks/x"))...)
+		}
+		ieot := binary.BigEndian.AppendUint32(nil, 1)
+		ieot = binary.BigEndian.AppendUint32(ieot, uint32(ieotAt))
+		ieot = binary.BigEndian.AppendUint32(ieot, 1)
+		b = append(b, ext("IEOT", ieot)...)
+		if eoieAt < 0 {
+			eoieAt = extStart
+		}
+		b = append(b, ext("EOIE", append(binary.BigEndian.AppendUint32(nil, uint32(eoieAt)), make([]byte, 20)...))...)
+		return append(b, make([]byte, 20)...)
+	}
+	if err := GitIndexSafe(build(12, -1, false), 20); err != nil {
+		t.Errorf("a consistent offset table refused: %v", err)
+	}
+	hiddenAt := 12 + len(entry("a")) + 8
+	if GitIndexSafe(build(hiddenAt, -1, true), 20) == nil {
+		t.Error("an offset table leading to an entry hidden in an extension taken")
+	}
+	if GitIndexSafe(build(12, 12+len(entry("a"))+8, true), 20) == nil {
+		t.Error("an end of entries pointing into an extension taken")
 	}
 }

@@ -96,6 +96,7 @@ func TestGitConfigSafe(t *testing.T) {
 		"[user]\n\tname = \"a\\\n # still quoted\"\n",
 		"[user]\n\tname = a # a comment ends the value, its backslash too \\\n\temail = b\n",
 		"[core]\n\tbare\n",
+		"[extensions]\n\tobjectFormat = sha256\n",
 		"",
 	}
 	for _, c := range ok {
@@ -107,6 +108,9 @@ func TestGitConfigSafe(t *testing.T) {
 		"[core]\n\tfsmonitor = /tmp/x\n",
 		"[core]\n\thooksPath = /tmp\n",
 		"[core]\n\tworktree = ../../../lib\n", // checkouts write where it leads
+		"[extensions]\n\tobjectformat = sha256 ; c\n", // read as the guard reads it, or not at all
+		"[extensions]\n\tobjectformat = \"sha256\"\n",
+		"[extensions]\n\tobjectformat = sha256\n\tobjectformat = sha1\n",
 		"[Core]\n\tSSHCommand = evil\n",
 		"[core] pager = evil\n",
 		"[core]\n\teditor = evil\n",
