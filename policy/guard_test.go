@@ -107,7 +107,7 @@ func TestGitConfigSafe(t *testing.T) {
 	bad := []string{
 		"[core]\n\tfsmonitor = /tmp/x\n",
 		"[core]\n\thooksPath = /tmp\n",
-		"[core]\n\tworktree = ../../../lib\n", // checkouts write where it leads
+		"[core]\n\tworktree = ../../../lib\n",         // checkouts write where it leads
 		"[extensions]\n\tobjectformat = sha256 ; c\n", // read as the guard reads it, or not at all
 		"[extensions]\n\tobjectformat = \"sha256\"\n",
 		"[extensions]\n\tobjectformat = sha256\n\tobjectformat = sha1\n",
