@@ -209,8 +209,14 @@ func indexPaths(b []byte, hashSize int) error {
 	}
 	for _, e := range entries {
 		// A split index's entry that replaces one of its shared index
-		// has no name: the shared index's, judged on its own, is kept.
+		// has no name: the shared index's, judged on its own, is kept
+		// (not as a symlink).
 		if e.name == "" && split {
+			if e.mode&0o170000 == 0o120000 {
+				// As a symlink, the shared entry's name would go
+				// unjudged as one (.gitmodules).
+				return errors.New("a split index's replacement as a symlink")
+			}
 			continue
 		}
 		if err := checkoutPath(e.name, e.mode); err != nil {
