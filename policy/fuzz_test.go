@@ -114,7 +114,8 @@ func FuzzGitIndexSafe(f *testing.F) {
 		}
 		for _, v := range []string{"2", "4"} {
 			gitCmd(repo, "add", ".")
-			gitCmd(repo, "update-index", "--index-version", v)
+			gitCmd(repo, "-c", "index.threads=2", "-c", "index.recordOffsetTable=true", "-c", "index.recordEndOfIndexEntries=true",
+				"update-index", "--index-version", v, "--force-write-index")
 			if b, err := os.ReadFile(filepath.Join(repo, ".git/index")); err == nil {
 				f.Add(b)
 			}
@@ -132,22 +133,26 @@ func FuzzGitIndexSafe(f *testing.F) {
 		if err := os.WriteFile(filepath.Join(repo, ".git/index"), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		cmd := exec.Command(git, "ls-files", "-s", "-z", "--sparse")
-		cmd.Dir = repo
-		cmd.Env = []string{"HOME=" + dir, "GIT_CONFIG_NOSYSTEM=1", "PATH=/usr/bin:/bin"}
-		out, err := cmd.Output()
-		if err != nil {
-			return // git refuses the index: it checks nothing out
-		}
-		for _, line := range strings.Split(string(out), "\x00") {
-			// "mode object stage\tpath"
-			meta, path, ok := strings.Cut(line, "\t")
-			if !ok {
-				continue
+		// In order, and with threads (git then reads the blocks of an
+		// offset table).
+		for _, threads := range []string{"index.threads=1", "index.threads=4"} {
+			cmd := exec.Command(git, "-c", threads, "ls-files", "-s", "-z", "--sparse")
+			cmd.Dir = repo
+			cmd.Env = []string{"HOME=" + dir, "GIT_CONFIG_NOSYSTEM=1", "PATH=/usr/bin:/bin"}
+			out, err := cmd.Output()
+			if err != nil {
+				continue // git refuses the index: it checks nothing out
 			}
-			mode, _ := strconv.ParseUint(strings.Fields(meta)[0], 8, 32)
-			if err := checkoutPath(path, uint32(mode)); err != nil {
-				t.Fatalf("accepted an index where git lists %q (mode %o): %v", path, mode, err)
+			for _, line := range strings.Split(string(out), "\x00") {
+				// "mode object stage\tpath"
+				meta, path, ok := strings.Cut(line, "\t")
+				if !ok {
+					continue
+				}
+				mode, _ := strconv.ParseUint(strings.Fields(meta)[0], 8, 32)
+				if err := checkoutPath(path, uint32(mode)); err != nil {
+					t.Fatalf("accepted an index where git (%s) lists %q (mode %o): %v", threads, path, mode, err)
+				}
 			}
 		}
 	})

@@ -161,6 +161,7 @@ func indexPaths(b []byte, hashSize int) error {
 	extensions := off
 	var ieot []byte
 	split := false
+	seen := map[string]bool{}
 	for off+8 <= end {
 		sig := string(b[off : off+4])
 		size := int(binary.BigEndian.Uint32(b[off+4:]))
@@ -168,6 +169,12 @@ func indexPaths(b []byte, hashSize int) error {
 		if size < 0 || off+size > end {
 			return errIndexFormat
 		}
+		// git writes each once; reading, it takes the first of some
+		// (IEOT) and the last of others: a second is refused.
+		if seen[sig] {
+			return errIndexFormat
+		}
+		seen[sig] = true
 		switch sig {
 		case "REUC":
 			if err := resolveUndoPaths(b[off:off+size], hashSize); err != nil {
@@ -242,7 +249,13 @@ func resolveUndoPaths(b []byte, hashSize int) error {
 			if nul < 0 {
 				return errIndexFormat
 			}
-			if strings.Trim(string(b[:nul]), "0") != "" {
+			// git reads the mode with strtoul: only octal digits are
+			// read the same by both (a "-0" is a zero to git).
+			mode := string(b[:nul])
+			if mode == "" || strings.Trim(mode, "01234567") != "" {
+				return errIndexFormat
+			}
+			if strings.Trim(mode, "0") != "" {
 				ids++
 			}
 			b = b[nul+1:]

@@ -200,4 +200,31 @@ func TestGitIndexThreadedReading(t *testing.T) {
 	if GitIndexSafe(build(12, 12+len(entry("a"))+8, true), 20) == nil {
 		t.Error("an end of entries pointing into an extension taken")
 	}
+	// git follows the first offset table, a reading that checked only
+	// the last would not see where it leads.
+	twice := []byte("DIRC\x00\x00\x00\x02\x00\x00\x00\x01")
+	twice = append(twice, entry("a")...)
+	extStart := len(twice)
+	table := func(at int) []byte {
+		return binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32(nil, 1), uint32(at)), 1)
+	}
+	twice = append(twice, ext("IEOT", table(extStart+8+12+8+4))...)
+	twice = append(twice, ext("IEOT", append(binary.BigEndian.AppendUint32(nil, 0), entry(".git/hooks/x")...))...)
+	twice = append(twice, ext("IEOT", table(12))...)
+	twice = append(twice, ext("EOIE", append(binary.BigEndian.AppendUint32(nil, uint32(extStart)), make([]byte, 20)...))...)
+	twice = append(twice, make([]byte, 20)...)
+	if GitIndexSafe(twice, 20) == nil {
+		t.Error("an index with three offset tables taken")
+	}
+}
+
+// A resolve-undo mode git reads with strtoul is taken only in octal
+// digits: "-0" is a zero to git, and no object id follows it.
+func TestGitIndexResolveUndoModes(t *testing.T) {
+	if err := resolveUndoPaths([]byte("a\x00100644\x000\x000\x00"+strings.Repeat("x", 20)), 20); err != nil {
+		t.Errorf("a plain record refused: %v", err)
+	}
+	if resolveUndoPaths([]byte("a\x00-0\x000\x000\x00"+strings.Repeat("x", 20)), 20) == nil {
+		t.Error("a mode git reads otherwise taken")
+	}
 }
