@@ -1537,11 +1537,22 @@ func underDotGit(p string) bool {
 // out a path into such a directory (a --separate-git-dir put in the
 // work tree, a bare repository) as into any other.
 func gitDirBeneath(dir int) bool {
+	return treeHas(dir, 0, func(d int) bool { return gitDir(d, ".") }, nil,
+		func(e fs.DirEntry) bool { return strings.EqualFold(e.Name(), ".git") })
+}
+
+// treeHas walks the tree at dir, symlinks not followed, and reports
+// whether at says yes of one of its directories (open at d) or entry of
+// one of their entries; and, failing closed, whether a directory cannot
+// be read or the tree holds more than limit entries (0: no bound).
+// Every directory is entered but those skip names.
+func treeHas(dir, limit int, at func(d int) bool, entry, skip func(fs.DirEntry) bool) bool {
+	seen := 0
 	var walk func(d int) bool
 	walk = func(d int) bool {
 		f := os.NewFile(uintptr(d), "")
 		defer f.Close()
-		if gitDir(d, ".") {
+		if at != nil && at(d) {
 			return true
 		}
 		entries, err := f.ReadDir(-1)
@@ -1549,7 +1560,13 @@ func gitDirBeneath(dir int) bool {
 			return true
 		}
 		for _, e := range entries {
-			if !e.IsDir() || strings.EqualFold(e.Name(), ".git") {
+			if seen++; limit > 0 && seen > limit {
+				return true
+			}
+			if entry != nil && entry(e) {
+				return true
+			}
+			if !e.IsDir() || skip != nil && skip(e) {
 				continue
 			}
 			sub, err := unix.Openat(d, e.Name(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
@@ -1572,33 +1589,7 @@ func (k *call) linkInGitDir(op string, pl place) unix.Errno {
 // holdsSymlink reports whether the tree at dir holds a symlink, or more
 // than maxMovedTree entries, or anything the guard cannot read.
 func holdsSymlink(dir int) bool {
-	seen := 0
-	var walk func(d int) bool
-	walk = func(d int) bool {
-		f := os.NewFile(uintptr(d), "")
-		defer f.Close()
-		entries, err := f.ReadDir(-1)
-		if err != nil {
-			return true
-		}
-		for _, e := range entries {
-			if seen++; seen > maxMovedTree {
-				return true
-			}
-			switch {
-			case e.Type()&fs.ModeSymlink != 0:
-				return true
-			case e.IsDir():
-				sub, err := unix.Openat(d, e.Name(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-				if err != nil || walk(sub) {
-					return true
-				}
-			}
-		}
-		return false
-	}
-	d, err := unix.Openat(dir, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	return err != nil || walk(d)
+	return treeHas(dir, maxMovedTree, nil, func(e fs.DirEntry) bool { return e.Type()&fs.ModeSymlink != 0 }, nil)
 }
 
 // unsafeToMark reports whether dir holds hooks other than samples, or a
