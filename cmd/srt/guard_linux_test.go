@@ -935,9 +935,7 @@ unshare -r sh -c 'touch nested; chown 0:0 nested && echo NESTED-OK'`
 // while the command runs; judged from outside, as both users.
 func TestGuardUnjudgeable(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
-		if _, err := exec.LookPath("git"); err != nil {
-			t.Skip("requires git")
-		}
+		requireGit(t)
 		b := newBox(t)
 		exe := testExe(t)
 		hook := "#!/bin/sh\nexit 0\n"
@@ -1153,9 +1151,7 @@ unshare -Urm sh -c 'mount --bind ~/.tok ~/.tok && cat ~/.tok'; echo END`
 // The host makes the repositories; judged from outside, as both users.
 func TestGuardNoWorktreeKey(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
-		if _, err := exec.LookPath("git"); err != nil {
-			t.Skip("requires git")
-		}
+		requireGit(t)
 		b := newBox(t)
 		host := func(dir string, args ...string) { t.Helper(); hostGit(t, dir, args...) }
 		host(b.W, "init", "-q", "lib")
@@ -1240,9 +1236,7 @@ echo EVIL > x && mv x scripts/pre-commit; echo END`
 // before the run. Judged from outside with the host's git; as both users.
 func TestGuardExistingRepoConfig(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
-		if _, err := exec.LookPath("git"); err != nil {
-			t.Skip("requires git")
-		}
+		requireGit(t)
 		b := newBox(t)
 		hostGit(t, b.W, "init", "-q", "r")
 		hostGit(t, b.path("r"), "commit", "-q", "--allow-empty", "-m", "one")
@@ -1286,9 +1280,7 @@ cp evil r/.git/config; cp evil x && mv -f x r/.git/config; ln -f evil r/.git/con
 // outside, as both users.
 func TestGuardRebaseTodo(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
-		if _, err := exec.LookPath("git"); err != nil {
-			t.Skip("requires git")
-		}
+		requireGit(t)
 		b := newBox(t)
 		canary := filepath.Join(b.W, "ran")
 		script := fmt.Sprintf(`export GIT_EDITOR=true GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@example.com GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@example.com
@@ -1345,9 +1337,7 @@ func hostGit(t *testing.T, dir string, args ...string) {
 // file. Both users.
 func TestGuardGitDirSymlinks(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
-		if _, err := exec.LookPath("git"); err != nil {
-			t.Skip("requires git")
-		}
+		requireGit(t)
 		b := newBox(t)
 		out := filepath.Join(filepath.Dir(b.W), "out")
 		victim := filepath.Join(filepath.Dir(b.W), "victim")
@@ -1443,9 +1433,7 @@ echo new > ~/.config/nvim/init.lua; echo END`
 // works. Judged from outside after the host continues; both users.
 func TestGuardMergeStrategy(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
-		if _, err := exec.LookPath("git"); err != nil {
-			t.Skip("requires git")
-		}
+		requireGit(t)
 		b := newBox(t)
 		canary := filepath.Join(filepath.Dir(b.W), "ran")
 		hostGit(t, b.W, "init", "-q", "r")
@@ -1487,9 +1475,7 @@ echo END`, prog)
 // The host checks out after the run; judged from outside; both users.
 func TestGuardIndexPaths(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
-		if _, err := exec.LookPath("git"); err != nil {
-			t.Skip("requires git")
-		}
+		requireGit(t)
 		b := newBox(t)
 		canary := filepath.Join(filepath.Dir(b.W), "ran")
 		hostGit(t, b.W, "init", "-q", "r")
@@ -1558,9 +1544,7 @@ func craftIndex(t *testing.T, repo, payload string) []byte {
 // restores and prunes after the run; judged from outside; both users.
 func TestGuardGitDirsInWorkTrees(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
-		if _, err := exec.LookPath("git"); err != nil {
-			t.Skip("requires git")
-		}
+		requireGit(t)
 		b := newBox(t)
 		canary := filepath.Join(filepath.Dir(b.W), "ran")
 		victim := filepath.Join(filepath.Dir(b.W), "victim")
@@ -1611,4 +1595,12 @@ echo END`, canary, victim)
 			t.Errorf("the host's git pruned outside: %v", err)
 		}
 	})
+}
+
+// requireGit skips a test that needs the host's git, saying so.
+func requireGit(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("requires git")
+	}
 }
