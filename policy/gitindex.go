@@ -181,7 +181,8 @@ func indexPaths(b []byte, hashSize int) error {
 				return err
 			}
 		case "link":
-			split = true
+			// Names come from a shared index only when one is named.
+			split = size >= hashSize && bytes.Count(b[off:off+hashSize], []byte{0}) != hashSize
 		case "IEOT":
 			ieot = b[off : off+size]
 		}
