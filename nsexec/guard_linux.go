@@ -1451,9 +1451,8 @@ func gitDirLike(dir int, rel string) bool {
 }
 
 // gitDir reports whether the directory at dir/rel is one git takes for
-// a git directory: objects and refs, or a HEAD and a commondir (git's
-// is_git_directory, and a worktree's common directory). One the guard
-// cannot look into may be.
+// a git directory: a HEAD, and objects and refs or a commondir (git's
+// is_git_directory). One the guard cannot look into may be.
 func gitDir(dir int, rel string) bool {
 	return gitDirWith(dir, rel, "")
 }
@@ -1473,9 +1472,26 @@ func gitDirWith(dir int, rel, made string) bool {
 		err := unix.Fstatat(d, name, &st, unix.AT_SYMLINK_NOFOLLOW)
 		return err == nil || err != unix.ENOENT && err != unix.ENOTDIR
 	}
-	// A common directory (what a worktree's commondir names) needs no
-	// HEAD of its own.
-	return has("HEAD") && has("commondir") || has("objects") && has("refs")
+	return has("HEAD") && (has("commondir") || has("objects") && has("refs"))
+}
+
+// commonDirLike reports whether dir/rel holds objects and refs: what a
+// worktree's commondir may name, which needs no HEAD of its own.
+func commonDirLike(dir int, rel string) bool {
+	var st unix.Stat_t
+	return unix.Fstatat(dir, path.Join(rel, "objects"), &st, unix.AT_SYMLINK_NOFOLLOW) == nil &&
+		unix.Fstatat(dir, path.Join(rel, "refs"), &st, unix.AT_SYMLINK_NOFOLLOW) == nil
+}
+
+// gitInternalNames are the names git reads or writes at the top of a
+// (common) git directory.
+var gitInternalNames = map[string]bool{
+	"head": true, "fetch_head": true, "orig_head": true, "merge_head": true, "cherry_pick_head": true, "revert_head": true,
+	"auto_merge": true, "commit_editmsg": true, "merge_msg": true, "merge_mode": true, "squash_msg": true, "tag_editmsg": true,
+	"config": true, "config.worktree": true, "index": true, "packed-refs": true, "shallow": true, "description": true,
+	"hooks": true, "info": true, "logs": true, "objects": true, "refs": true, "worktrees": true, "modules": true,
+	"rebase-merge": true, "rebase-apply": true, "sequencer": true, "rr-cache": true, "lfs": true, "commondir": true,
+	"gitdir": true, "gc.pid": true, "gc.log": true, "branches": true, "remotes": true,
 }
 
 // inGitDir reports whether the name at pl lies inside a git directory: a
@@ -1491,10 +1507,18 @@ func (k *call) inGitDir(pl place) bool {
 			return true
 		}
 	}
+	// The names beneath each directory above, first first: under a
+	// common directory (objects and refs, no HEAD), only git's own.
+	names := append(parts, pl.name)
 	rel := "."
 	for i := 0; i <= len(parts); i++ {
 		if gitDir(pl.dir, rel) {
 			return true
+		}
+		if first := names[len(names)-1-i]; gitInternalNames[strings.ToLower(first)] || strings.HasPrefix(strings.ToLower(first), "bisect_") {
+			if commonDirLike(pl.dir, rel) {
+				return true
+			}
 		}
 		rel = path.Join(rel, "..")
 	}
@@ -1570,6 +1594,12 @@ func treeHas(dir, limit int, at func(d int) bool, entry, skip func(fs.DirEntry) 
 				continue
 			}
 			sub, err := unix.Openat(d, e.Name(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			if err == unix.EACCES && !ownDir(d, e.Name()) {
+				// Another user's directory the guard, as the command,
+				// cannot read: the command could not have put anything
+				// there either (a database's volume).
+				continue
+			}
 			if err != nil || walk(sub) {
 				return true
 			}
@@ -1578,6 +1608,20 @@ func treeHas(dir, limit int, at func(d int) bool, entry, skip func(fs.DirEntry) 
 	}
 	d, err := unix.Openat(dir, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	return err != nil || walk(d)
+}
+
+// ownDir reports whether dir/name is owned by the user the guard acts as
+// (or cannot be told not to be).
+func ownDir(dir int, name string) bool {
+	var st unix.Stat_t
+	return unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Uid == uint32(unix.Geteuid())
+}
+
+// mergeProgramDir refuses a directory or symlink at pl named as a merge
+// strategy's program's directory (policy.MergeProgramPrefix).
+func (k *call) mergeProgramDir(op string, pl place) unix.Errno {
+	return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: pl.full(),
+		Reason: "a directory named " + policy.MergeProgramPrefix + "*, from which the host's git rebase --continue could run a merge strategy's program"})
 }
 
 // linkInGitDir refuses a symlink at pl, in a git directory (inGitDir).
@@ -2145,6 +2189,9 @@ func (k *call) make(op seccomp.FileOp, dir int, name string, mode uint32, dev in
 	if e := k.mayMake(op.String(), pl, op == seccomp.FileMkdir); e != 0 {
 		return e
 	}
+	if op == seccomp.FileMkdir && policy.IsMergeProgramDir(pl.name) {
+		return k.mergeProgramDir("mkdir", pl)
+	}
 	if op == seccomp.FileMkdir {
 		if n, _ := k.judge(pl); n == policy.HooksDir {
 			// A repository's hooks directory is no one else's to write:
@@ -2290,6 +2337,9 @@ func (k *call) symlink(target string, dir int, name string) unix.Errno {
 	if k.inGitDir(pl) {
 		return k.linkInGitDir("symlink", pl)
 	}
+	if policy.IsMergeProgramDir(pl.name) {
+		return k.mergeProgramDir("symlink", pl)
+	}
 	if e := k.aboveLater("symlink", pl.full(), target); e != 0 {
 		return e
 	}
@@ -2361,6 +2411,9 @@ func (k *call) link(dir int, old string, dir2 int, name string, flags int) unix.
 		}
 		if k.inGitDir(dst) {
 			return k.linkInGitDir("link", dst)
+		}
+		if policy.IsMergeProgramDir(dst.name) {
+			return k.mergeProgramDir("link", dst)
 		}
 		if e := k.aboveLater("link", dst.full(), target); e != 0 {
 			return e
@@ -2471,6 +2524,8 @@ func (k *call) rename(dir int, old string, dir2 int, name string, flags int) uni
 			return policy.Context, unix.EXDEV
 		case kind == unix.S_IFLNK && k.inGitDir(p):
 			return n, k.linkInGitDir("rename", p)
+		case (kind == unix.S_IFDIR || kind == unix.S_IFLNK) && policy.IsMergeProgramDir(p.name):
+			return n, k.mergeProgramDir("rename", p)
 		case n == policy.HooksDir:
 			return n, k.deny(unix.EACCES, "rename", full, rule, n)
 		case n == policy.GitConfig && (kind != unix.S_IFREG || flags != 0):

@@ -122,7 +122,7 @@ func (g Guard) Judge(path string) (Name, string) {
 			}
 		}
 	}
-	if contains(protectedFiles, lower[last]) || strings.HasPrefix(lower[last], MergeProgramPrefix) {
+	if contains(protectedFiles, lower[last]) {
 		return Protected, path
 	}
 	for _, pp := range protectedPaths {
@@ -147,10 +147,18 @@ func (g Guard) Judge(path string) (Name, string) {
 // program: a rebase or cherry-pick left stopped names its strategy in
 // its state (rebase-merge/strategy, sequencer/opts), and git runs
 // "git-merge-<strategy>"; with a slash in the strategy, from the work
-// tree ("git-merge-x/y"), not from git's own directory. No name beginning
-// so is made, so no state the command leaves can lead the host's git
-// rebase --continue to a program of the command's.
+// tree ("git-merge-x/y"), not from git's own directory (without one,
+// from PATH only). So no directory, nor symlink, whose name begins so
+// (any case) is made: no state the command leaves can lead the host's
+// git rebase --continue to a program of the command's. Files may be
+// (git's own sources hold git-merge-octopus.sh).
 const MergeProgramPrefix = "git-merge-"
+
+// IsMergeProgramDir reports whether name may not be a directory or a
+// symlink (see MergeProgramPrefix).
+func IsMergeProgramDir(name string) bool {
+	return len(name) >= len(MergeProgramPrefix) && strings.EqualFold(name[:len(MergeProgramPrefix)], MergeProgramPrefix)
+}
 
 // equalTail reports whether parts ends with tail.
 func equalTail(parts, tail []string) bool {

@@ -236,14 +236,11 @@ func TestProtectedPaths(t *testing.T) {
 	}
 }
 
-// A name git would run as a merge strategy's program is never made.
+// A name git would run as a merge strategy's program's directory.
 func TestMergeProgramNames(t *testing.T) {
-	for p, want := range map[string]Name{
-		"/w/git-merge-x": Protected, "/w/a/GIT-MERGE-ours": Protected, "git-merge-": Protected,
-		"/w/git-merge": Free, "/w/my-git-merge-x": Free, "/w/git-merge-x/y": Free, // beneath one the host made
-	} {
-		if n, _ := (Guard{}).Judge(p); n != want {
-			t.Errorf("Judge(%q) = %v, want %v", p, n, want)
+	for name, want := range map[string]bool{"git-merge-x": true, "GIT-MERGE-ours": true, "git-merge-": true, "git-merge": false, "my-git-merge-x": false} {
+		if got := IsMergeProgramDir(name); got != want {
+			t.Errorf("IsMergeProgramDir(%q) = %v, want %v", name, got, want)
 		}
 	}
 }

@@ -1428,9 +1428,9 @@ echo new > ~/.config/nvim/init.lua; echo END`
 
 // A rebase left stopped names its merge strategy in its state, and the
 // host's git rebase --continue runs "git-merge-<strategy>", with a slash
-// from the work tree: no name beginning git-merge- is made, however
-// (mkdir, a file, a symlink, a rename). Rebasing with a strategy still
-// works. Judged from outside after the host continues; both users.
+// from the work tree: no directory or symlink named git-merge-* is made,
+// however (mkdir, a symlink, a rename); a file may be (git's sources
+// hold git-merge-octopus.sh). Rebasing with a strategy still works. Judged from outside after the host continues; both users.
 func TestGuardMergeStrategy(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
 		requireGit(t)
@@ -1455,8 +1455,13 @@ echo END`, prog)
 			t.Fatalf("the script did not run: %+v", r)
 		}
 		matches, _ := filepath.Glob(b.path("r/[gG]it-[mM]erge-*"))
-		if len(matches) > 0 {
-			t.Errorf("a merge program's name was made: %v", matches)
+		for _, m := range matches {
+			if fi, err := os.Lstat(m); err == nil && !fi.Mode().IsRegular() {
+				t.Errorf("a merge program's directory or link was made: %s", m)
+			}
+		}
+		if _, err := os.Lstat(b.path("r/git-merge-u")); err != nil {
+			t.Errorf("a file named git-merge-u was not made: %v", err)
 		}
 		cont := exec.Command("git", "-C", b.path("r"), "-c", "user.name=a", "-c", "user.email=a@example.com", "rebase", "--continue")
 		cont.Env = append(os.Environ(), "GIT_EDITOR=true")
@@ -1603,4 +1608,33 @@ func requireGit(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("requires git")
 	}
+}
+
+// What only looks like git's in part stays ordinary: directories named
+// objects and refs side by side (a project's src/), symlinks beneath
+// them (npm's .bin), git init over a tree that holds such a pair, files
+// named git-merge-*, and, as root's guard acts as no other user, git init
+// over another user's directory it cannot read (a database's volume).
+// Both users.
+func TestGuardLooksLikeGit(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		requireGit(t)
+		b := newBox(t)
+		hostGit(t, b.W, "init", "-q", "w")
+		b.write("ip/node_modules/p/lib/objects/o.js", "x")
+		b.write("ip/node_modules/p/lib/refs/r.js", "x")
+		b.write("ip/pgdata/x", "x")
+		if os.Geteuid() == 0 {
+			os.Chown(b.path("ip/pgdata"), 12345, 12345)
+			os.Chmod(b.path("ip/pgdata"), 0o700)
+		}
+		script := `cd w && mkdir -p src/objects src/refs && echo x > src/refs/useRef.js && mkdir -p src/a && ln -s ../x src/a/link && printf x > git-merge-octopus.sh && echo W-OK
+cd ../ip && git init -q && echo INIT-OK`
+		r := b.run(fsMap{"allowWrite": []string{"."}}, script)
+		for _, want := range []string{"W-OK", "INIT-OK"} {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("%s missing: %+v", want, r)
+			}
+		}
+	})
 }
