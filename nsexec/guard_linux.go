@@ -437,6 +437,8 @@ func gitFileIs(name string) string {
 	switch {
 	case name == policy.RebaseTodo:
 		return "a rebase's todo list"
+	case name == policy.RebaseStrategy || name == policy.SequencerOpts:
+		return "a rebase's or cherry-pick's merge strategy"
 	case policy.IsIndexName(name):
 		return "a repository's index"
 	}
@@ -1144,7 +1146,8 @@ func (k *call) foundAgain(path string, st *unix.Stat_t) (place, bool) {
 // mark. Any other name is judged by the name rules alone.
 func gitNamed(dir, name string) bool {
 	return dir == "hooks" || name == "hooks" || gitConfigNames[name] || gitMarks[name] ||
-		name == "rebase-merge" || dir == "rebase-merge" && name == policy.RebaseTodo || policy.IsIndexName(name) ||
+		name == "rebase-merge" || dir == "rebase-merge" && (name == policy.RebaseTodo || name == policy.RebaseStrategy) ||
+		dir == "sequencer" && name == policy.SequencerOpts || policy.IsIndexName(name) ||
 		strings.EqualFold(name, ".git")
 }
 
@@ -1181,7 +1184,7 @@ func (k *call) judge(pl place) (policy.Name, string) {
 		if gitDirLike(pl.dir, ".") {
 			return policy.Context, full // a directory moved there brings a todo list unseen
 		}
-	case pl.name == policy.RebaseTodo:
+	case pl.name == policy.RebaseTodo || pl.name == policy.RebaseStrategy || pl.name == policy.SequencerOpts:
 		if gitDirLike(pl.dir, "..") {
 			return policy.GitConfig, full
 		}
@@ -1206,6 +1209,11 @@ func (k *call) judge(pl place) (policy.Name, string) {
 			if workTreeAbove(pl.dir, pl.path) {
 				return policy.Protected, full + " (its directory lies in a work tree, where the host's checkout would write into it, and would become a git directory)"
 			}
+		}
+		// The mark that makes it what a worktree's commondir may name:
+		// no symlink at git's own names (see inGitDir).
+		if !commonDirLike(pl.dir, ".") && commonDirLikeWith(pl.dir, ".", pl.name) && symlinkAtGitNames(pl.dir) {
+			return policy.Protected, full + " (its directory holds a symlink at one of git's own names, and would become a common git directory)"
 		}
 	}
 	return n, rule
@@ -1247,7 +1255,8 @@ func (k *call) judgedGitFiles(dir int) []string {
 			names = append(names, name)
 		}
 	}
-	names = append(names, policy.GitIndexName, path.Join("rebase-merge", policy.RebaseTodo))
+	names = append(names, policy.GitIndexName, path.Join("rebase-merge", policy.RebaseTodo), path.Join("rebase-merge", policy.RebaseStrategy),
+		path.Join("sequencer", policy.SequencerOpts))
 	if d, err := unix.Openat(dir, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
 		f := os.NewFile(uintptr(d), "")
 		all, _ := f.Readdirnames(-1)
@@ -1478,9 +1487,52 @@ func gitDirWith(dir int, rel, made string) bool {
 // commonDirLike reports whether dir/rel holds objects and refs: what a
 // worktree's commondir may name, which needs no HEAD of its own.
 func commonDirLike(dir int, rel string) bool {
-	var st unix.Stat_t
-	return unix.Fstatat(dir, path.Join(rel, "objects"), &st, unix.AT_SYMLINK_NOFOLLOW) == nil &&
-		unix.Fstatat(dir, path.Join(rel, "refs"), &st, unix.AT_SYMLINK_NOFOLLOW) == nil
+	return commonDirLikeWith(dir, rel, "")
+}
+
+// commonDirLikeWith is commonDirLike once the name made is made.
+func commonDirLikeWith(dir int, rel, made string) bool {
+	has := func(name string) bool {
+		var st unix.Stat_t
+		return name == made || unix.Fstatat(dir, path.Join(rel, name), &st, unix.AT_SYMLINK_NOFOLLOW) == nil
+	}
+	return has("objects") && has("refs")
+}
+
+// symlinkAtGitNames reports whether dir holds a symlink at one of git's
+// own names, or beneath one (see holdsSymlink).
+func symlinkAtGitNames(dir int) bool {
+	d, err := unix.Openat(dir, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return true
+	}
+	f := os.NewFile(uintptr(d), "")
+	entries, err := f.ReadDir(-1)
+	defer f.Close()
+	if err != nil {
+		return true
+	}
+	for _, e := range entries {
+		lower := strings.ToLower(e.Name())
+		if !gitInternalNames[lower] && !strings.HasPrefix(lower, "bisect_") {
+			continue
+		}
+		if e.Type()&fs.ModeSymlink != 0 {
+			return true
+		}
+		if e.IsDir() {
+			sub, err := unix.Openat(d, e.Name(), unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			if err != nil {
+				return true
+			}
+			held := holdsSymlink(sub)
+			unix.Close(sub)
+			if held {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // gitInternalNames are the names git reads or writes at the top of a
@@ -1512,11 +1564,17 @@ func (k *call) inGitDir(pl place) bool {
 	names := append(parts, pl.name)
 	rel := "."
 	for i := 0; i <= len(parts); i++ {
-		if gitDir(pl.dir, rel) {
+		// What is made counts as there: a symlink named objects beside
+		// refs is a mark of its own.
+		made := ""
+		if i == 0 {
+			made = pl.name
+		}
+		if gitDirWith(pl.dir, rel, made) {
 			return true
 		}
 		if first := names[len(names)-1-i]; gitInternalNames[strings.ToLower(first)] || strings.HasPrefix(strings.ToLower(first), "bisect_") {
-			if commonDirLike(pl.dir, rel) {
+			if commonDirLikeWith(pl.dir, rel, made) {
 				return true
 			}
 		}
@@ -1594,10 +1652,10 @@ func treeHas(dir, limit int, at func(d int) bool, entry, skip func(fs.DirEntry) 
 				continue
 			}
 			sub, err := unix.Openat(d, e.Name(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-			if err == unix.EACCES && !ownDir(d, e.Name()) {
+			if err == unix.EACCES && !ownDir(d, e.Name()) && unix.Faccessat(d, e.Name(), unix.W_OK, unix.AT_EACCESS) != nil {
 				// Another user's directory the guard, as the command,
-				// cannot read: the command could not have put anything
-				// there either (a database's volume).
+				// can neither read nor write: the command could not have
+				// put anything there either (a database's volume).
 				continue
 			}
 			if err != nil || walk(sub) {

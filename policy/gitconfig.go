@@ -65,10 +65,57 @@ func GitFileSafe(name string, content []byte, hashSize int) error {
 	switch lower := strings.ToLower(name); {
 	case lower == RebaseTodo:
 		return RebaseTodoSafe(content)
+	case lower == RebaseStrategy:
+		return StrategySafe(content)
+	case lower == SequencerOpts:
+		return SequencerOptsSafe(content)
 	case IsIndexName(lower):
 		return GitIndexSafe(content, hashSize)
 	}
 	return GitConfigSafe(content)
+}
+
+// Rebase and sequencer state that names a merge strategy, which git
+// runs as git-merge-<strategy> (from the work tree with a slash in it).
+const (
+	RebaseStrategy = "strategy" // in rebase-merge
+	SequencerOpts  = "opts"     // in sequencer
+)
+
+// builtinStrategies are the merge strategies git runs itself.
+var builtinStrategies = map[string]bool{"ort": true, "recursive": true, "resolve": true, "octopus": true, "ours": true, "subtree": true}
+
+// StrategySafe reports whether a rebase's strategy file names one of
+// git's own merge strategies.
+func StrategySafe(content []byte) error {
+	if !builtinStrategies[strings.TrimSuffix(string(content), "\n")] {
+		return fmt.Errorf("a merge strategy other than git's own (%s)", "ort, recursive, resolve, octopus, ours, subtree")
+	}
+	return nil
+}
+
+// plainStrategy is the one spelling of a sequencer's strategy the guard
+// takes.
+var plainStrategy = regexp.MustCompile(`^[ \t]*strategy[ \t]*=[ \t]*(ort|recursive|resolve|octopus|ours|subtree)[ \t]*$`)
+
+// SequencerOptsSafe reports whether a cherry-pick's or revert's options
+// name no merge strategy but git's own: every line that mentions a
+// strategy, other than its options (strategy-option), is that key,
+// spelled plainly, with a built-in one.
+func SequencerOptsSafe(content []byte) error {
+	if len(content) > 1<<20 || strings.ContainsRune(string(content), 0) {
+		return fmt.Errorf("not options the guard reads")
+	}
+	for n, line := range strings.Split(string(content), "\n") {
+		lower := strings.ToLower(strings.TrimRight(line, "\r"))
+		if !strings.Contains(lower, "strategy") || regexp.MustCompile(`^[ \t]*strategy-option[ \t]*=`).MatchString(lower) && strings.Count(lower, "strategy") == 1 {
+			continue
+		}
+		if !plainStrategy.MatchString(lower) {
+			return fmt.Errorf("line %d: a merge strategy other than git's own, or not spelled plainly", n+1)
+		}
+	}
+	return nil
 }
 
 // maxRebaseTodo bounds the todo list the guard reads: a line per commit.

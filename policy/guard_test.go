@@ -244,3 +244,33 @@ func TestMergeProgramNames(t *testing.T) {
 		}
 	}
 }
+
+// A rebase's or cherry-pick's strategy is one of git's own, spelled so.
+func TestStrategySafe(t *testing.T) {
+	for _, c := range []string{"ort\n", "recursive", "ours\n"} {
+		if err := StrategySafe([]byte(c)); err != nil {
+			t.Errorf("%q refused: %v", c, err)
+		}
+	}
+	for _, c := range []string{"x/y\n", "../x\n", "ort\nx", "", "ORT\n"} {
+		if StrategySafe([]byte(c)) == nil {
+			t.Errorf("%q taken", c)
+		}
+	}
+	for _, c := range []string{"[options]\n\tstrategy = ort\n\tstrategy-option = theirs\n", "[options]\n\tgpg-sign = x\n", ""} {
+		if err := SequencerOptsSafe([]byte(c)); err != nil {
+			t.Errorf("%q refused: %v", c, err)
+		}
+	}
+	for _, c := range []string{"[options]\n\tstrategy = x/y\n", "[options] strategy = ort\n", "[options]\n\tstrategy = \"x/y\"\n", "[options]\n\tStrategy = ort ; x\n",
+		"[options]\n\tstrategy-option = a\n\tstrategy = x/y\n", "[options]\n\tstrategy-option = strategy\n"} {
+		if SequencerOptsSafe([]byte(c)) == nil {
+			t.Errorf("%q taken", c)
+		}
+	}
+	for _, p := range []string{"/w/.git/rebase-merge/strategy", "/w/.git/sequencer/opts", "/w/.git/worktrees/x/rebase-merge/strategy"} {
+		if n, _ := (Guard{}).Judge(p); n != GitConfig {
+			t.Errorf("Judge(%q) = %v", p, n)
+		}
+	}
+}

@@ -1357,6 +1357,7 @@ ln -s %[1]s ../l1 && mv ../l1 .git/ORIG_HEAD; ln -s %[1]s ../l2 && ln -P ../l2 .
 ln -s ../../x .git/rebase-merge
 cd .. && git init -q --bare B && ln -s %[1]s B/FETCH_HEAD
 mkdir P && ln -s %[2]s P/worktrees && touch P/HEAD && mkdir P/objects P/refs
+mkdir C && ln -s %[2]s C/worktrees && mkdir C/objects C/refs; mkdir -p C2/refs && ln -s %[2]s C2/objects
 echo END`, out, victim)
 		r := b.run(fsMap{"allowWrite": []string{"."}}, script)
 		if !strings.Contains(r.stdout, "END") {
@@ -1373,6 +1374,12 @@ echo END`, out, victim)
 		}
 		if _, err := os.Lstat(b.path("P/refs")); err == nil {
 			t.Error("a directory holding a symlink became a git directory")
+		}
+		if _, err := os.Lstat(b.path("C/refs")); err == nil {
+			t.Error("a directory holding a symlink at a git name became a common git directory")
+		}
+		if fi, err := os.Lstat(b.path("C2/objects")); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			t.Error("objects was made a symlink beside refs")
 		}
 		// What the command left must not lead the host's git out.
 		if _, err := os.Stat(b.path("r/.git/logs/HEAD")); err != nil {
@@ -1446,7 +1453,7 @@ func TestGuardMergeStrategy(t *testing.T) {
 		script := fmt.Sprintf(`export GIT_EDITOR=true GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@example.com GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@example.com
 cd r && git rebase -q -X theirs HEAD~1 && echo STRATEGY-OK
 GIT_SEQUENCE_EDITOR="sed -i 1s/^pick/edit/" git rebase -q -i HEAD~2 >/dev/null 2>&1; test -d .git/rebase-merge && echo STOPPED
-git commit -q --amend -m amended; printf 'x/y\n' > .git/rebase-merge/strategy
+git commit -q --amend -m amended; printf 'x/y\n' > .git/rebase-merge/strategy; printf 'x/y\n' > s.new && mv s.new .git/rebase-merge/strategy
 mkdir git-merge-x && printf '%[1]s' > git-merge-x/y && chmod +x git-merge-x/y
 mkdir -p p/q && printf '%[1]s' > p/q/y && chmod +x p/q/y && mv p/q git-merge-z; ln -s p/q git-merge-w; mv p Git-Merge-v; touch git-merge-u
 echo END`, prog)
@@ -1462,6 +1469,11 @@ echo END`, prog)
 		}
 		if _, err := os.Lstat(b.path("r/git-merge-u")); err != nil {
 			t.Errorf("a file named git-merge-u was not made: %v", err)
+		}
+		// The strategy itself, which a commit the host's own reset or
+		// pick checks out could give a directory: only git's own.
+		if strings.Contains(b.read("r/.git/rebase-merge/strategy"), "x/y") {
+			t.Errorf("the rebase's strategy names a program of the command's: %q", b.read("r/.git/rebase-merge/strategy"))
 		}
 		cont := exec.Command("git", "-C", b.path("r"), "-c", "user.name=a", "-c", "user.email=a@example.com", "rebase", "--continue")
 		cont.Env = append(os.Environ(), "GIT_EDITOR=true")
@@ -1556,6 +1568,13 @@ func TestGuardGitDirsInWorkTrees(t *testing.T) {
 		os.Mkdir(victim, 0o755)
 		os.WriteFile(filepath.Join(victim, "keep"), []byte("x"), 0o644)
 		hostGit(t, b.W, "init", "-q", "scratch")
+		// A drop box: another user's directory the command may write in
+		// but not read (root's run only: the host must chown it).
+		b.write("r7/drop/", "")
+		if os.Geteuid() == 0 {
+			os.Chown(b.path("r7/drop"), 12345, 12345)
+			os.Chmod(b.path("r7/drop"), 0o733)
+		}
 		b.write("crafted", string(craftIndex(t, b.path("scratch"), "#!/bin/sh\ntouch "+canary+"\n")))
 		script := fmt.Sprintf(`export GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@example.com GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@example.com
 mkdir r1 && cd r1 && git init -q --separate-git-dir=$PWD/gd . 2>/dev/null; cd ..
@@ -1564,6 +1583,7 @@ mkdir -p r3/x && cp crafted r3/x/index && mkdir -p r3/x/objects r3/x/refs/heads 
 mkdir -p r4/x/rebase-merge && echo 'exec touch %[1]s' > r4/x/rebase-merge/git-rebase-todo && mkdir -p r4/x/objects r4/x/refs 2>/dev/null; echo 'gitdir: x' > r4/.git
 mkdir -p r5/D/objects r5/D/refs/heads r5/G && ln -s %[2]s r5/D/worktrees 2>/dev/null
 mkdir -p r6/a && git init -q --bare r6/a/b.git && git init -q r6 2>/dev/null
+cd r7 && git init -q --bare drop/gd 2>/dev/null; printf 'gitdir: drop/gd\n' > .git 2>/dev/null; cd ..
 echo END`, canary, victim)
 		r := b.run(fsMap{"allowWrite": []string{"."}}, script)
 		if !strings.Contains(r.stdout, "END") {
@@ -1574,6 +1594,9 @@ echo END`, canary, victim)
 		isGitDir := func(p string) bool {
 			has := func(n string) bool { _, err := os.Lstat(filepath.Join(p, n)); return err == nil }
 			return has("HEAD") && has("commondir") || has("objects") && has("refs")
+		}
+		if _, err := os.Lstat(b.path("r7/.git")); err == nil && os.Geteuid() == 0 {
+			t.Error("a .git was made over a git directory hidden in a drop box")
 		}
 		for _, p := range []string{"r1/gd", "r2/inner.git", "r2/moved.git", "r3/x", "r4/x", "r6/.git"} {
 			if isGitDir(b.path(p)) && (p != "r6/.git" || isGitDir(b.path("r6/a/b.git"))) {
