@@ -437,7 +437,7 @@ func gitFileIs(name string) string {
 	switch {
 	case name == policy.RebaseTodo:
 		return "a rebase's todo list"
-	case name == policy.RebaseStrategy || name == policy.SequencerOpts:
+	case name == policy.RebaseStrategy || name == policy.RebaseStrategyOpts || name == policy.SequencerOpts:
 		return "a rebase's or cherry-pick's merge strategy"
 	case policy.IsIndexName(name):
 		return "a repository's index"
@@ -1146,7 +1146,7 @@ func (k *call) foundAgain(path string, st *unix.Stat_t) (place, bool) {
 // mark. Any other name is judged by the name rules alone.
 func gitNamed(dir, name string) bool {
 	return dir == "hooks" || name == "hooks" || gitConfigNames[name] || gitMarks[name] ||
-		name == "rebase-merge" || dir == "rebase-merge" && (name == policy.RebaseTodo || name == policy.RebaseStrategy) ||
+		name == "rebase-merge" || dir == "rebase-merge" && (name == policy.RebaseTodo || name == policy.RebaseStrategy || name == policy.RebaseStrategyOpts) ||
 		dir == "sequencer" && name == policy.SequencerOpts || policy.IsIndexName(name) ||
 		strings.EqualFold(name, ".git")
 }
@@ -1184,7 +1184,7 @@ func (k *call) judge(pl place) (policy.Name, string) {
 		if gitDirLike(pl.dir, ".") {
 			return policy.Context, full // a directory moved there brings a todo list unseen
 		}
-	case pl.name == policy.RebaseTodo || pl.name == policy.RebaseStrategy || pl.name == policy.SequencerOpts:
+	case pl.name == policy.RebaseTodo || pl.name == policy.RebaseStrategy || pl.name == policy.RebaseStrategyOpts || pl.name == policy.SequencerOpts:
 		if gitDirLike(pl.dir, "..") {
 			return policy.GitConfig, full
 		}
@@ -1255,7 +1255,7 @@ func (k *call) judgedGitFiles(dir int) []string {
 			names = append(names, name)
 		}
 	}
-	names = append(names, policy.GitIndexName, path.Join("rebase-merge", policy.RebaseTodo), path.Join("rebase-merge", policy.RebaseStrategy),
+	names = append(names, policy.GitIndexName, path.Join("rebase-merge", policy.RebaseTodo), path.Join("rebase-merge", policy.RebaseStrategy), path.Join("rebase-merge", policy.RebaseStrategyOpts),
 		path.Join("sequencer", policy.SequencerOpts))
 	if d, err := unix.Openat(dir, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
 		f := os.NewFile(uintptr(d), "")

@@ -67,6 +67,8 @@ func GitFileSafe(name string, content []byte, hashSize int) error {
 		return RebaseTodoSafe(content)
 	case lower == RebaseStrategy:
 		return StrategySafe(content)
+	case lower == RebaseStrategyOpts:
+		return StrategyOptsSafe(content)
 	case lower == SequencerOpts:
 		return SequencerOptsSafe(content)
 	case IsIndexName(lower):
@@ -78,9 +80,30 @@ func GitFileSafe(name string, content []byte, hashSize int) error {
 // Rebase and sequencer state that names a merge strategy, which git
 // runs as git-merge-<strategy> (from the work tree with a slash in it).
 const (
-	RebaseStrategy = "strategy" // in rebase-merge
-	SequencerOpts  = "opts"     // in sequencer
+	RebaseStrategy     = "strategy"      // in rebase-merge
+	RebaseStrategyOpts = "strategy_opts" // in rebase-merge
+	SequencerOpts      = "opts"          // in sequencer
 )
+
+// strategyOption is one of the -X options git's own ort and recursive
+// strategies take; git-merge-resolve and -octopus, shell scripts, pass
+// theirs on to git read-tree (--index-output=<anywhere>), so none other
+// is taken.
+var strategyOption = regexp.MustCompile(`^(ours|theirs|patience|histogram|minimal|diff-algorithm=[a-z]+|ignore-space-change|ignore-all-space|ignore-space-at-eol|ignore-cr-at-eol|renormalize|no-renormalize|no-renames|find-renames(=[0-9]{1,3}%?)?|rename-threshold=[0-9]{1,3}%?|subtree(=[A-Za-z0-9._/-]*)?)$`)
+
+// StrategyOptsSafe reports whether a rebase's strategy options are each
+// one git's own strategies take (strategyOption), written as git
+// writes them: " --<option>" in turn, optionally single-quoted.
+func StrategyOptsSafe(content []byte) error {
+	for _, f := range strings.Fields(string(content)) {
+		f = strings.Trim(f, "'")
+		opt, ok := strings.CutPrefix(f, "--")
+		if !ok || !strategyOption.MatchString(opt) {
+			return fmt.Errorf("a strategy option other than git's own strategies' (%q)", f)
+		}
+	}
+	return nil
+}
 
 // builtinStrategies are the merge strategies git runs itself.
 var builtinStrategies = map[string]bool{"ort": true, "recursive": true, "resolve": true, "octopus": true, "ours": true, "subtree": true}
@@ -98,6 +121,10 @@ func StrategySafe(content []byte) error {
 // takes.
 var plainStrategy = regexp.MustCompile(`^[ \t]*strategy[ \t]*=[ \t]*(ort|recursive|resolve|octopus|ours|subtree)[ \t]*$`)
 
+// plainStrategyOption is the one spelling of a sequencer's strategy
+// option the guard reads.
+var plainStrategyOption = regexp.MustCompile(`^[ \t]*strategy-option[ \t]*=[ \t]*([^ \t"'\\;#]*)[ \t]*$`)
+
 // SequencerOptsSafe reports whether a cherry-pick's or revert's options
 // name no merge strategy but git's own: every line that mentions a
 // strategy, other than its options (strategy-option), is that key,
@@ -108,11 +135,14 @@ func SequencerOptsSafe(content []byte) error {
 	}
 	for n, line := range strings.Split(string(content), "\n") {
 		lower := strings.ToLower(strings.TrimRight(line, "\r"))
-		if !strings.Contains(lower, "strategy") || regexp.MustCompile(`^[ \t]*strategy-option[ \t]*=`).MatchString(lower) && strings.Count(lower, "strategy") == 1 {
+		if !strings.Contains(lower, "strategy") {
+			continue
+		}
+		if m := plainStrategyOption.FindStringSubmatch(lower); m != nil && strategyOption.MatchString(m[1]) {
 			continue
 		}
 		if !plainStrategy.MatchString(lower) {
-			return fmt.Errorf("line %d: a merge strategy other than git's own, or not spelled plainly", n+1)
+			return fmt.Errorf("line %d: a merge strategy or option other than git's own, or not spelled plainly", n+1)
 		}
 	}
 	return nil

@@ -262,7 +262,20 @@ func TestStrategySafe(t *testing.T) {
 			t.Errorf("%q refused: %v", c, err)
 		}
 	}
-	for _, c := range []string{"[options]\n\tstrategy = x/y\n", "[options] strategy = ort\n", "[options]\n\tstrategy = \"x/y\"\n", "[options]\n\tStrategy = ort ; x\n",
+	for _, c := range []string{" --theirs", " '--find-renames=50%'", " --subtree=lib/x", ""} {
+		if err := StrategyOptsSafe([]byte(c)); err != nil {
+			t.Errorf("%q refused: %v", c, err)
+		}
+	}
+	for _, c := range []string{" --index-output=/tmp/x", " theirs", " --theirs --exec=x", " '--index-output=/x'"} {
+		if StrategyOptsSafe([]byte(c)) == nil {
+			t.Errorf("%q taken", c)
+		}
+	}
+	if err := SequencerOptsSafe([]byte("[options]\n\tstrategy = ort\n\tstrategy-option = theirs\n")); err != nil {
+		t.Errorf("a plain option refused: %v", err)
+	}
+	for _, c := range []string{"[options]\n\tstrategy = x/y\n", "[options] strategy = ort\n", "[options]\n\tstrategy = resolve\n\tstrategy-option = index-output=/tmp/x\n", "[options]\n\tstrategy = \"x/y\"\n", "[options]\n\tStrategy = ort ; x\n",
 		"[options]\n\tstrategy-option = a\n\tstrategy = x/y\n", "[options]\n\tstrategy-option = strategy\n"} {
 		if SequencerOptsSafe([]byte(c)) == nil {
 			t.Errorf("%q taken", c)

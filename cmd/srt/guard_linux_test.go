@@ -1454,9 +1454,10 @@ func TestGuardMergeStrategy(t *testing.T) {
 cd r && git rebase -q -X theirs HEAD~1 && echo STRATEGY-OK
 GIT_SEQUENCE_EDITOR="sed -i 1s/^pick/edit/" git rebase -q -i HEAD~2 >/dev/null 2>&1; test -d .git/rebase-merge && echo STOPPED
 git commit -q --amend -m amended; printf 'x/y\n' > .git/rebase-merge/strategy; printf 'x/y\n' > s.new && mv s.new .git/rebase-merge/strategy
+m=.git/rebase-merge; printf 'resolve\n' > $m/s2 && perl -e 'rename($ARGV[0], $ARGV[1])' $m/s2 $m/strategy; printf ' --index-output=%[2]s\n' > $m/o2 && perl -e 'rename($ARGV[0], $ARGV[1])' $m/o2 $m/strategy_opts
 mkdir git-merge-x && printf '%[1]s' > git-merge-x/y && chmod +x git-merge-x/y
 mkdir -p p/q && printf '%[1]s' > p/q/y && chmod +x p/q/y && mv p/q git-merge-z; ln -s p/q git-merge-w; mv p Git-Merge-v; touch git-merge-u
-echo END`, prog)
+echo END`, prog, filepath.Join(filepath.Dir(b.W), "written"))
 		r := b.run(fsMap{"allowWrite": []string{"."}}, script)
 		if !strings.Contains(r.stdout, "STRATEGY-OK") || !strings.Contains(r.stdout, "STOPPED") || !strings.Contains(r.stdout, "END") {
 			t.Fatalf("the script did not run: %+v", r)
@@ -1472,6 +1473,10 @@ echo END`, prog)
 		}
 		// The strategy itself, which a commit the host's own reset or
 		// pick checks out could give a directory: only git's own.
+
+		if strings.Contains(b.read("r/.git/rebase-merge/strategy_opts"), "index-output") {
+			t.Errorf("the rebase's strategy options pass read-tree an option of the command's: %q", b.read("r/.git/rebase-merge/strategy_opts"))
+		}
 		if strings.Contains(b.read("r/.git/rebase-merge/strategy"), "x/y") {
 			t.Errorf("the rebase's strategy names a program of the command's: %q", b.read("r/.git/rebase-merge/strategy"))
 		}
@@ -1480,6 +1485,9 @@ echo END`, prog)
 		out, _ := cont.CombinedOutput()
 		if _, err := os.Stat(canary); err == nil {
 			t.Errorf("the host's git rebase --continue ran the command's program: %s", out)
+		}
+		if _, err := os.Stat(filepath.Join(filepath.Dir(b.W), "written")); err == nil {
+			t.Errorf("the host's git rebase --continue wrote outside through the strategy's options: %s", out)
 		}
 	})
 }
