@@ -1257,17 +1257,37 @@ func (k *call) judgedGitFiles(dir int) []string {
 	}
 	names = append(names, policy.GitIndexName, path.Join("rebase-merge", policy.RebaseTodo), path.Join("rebase-merge", policy.RebaseStrategy), path.Join("rebase-merge", policy.RebaseStrategyOpts),
 		path.Join("sequencer", policy.SequencerOpts))
-	if d, err := unix.Openat(dir, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
-		f := os.NewFile(uintptr(d), "")
-		all, _ := f.Readdirnames(-1)
-		f.Close()
-		for _, n := range all {
-			if strings.HasPrefix(n, policy.SharedIndexPrefix) {
-				names = append(names, n)
-			}
+	all, _ := namesAt(dir, ".")
+	for _, n := range all {
+		if strings.HasPrefix(n, policy.SharedIndexPrefix) {
+			names = append(names, n)
 		}
 	}
 	return names
+}
+
+// readAt reads dir/name, not through a symlink nor waiting on a FIFO:
+// at most limit bytes and one more, so that a longer file is seen so.
+func readAt(dir int, name string, limit int) ([]byte, error) {
+	fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, int64(limit)+1))
+}
+
+// namesAt lists the directory dir/name, not through a symlink.
+func namesAt(dir int, name string) ([]string, error) {
+	fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	names, _ := f.Readdirnames(-1) // what could be read
+	return names, nil
 }
 
 // repoHashSize is the object id size of the repository whose git
@@ -1275,15 +1295,7 @@ func (k *call) judgedGitFiles(dir int) []string {
 // worktree's); 20 where neither holds one; 0 where the guard cannot
 // tell (a common directory it cannot reach).
 func (k *call) repoHashSize(dir int) int {
-	read := func(d int, name string) ([]byte, error) {
-		fd, err := unix.Openat(d, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return nil, err
-		}
-		f := os.NewFile(uintptr(fd), name)
-		defer f.Close()
-		return io.ReadAll(io.LimitReader(f, maxGitConfig+1))
-	}
+	read := func(d int, name string) ([]byte, error) { return readAt(d, name, maxGitConfig) }
 	// git takes the format from the common directory where there is
 	// one (a worktree's config is not read for it), else from dir's.
 	common, err := read(dir, "commondir")
@@ -1342,25 +1354,15 @@ func (k *call) indexesStaySafe(dir int, content []byte) error {
 			indexes = append(indexes, n)
 		}
 	}
-	if wt, err := unix.Openat(dir, "worktrees", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
-		f := os.NewFile(uintptr(wt), "worktrees")
-		ids, _ := f.Readdirnames(-1)
-		f.Close()
-		for _, id := range ids {
-			indexes = append(indexes, path.Join("worktrees", id, policy.GitIndexName))
-		}
+	ids, _ := namesAt(dir, "worktrees")
+	for _, id := range ids {
+		indexes = append(indexes, path.Join("worktrees", id, policy.GitIndexName))
 	}
 	for _, n := range indexes {
-		fd, err := unix.Openat(dir, n, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		idx, err := readAt(dir, n, maxGitFile)
 		if err == unix.ENOENT {
 			continue
 		}
-		if err != nil {
-			return err
-		}
-		f := os.NewFile(uintptr(fd), n)
-		idx, err := io.ReadAll(io.LimitReader(f, maxGitFile+1))
-		f.Close()
 		if err != nil {
 			return err
 		}
@@ -1553,12 +1555,10 @@ var gitInternalNames = map[string]bool{
 // rebase-merge): a symlink there would lead its writes, and gc's
 // deletions, out of the repository.
 func (k *call) inGitDir(pl place) bool {
-	parts := strings.Split(strings.Trim(pl.path, "/"), "/")
-	for _, c := range parts {
-		if strings.EqualFold(c, ".git") {
-			return true
-		}
+	if underDotGit(pl.path) {
+		return true
 	}
+	parts := strings.Split(strings.Trim(pl.path, "/"), "/")
 	// The names beneath each directory above, first first: under a
 	// common directory (objects and refs, no HEAD), only git's own.
 	names := append(parts, pl.name)
@@ -1601,6 +1601,20 @@ func workTreeAbove(dir int, at string) bool {
 		rel = path.Join(rel, "..")
 	}
 	return false
+}
+
+// gitDirMovedIn reports whether the directory at from, moved to to,
+// would bring a git directory into a work tree (see gitDirBeneath).
+func gitDirMovedIn(from, to place) bool {
+	if !workTreeAbove(to.dir, to.path) || underDotGit(to.full()) {
+		return false
+	}
+	d, err := unix.Openat(from.dir, from.name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(d)
+	return gitDirBeneath(d)
 }
 
 // underDotGit reports whether a path goes through a .git.
@@ -1698,29 +1712,20 @@ func holdsSymlink(dir int) bool {
 // config that would run a program, or an index or a rebase's todo list
 // the guard would not take (see judgedGitFiles).
 func (k *call) unsafeToMark(dir int) bool {
-	if h, err := unix.Openat(dir, "hooks", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
-		f := os.NewFile(uintptr(h), "hooks")
-		names, _ := f.Readdirnames(-1)
-		f.Close()
-		for _, n := range names {
-			if !isSample(n) {
-				return true
-			}
-		}
-	} else if err != unix.ENOENT {
+	hooks, err := namesAt(dir, "hooks")
+	if err != nil && err != unix.ENOENT {
 		return true // a hooks that is no directory, or cannot be read
 	}
+	for _, n := range hooks {
+		if !isSample(n) {
+			return true
+		}
+	}
 	for _, name := range k.judgedGitFiles(dir) {
-		c, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		content, err := readAt(dir, name, maxGitFile)
 		if err == unix.ENOENT || err == unix.ENOTDIR {
 			continue
 		}
-		if err != nil {
-			return true
-		}
-		f := os.NewFile(uintptr(c), name)
-		content, err := io.ReadAll(io.LimitReader(f, maxGitFile+1))
-		f.Close()
 		if err != nil || k.gitFileSafe(dir, name, content) != nil {
 			return true
 		}
@@ -2598,23 +2603,6 @@ func (k *call) rename(dir int, old string, dir2 int, name string, flags int) uni
 	if e != 0 {
 		return e
 	}
-	// A directory holding a git directory moved into a work tree (or the
-	// other way, by an exchange) gets EXDEV: copied, its marks are made
-	// one by one, and judged (see judge).
-	for _, mv := range [][2]place{{src, dst}, {dst, src}} {
-		if mv[0] == dst && flags&unix.RENAME_EXCHANGE == 0 {
-			break
-		}
-		if kind, _ := kindOf(mv[0]); kind == unix.S_IFDIR && workTreeAbove(mv[1].dir, mv[1].path) && !underDotGit(mv[1].full()) {
-			if d, err := unix.Openat(mv[0].dir, mv[0].name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
-				beneath := gitDirBeneath(d)
-				unix.Close(d)
-				if beneath {
-					return unix.EXDEV
-				}
-			}
-		}
-	}
 	// A protected name is not moved away either: what the host made
 	// there during the run (a hook, a .bashrc) would become the
 	// command's to write under another name.
@@ -2655,8 +2643,11 @@ func (k *call) rename(dir int, old string, dir2 int, name string, flags int) uni
 	// A deny entry that reaches beneath a directory moved, where it is
 	// or where it goes (either way, for an exchange), gets EXDEV: moved
 	// whole, a denied path would appear (or a hidden one leave) without a
-	// call the guard judges. Copied, every file is judged.
-	if srcKind == unix.S_IFDIR && k.laterBeneath(src, dst) || dstKind == unix.S_IFDIR && k.laterBeneath(dst, src) {
+	// call the guard judges. Copied, every file is judged. So does a
+	// directory holding a git directory moved into a work tree: copied,
+	// its marks are made one by one, and judged (see judge).
+	if srcKind == unix.S_IFDIR && (k.laterBeneath(src, dst) || gitDirMovedIn(src, dst)) ||
+		dstKind == unix.S_IFDIR && (k.laterBeneath(dst, src) || gitDirMovedIn(dst, src)) {
 		return unix.EXDEV
 	}
 	// A symlink put where a literal deny entry's path goes through it

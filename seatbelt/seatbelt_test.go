@@ -23,12 +23,12 @@ func linuxView(pol *policy.Policy, g policy.Guard, path string) (read, write boo
 		write = false
 	}
 	// The guard runs only where the filesystem rules do.
-	// A rebase's todo list and an index are GitConfig files too, but
-	// what decides is their content, not their path: git's writes (a
-	// rename the guard judges) land, and no profile reads content (see
-	// README: the macOS backend does not judge them).
+	// A GitConfig file other than a config (an index, a rebase's todo
+	// list or strategy) is decided by its content, not its path: git's
+	// writes (a rename the guard judges) land, and no profile reads
+	// content (see README: the macOS backend does not judge them).
 	base := strings.ToLower(filepath.Base(path))
-	byContent := policy.IsIndexName(base) || base == policy.RebaseTodo
+	byContent := base != "config" && base != "config.worktree"
 	if name, _ := g.Judge(path); !pol.Disabled && (name == policy.Protected || name == policy.GitConfig && !byContent) {
 		write = false
 	}
