@@ -439,6 +439,8 @@ func gitFileIs(name string) string {
 		return "a rebase's todo list"
 	case name == policy.RebaseStrategy || name == policy.RebaseStrategyOpts || name == policy.SequencerOpts:
 		return "a rebase's or cherry-pick's merge strategy"
+	case name == policy.ApplyOpts:
+		return "a stopped am's options for git apply"
 	case policy.IsIndexName(name):
 		return "a repository's index"
 	}
@@ -1146,8 +1148,7 @@ func (k *call) foundAgain(path string, st *unix.Stat_t) (place, bool) {
 // mark. Any other name is judged by the name rules alone.
 func gitNamed(dir, name string) bool {
 	return dir == "hooks" || name == "hooks" || gitConfigNames[name] || gitMarks[name] ||
-		name == "rebase-merge" || dir == "rebase-merge" && (name == policy.RebaseTodo || name == policy.RebaseStrategy || name == policy.RebaseStrategyOpts) ||
-		dir == "sequencer" && name == policy.SequencerOpts || policy.IsIndexName(name) ||
+		policy.IsGitStateDir(name) || policy.IsGitStateFile(dir, name) || policy.IsIndexName(name) ||
 		strings.EqualFold(name, ".git")
 }
 
@@ -1180,11 +1181,11 @@ func (k *call) judge(pl place) (policy.Name, string) {
 		if gitDirLike(pl.dir, ".") {
 			return policy.GitConfig, full
 		}
-	case pl.name == "rebase-merge":
+	case policy.IsGitStateDir(pl.name):
 		if gitDirLike(pl.dir, ".") {
-			return policy.Context, full // a directory moved there brings a todo list unseen
+			return policy.Context, full // a directory moved there brings its state files unseen
 		}
-	case pl.name == policy.RebaseTodo || pl.name == policy.RebaseStrategy || pl.name == policy.RebaseStrategyOpts || pl.name == policy.SequencerOpts:
+	case policy.IsGitStateFile(path.Base(pl.path), pl.name):
 		if gitDirLike(pl.dir, "..") {
 			return policy.GitConfig, full
 		}
@@ -1247,7 +1248,7 @@ func (k *call) sealForMark(pl place) unix.Errno {
 // judgedGitFiles lists the files in the git directory (to be) at dir
 // whose content the guard judges (GitConfig): its config files (unless
 // allowGitConfig), its index and shared indexes, and a rebase's todo
-// list; relative to dir.
+// list and the other state files git goes on with; relative to dir.
 func (k *call) judgedGitFiles(dir int) []string {
 	var names []string
 	if !k.pol.Guard.GitConfig {
@@ -1255,8 +1256,8 @@ func (k *call) judgedGitFiles(dir int) []string {
 			names = append(names, name)
 		}
 	}
-	names = append(names, policy.GitIndexName, path.Join("rebase-merge", policy.RebaseTodo), path.Join("rebase-merge", policy.RebaseStrategy), path.Join("rebase-merge", policy.RebaseStrategyOpts),
-		path.Join("sequencer", policy.SequencerOpts))
+	names = append(names, policy.GitIndexName)
+	names = append(names, policy.GitStateFiles()...)
 	all, _ := namesAt(dir, ".")
 	for _, n := range all {
 		if strings.HasPrefix(n, policy.SharedIndexPrefix) {
@@ -1401,7 +1402,7 @@ func (k *call) sealConfig(dir int, name, full string) unix.Errno {
 		return unix.EACCES
 	}
 	if d := path.Dir(name); d != "." {
-		// rebase-merge/git-rebase-todo: the copy is made in its own
+		// A state file (rebase-merge/git-rebase-todo): the copy is made in its own
 		// directory.
 		sub, err := unix.Openat(dir, d, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err != nil {
@@ -1753,6 +1754,13 @@ func (k *call) open(dir int, name string, flags int, mode uint32) answer {
 		}
 		full := pl.full()
 		n, rule := k.judge(pl)
+		if n == policy.GitConfig && policy.WrittenEmpty(pl.name) && !truncate && flags&(unix.O_ACCMODE|unix.O_TRUNC) == unix.O_WRONLY|unix.O_TRUNC {
+			// git writes an am's options in place, empty when there are
+			// none: the open goes through as the emptying it is, on a
+			// descriptor that reads, so nothing is written there (a
+			// write fails EBADF).
+			n, flags = policy.Free, flags&^unix.O_ACCMODE|unix.O_RDONLY
+		}
 		if flags&(unix.O_CREAT|unix.O_EXCL) == unix.O_CREAT|unix.O_EXCL && !truncate && !pl.slash && !blocked(n) && k.writable(full) {
 			// A file that must be new (tar, git checkout): nothing is
 			// followed and nothing that exists is opened, so the kernel's

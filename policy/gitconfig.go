@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -71,6 +72,8 @@ func GitFileSafe(name string, content []byte, hashSize int) error {
 		return StrategyOptsSafe(content)
 	case lower == SequencerOpts:
 		return SequencerOptsSafe(content)
+	case lower == ApplyOpts:
+		return ApplyOptsSafe(content)
 	case IsIndexName(lower):
 		return GitIndexSafe(content, hashSize)
 	}
@@ -78,12 +81,82 @@ func GitFileSafe(name string, content []byte, hashSize int) error {
 }
 
 // Rebase and sequencer state that names a merge strategy, which git
-// runs as git-merge-<strategy> (from the work tree with a slash in it).
+// runs as git-merge-<strategy> (from the work tree with a slash in it),
+// and an am's options for git apply.
 const (
 	RebaseStrategy     = "strategy"      // in rebase-merge
 	RebaseStrategyOpts = "strategy_opts" // in rebase-merge
 	SequencerOpts      = "opts"          // in sequencer
+	ApplyOpts          = "apply-opt"     // in rebase-apply
 )
+
+// gitStateFiles are, by the directory of a git directory's that holds
+// them, the state files of an operation left stopped that the host's git
+// reads as instructions when it goes on (rebase --continue, am
+// --continue or --skip, cherry-pick --continue): each is judged by its
+// content, like a config (see GitConfig).
+var gitStateFiles = map[string][]string{
+	"rebase-merge": {RebaseTodo, RebaseStrategy, RebaseStrategyOpts},
+	"rebase-apply": {ApplyOpts},
+	"sequencer":    {SequencerOpts},
+}
+
+// IsGitStateDir reports whether a git directory's entry name holds state
+// files (see gitStateFiles): moved there whole, it would bring them
+// unseen.
+func IsGitStateDir(name string) bool {
+	_, ok := gitStateFiles[name]
+	return ok
+}
+
+// IsGitStateFile reports whether name, in a git directory's entry dir,
+// is a state file the guard judges by its content (see gitStateFiles).
+func IsGitStateFile(dir, name string) bool {
+	for _, n := range gitStateFiles[dir] {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// GitStateFiles lists every state file the guard judges, relative to
+// its git directory.
+func GitStateFiles() []string {
+	var all []string
+	for dir, names := range gitStateFiles {
+		for _, n := range names {
+			all = append(all, dir+"/"+n)
+		}
+	}
+	return all
+}
+
+// WrittenEmpty reports whether git writes the state file name in place,
+// empty when the operation has nothing in it: an am's options, empty
+// when none is given. The guard lets such an open through as the
+// emptying it is, and no more (see ApplyOptsSafe).
+func WrittenEmpty(name string) bool { return name == ApplyOpts }
+
+// applyOption is one of the options git am passes on to git apply (and
+// writes in rebase-apply/apply-opt), each as git quotes it. git apply
+// takes more (--build-fake-ancestor=<file> writes an index anywhere,
+// --unsafe-paths), which a stopped am would pass on at the host's git am
+// --continue.
+var applyOption = regexp.MustCompile(`^'(--ignore-space-change|--ignore-whitespace|--reject|--whitespace=(nowarn|warn|fix|error|error-all|strip)|-C[0-9]{1,4}|-p[0-9]{1,4}|--(include|exclude)=[A-Za-z0-9._/*?-]*|--directory=[A-Za-z0-9._-][A-Za-z0-9._/-]*)'$`)
+
+// ApplyOptsSafe reports whether an am's options for git apply are each
+// one git am itself passes on, quoted as git quotes them; a directory
+// goes through no "..".
+func ApplyOptsSafe(content []byte) error {
+	for _, f := range strings.Fields(string(content)) {
+		dir, isDir := strings.CutPrefix(strings.Trim(f, "'"), "--directory=")
+		if !applyOption.MatchString(f) || isDir && slices.Contains(strings.Split(dir, "/"), "..") {
+			return fmt.Errorf("an option for git apply other than those git am passes on (%q)", f)
+		}
+	}
+	return nil
+}
 
 // strategyOption is one of the -X options git's own ort and recursive
 // strategies take; git-merge-resolve and -octopus, shell scripts, pass

@@ -191,7 +191,7 @@ func (g Guard) gitDir(parts, lower []string, at int) (Name, string) {
 		return Protected, rule(j + 1)
 	}
 	config := func(name string) bool { return name == "config" || name == "config.worktree" }
-	if n-2 >= at && (lower[n-2] == "rebase-merge" && (lower[n-1] == RebaseTodo || lower[n-1] == RebaseStrategy || lower[n-1] == RebaseStrategyOpts) || lower[n-2] == "sequencer" && lower[n-1] == SequencerOpts) {
+	if n-2 >= at && IsGitStateFile(lower[n-2], lower[n-1]) {
 		// In the git directory, a submodule's or a worktree's.
 		return GitConfig, rule(n)
 	}

@@ -245,6 +245,29 @@ func TestMergeProgramNames(t *testing.T) {
 	}
 }
 
+// An am's options for git apply are those git am passes on, as git
+// quotes them.
+func TestApplyOptsSafe(t *testing.T) {
+	for _, c := range []string{"", " '--whitespace=fix' '-C1' '-p1' '--reject' '--include=*' '--exclude=x' '--ignore-whitespace' '--ignore-space-change'\n", " '--directory=a/b'"} {
+		if err := ApplyOptsSafe([]byte(c)); err != nil {
+			t.Errorf("%q refused: %v", c, err)
+		}
+	}
+	for _, c := range []string{" '--build-fake-ancestor=/x'", " '--unsafe-paths'", " --reject", " '--directory=../x'", " '--directory=a/../..'", " '--directory=/etc'", ` '--include=a'\''b'`, " '-C1' 'x'"} {
+		if ApplyOptsSafe([]byte(c)) == nil {
+			t.Errorf("%q taken", c)
+		}
+	}
+	for _, p := range []string{"/w/.git/rebase-apply/apply-opt", "/w/.git/worktrees/x/rebase-apply/apply-opt", "/w/.git/modules/m/rebase-apply/apply-opt"} {
+		if n, _ := (Guard{}).Judge(p); n != GitConfig {
+			t.Errorf("Judge(%q) = %v", p, n)
+		}
+	}
+	if n, _ := (Guard{}).Judge("/w/rebase-apply/apply-opt"); n != Free {
+		t.Errorf("outside a git directory, apply-opt is %v", n)
+	}
+}
+
 // A rebase's or cherry-pick's strategy is one of git's own, spelled so.
 func TestStrategySafe(t *testing.T) {
 	for _, c := range []string{"ort\n", "recursive", "ours\n"} {

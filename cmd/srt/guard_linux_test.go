@@ -1492,6 +1492,56 @@ echo END`, prog, filepath.Join(filepath.Dir(b.W), "written"))
 	})
 }
 
+// A stopped am keeps the options it passes git apply in
+// rebase-apply/apply-opt, and the host's git am --skip or --continue
+// passes them on: --build-fake-ancestor=<file> writes an index at any
+// path. The file is kept like a config: git's own in-place write of it,
+// empty, goes through as the emptying it is; anything written in it,
+// renamed or linked over it, or brought by a directory moved in, or left
+// before a directory becomes a git directory, is refused. Plain git am
+// still works inside. Judged from outside after the host skips; both
+// users.
+func TestGuardApplyOpts(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		requireGit(t)
+		b := newBox(t)
+		written := filepath.Join(filepath.Dir(b.W), "written")
+		opt := fmt.Sprintf("'--build-fake-ancestor=%s'", written)
+		script := fmt.Sprintf(`export GIT_EDITOR=true GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@example.com GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@example.com
+git init -q r && cd r && echo a > f && git add f && git commit -qm 1 && echo b > f && git commit -qam 2 && echo c > g && git add g && git commit -qm 3
+git format-patch -q -2 HEAD && git reset -q --hard HEAD~2 && echo z > f && git commit -qam z
+git am -q 0001-*.patch 0002-*.patch >/dev/null 2>&1; test -d .git/rebase-apply && echo STOPPED
+git am -q --skip && git log --format=%%s | head -1 && git reset -q --hard HEAD~1 && git am -q 0001-*.patch 0002-*.patch >/dev/null 2>&1; echo AGAIN
+a=.git/rebase-apply/apply-opt opt=%[1]q
+echo "$opt" > $a; echo "$opt" >> $a; printf %%s "$opt" | dd of=$a conv=notrunc 2>/dev/null
+echo "$opt" > .git/rebase-apply/o2; mv -f .git/rebase-apply/o2 $a; echo "$opt" > .git/rebase-apply/o3; perl -e 'rename($ARGV[0], $ARGV[1])' .git/rebase-apply/o3 $a
+echo "$opt" > .git/rebase-apply/o4; ln -f .git/rebase-apply/o4 $a; (exec 3<>$a; echo "$opt" >&3)
+mkdir -p ../x/rebase-apply && echo "$opt" > ../x/rebase-apply/apply-opt; cd .. && git init -q q && mv x/rebase-apply q/.git/ 2>/dev/null
+mkdir -p s/rebase-apply && echo "$opt" > s/rebase-apply/apply-opt && git init -q --bare s 2>/dev/null
+echo END`, opt)
+		r := b.run(fsMap{"allowWrite": []string{"."}}, script)
+		if !strings.Contains(r.stdout, "STOPPED") || !strings.Contains(r.stdout, "\n3\n") && !strings.Contains(r.stdout, "3\nAGAIN") || !strings.Contains(r.stdout, "END") {
+			t.Fatalf("git am did not work inside: %+v", r)
+		}
+		for _, f := range []string{"r/.git/rebase-apply/apply-opt", "q/.git/rebase-apply/apply-opt"} {
+			if strings.Contains(b.read(f), "fake-ancestor") {
+				t.Errorf("%s took an option of the command's: %q", f, b.read(f))
+			}
+		}
+		if _, err := os.Stat(b.path("s/HEAD")); err == nil && strings.Contains(b.read("s/rebase-apply/apply-opt"), "fake-ancestor") {
+			t.Errorf("a directory holding an am's options became a git directory")
+		}
+		skip := exec.Command("git", "-C", b.path("r"), "-c", "user.name=a", "-c", "user.email=a@example.com", "am", "--skip")
+		out, err := skip.CombinedOutput()
+		if _, err := os.Stat(written); err == nil {
+			t.Errorf("the host's git am --skip wrote outside through the am's options: %s", out)
+		}
+		if _, statErr := os.Stat(b.path("r/g")); err != nil || statErr != nil {
+			t.Errorf("the host's git am --skip did not apply the next patch: %v %s", err, out)
+		}
+	})
+}
+
 // An index crafted byte by byte names .git/hooks/post-checkout and
 // ../x: the host's git checkout -- . would write both (a hook, which it
 // then runs, and a file outside the work tree). The guard takes an index
