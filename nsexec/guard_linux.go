@@ -443,6 +443,8 @@ func gitFileIs(name string) string {
 		return "a stopped am's options for git apply"
 	case policy.IsIndexName(name):
 		return "a repository's index"
+	case name == policy.MergeRR:
+		return "a merge's conflicts as rerere records them"
 	}
 	return "a repository's config"
 }
@@ -1148,7 +1150,7 @@ func (k *call) foundAgain(path string, st *unix.Stat_t) (place, bool) {
 // mark. Any other name is judged by the name rules alone.
 func gitNamed(dir, name string) bool {
 	return dir == "hooks" || name == "hooks" || gitConfigNames[name] || gitMarks[name] ||
-		policy.IsGitStateDir(name) || policy.IsGitStateFile(dir, name) || policy.IsIndexName(name) ||
+		policy.IsGitStateDir(name) || policy.IsGitStateFile(dir, name) || policy.IsIndexName(name) || name == policy.MergeRR ||
 		strings.EqualFold(name, ".git")
 }
 
@@ -1189,7 +1191,7 @@ func (k *call) judge(pl place) (policy.Name, string) {
 		if gitDirLike(pl.dir, "..") {
 			return policy.GitConfig, full
 		}
-	case policy.IsIndexName(pl.name):
+	case policy.IsIndexName(pl.name) || pl.name == policy.MergeRR:
 		if gitDirLike(pl.dir, ".") {
 			return policy.GitConfig, full
 		}
@@ -1256,7 +1258,7 @@ func (k *call) judgedGitFiles(dir int) []string {
 			names = append(names, name)
 		}
 	}
-	names = append(names, policy.GitIndexName)
+	names = append(names, policy.GitIndexName, policy.MergeRR)
 	names = append(names, policy.GitStateFiles()...)
 	all, _ := namesAt(dir, ".")
 	for _, n := range all {
@@ -1987,6 +1989,15 @@ func (k *call) readDenied(pl place, full string, st *unix.Stat_t) unix.Errno {
 	if r, ok := k.pol.Guard.ReadLater(full); ok {
 		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "read", Target: full, Reason: r.Why})
 	}
+	if k.pol.Guard.Policy != nil {
+		// An entry spelled through a symlink denies where the link leads
+		// now: the host may have re-aimed it.
+		for _, r := range k.pol.Guard.Policy.SpelledReads() {
+			if now, ok := k.resolved(r.Path); ok && now != r.Path && policy.Under(full, now) {
+				return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "read", Target: full, Reason: r.Why + " (where " + r.Path + " leads now)"})
+			}
+		}
+	}
 	// A hidden file with other names found at launch stays one when the
 	// other names go: the count of names proves nothing.
 	if st.Mode&unix.S_IFMT == unix.S_IFREG {
@@ -1995,6 +2006,22 @@ func (k *call) readDenied(pl place, full string, st *unix.Stat_t) unix.Errno {
 		}
 	}
 	return 0
+}
+
+// resolved is where p leads now in the command's root, all its symlinks
+// followed; ok is false if it leads nowhere.
+func (k *call) resolved(p string) (string, bool) {
+	root, e := k.rootFD()
+	if e != 0 {
+		return "", false
+	}
+	fd, err := openat2(root, p, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS})
+	if err != nil {
+		return "", false
+	}
+	defer unix.Close(fd)
+	real, err := k.gs.pathOf(fd)
+	return real, err == nil
 }
 
 // isMask reports whether the file st is the mask at full: in the

@@ -182,6 +182,13 @@ func (b *builder) readGuard() {
 			// the host replaces (an editor's save renames a new file over
 			// it) is the kernel's to unmask.
 			b.pol.ReadGuard = r.Why + " is a file, which the host may replace"
+		case r.Glob == nil && b.pol.ReadGuard == "" && (len(r.links) > 0 || b.inWritableTree(r.Path)):
+			// So is the mask over a directory: a git checkout, an rm -rf
+			// and mkdir, or a rename by the host puts a new directory at
+			// the path, which the mount does not cover; nor does Landlock
+			// in a writable tree, which it grants whole; nor does either
+			// a symlink on the way the host re-aims.
+			b.pol.ReadGuard = r.Why + " lies in a writable tree, where the host may replace it"
 		}
 	}
 	if b.env.Inode == nil {
@@ -223,6 +230,17 @@ func (b *builder) readGuard() {
 	if len(p.HiddenInodes) > 0 && p.ReadGuard == "" {
 		p.ReadGuard = fmt.Sprintf("%d hidden files have other names (hard links), which may lie in readable trees", len(p.HiddenInodes))
 	}
+}
+
+// inWritableTree reports whether path lies strictly beneath a tree the
+// command may write (whose grant Landlock gives whole).
+func (b *builder) inWritableTree(path string) bool {
+	for _, w := range b.writes {
+		if w.Allow && w.Path != path && Under(path, w.Path) {
+			return true
+		}
+	}
+	return false
 }
 
 // resolveExisting resolves the symlinks of the longest existing part of

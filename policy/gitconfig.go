@@ -76,6 +76,8 @@ func GitFileSafe(name string, content []byte, hashSize int) error {
 		return ApplyOptsSafe(content)
 	case IsIndexName(lower):
 		return GitIndexSafe(content, hashSize)
+	case lower == strings.ToLower(MergeRR):
+		return MergeRRSafe(content)
 	}
 	return GitConfigSafe(content)
 }
@@ -418,3 +420,132 @@ func gitValue(v string, quoted bool) (cont, open bool, err error) {
 
 func isAlpha(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 func isAlnum(c byte) bool { return isAlpha(c) || c >= '0' && c <= '9' }
+
+// GitConfigPaths reads, from the content of a git config the host made,
+// every value of core.hooksPath (the directory whose programs git runs
+// as hooks) and of include.path and includeIf.<condition>.path (other
+// files git reads as config), in order, as git decodes them. Lines git
+// would refuse are passed over: the host's git refuses the file, and
+// runs nothing from it.
+func GitConfigPaths(content []byte) (hooks, includes []string) {
+	section, hasSub := "", false
+	lines := strings.Split(string(content), "\n")
+	for n := 0; n < len(lines); n++ {
+		rest := strings.TrimLeft(strings.TrimRight(lines[n], "\r"), " \t")
+		if rest == "" || rest[0] == '#' || rest[0] == ';' {
+			continue
+		}
+		if rest[0] == '[' {
+			var err error
+			if section, _, hasSub, rest, err = gitSection(rest); err != nil {
+				section = ""
+				continue
+			}
+			rest = strings.TrimLeft(rest, " \t")
+		}
+		i := 0
+		for i < len(rest) && (isAlnum(rest[i]) || rest[i] == '-') {
+			i++
+		}
+		key := strings.ToLower(rest[:i])
+		v := strings.TrimLeft(rest[i:], " \t")
+		if key == "" || section == "" || v == "" || v[0] != '=' {
+			continue
+		}
+		value, next := gitValueText(v[1:], lines, n)
+		n = next
+		switch {
+		case section == "core" && !hasSub && key == "hookspath":
+			hooks = append(hooks, value)
+		case (section == "include" && !hasSub || section == "includeif" && hasSub) && key == "path":
+			includes = append(includes, value)
+		}
+	}
+	return hooks, includes
+}
+
+// gitValueText decodes a value that begins with v on line n, as git's
+// parse_value does: quotes, escapes, comments, continued lines, and
+// whitespace kept only inside. It returns the value and the line it ends
+// on.
+func gitValueText(v string, lines []string, n int) (string, int) {
+	var b strings.Builder
+	quoted, pending := false, 0 // pending: whitespace not yet known to be inside
+	v = strings.TrimLeft(v, " \t")
+	for {
+		v = strings.TrimRight(v, "\r")
+		for i := 0; i < len(v); i++ {
+			c := v[i]
+			switch {
+			case c == '\\' && i+1 == len(v):
+				if n+1 < len(lines) {
+					n++
+					v = lines[n]
+					goto next
+				}
+				return b.String(), n
+			case c == '\\':
+				i++
+				b.WriteString(strings.Repeat(" ", pending))
+				pending = 0
+				switch v[i] {
+				case 'n':
+					b.WriteByte('\n')
+				case 't':
+					b.WriteByte('\t')
+				case 'b':
+					b.WriteByte('\b')
+				default:
+					b.WriteByte(v[i])
+				}
+			case c == '"':
+				quoted = !quoted
+			case !quoted && (c == '#' || c == ';'):
+				return b.String(), n
+			case !quoted && (c == ' ' || c == '\t'):
+				if b.Len() > 0 {
+					pending++
+				}
+			default:
+				b.WriteString(strings.Repeat(" ", pending))
+				pending = 0
+				b.WriteByte(c)
+			}
+		}
+		return b.String(), n
+	next:
+	}
+}
+
+// MergeRR is where rerere keeps the paths of a merge's conflicts, in a
+// git directory (a worktree's own): the host's git commit, merge or
+// rebase --continue merges each path's recorded resolution into the file
+// at that path and writes it there, or copies that file into rr-cache,
+// by whatever path the file names (git checks none; rerere runs by
+// itself once rr-cache exists).
+const MergeRR = "MERGE_RR"
+
+// mergeRRRecord is one record of MERGE_RR: a conflict's id, its variant,
+// a tab and the path.
+var mergeRRRecord = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})(\.-?[0-9]{1,9})?\t`)
+
+// MergeRRSafe reports whether every path MERGE_RR names is one git would
+// let into an index (checkoutPath): in the work tree, not in a .git.
+func MergeRRSafe(content []byte) error {
+	if len(content) > maxGitIndex {
+		return fmt.Errorf("a MERGE_RR of %d bytes is more than the guard reads", len(content))
+	}
+	for _, rec := range strings.Split(string(content), "\x00") {
+		if rec == "" {
+			continue
+		}
+		m := mergeRRRecord.FindString(rec)
+		if m == "" {
+			return fmt.Errorf("a record git would not read as rerere writes it")
+		}
+		if err := checkoutPath(rec[len(m):], 0o100644); err != nil {
+			return fmt.Errorf("%q: %v", rec[len(m):], err)
+		}
+	}
+	return nil
+}

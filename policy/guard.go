@@ -122,6 +122,13 @@ func (g Guard) Judge(path string) (Name, string) {
 			}
 		}
 	}
+	if g.Policy != nil {
+		for _, h := range g.Policy.HooksPaths {
+			if v, r := hooksPathJudge(parts, lower, strings.Split(strings.ToLower(h), "/")); v != Free {
+				return v, r
+			}
+		}
+	}
 	if contains(protectedFiles, lower[last]) {
 		return Protected, path
 	}
@@ -141,6 +148,35 @@ func (g Guard) Judge(path string) (Name, string) {
 		return Context, path
 	}
 	return verdict, rule
+}
+
+// hooksPathJudge judges a path by a relative core.hooksPath of the
+// host's (hooks, its names in lower case): a directory so named, in any
+// repository, is where the host's git runs hooks from. What lies in one
+// is protected (but git's samples); the directory itself may be made,
+// and is, like a directory on its way, context (moved there whole, it
+// would bring hooks unseen).
+func hooksPathJudge(parts, lower, hooks []string) (Name, string) {
+	n := len(lower)
+	for i := 0; i+len(hooks) <= n; i++ {
+		if !equalTail(lower[:i+len(hooks)], hooks) {
+			continue
+		}
+		j := i + len(hooks) - 1
+		switch {
+		case j == n-1:
+			return HooksDir, strings.Join(parts, "/")
+		case j == n-2 && strings.HasSuffix(lower[n-1], ".sample") && len(lower[n-1]) > len(".sample"):
+			return HookSample, strings.Join(parts[:j+1], "/")
+		}
+		return Protected, strings.Join(parts[:j+1], "/")
+	}
+	for k := len(hooks) - 1; k >= 1; k-- {
+		if n >= k && equalTail(lower, hooks[:k]) {
+			return Context, strings.Join(parts, "/")
+		}
+	}
+	return Free, ""
 }
 
 // MergeProgramPrefix begins the names git runs as a merge strategy's
@@ -195,7 +231,7 @@ func (g Guard) gitDir(parts, lower []string, at int) (Name, string) {
 		// In the git directory, a submodule's or a worktree's.
 		return GitConfig, rule(n)
 	}
-	if IsIndexName(lower[n-1]) && (at == n-1 || lower[at] == "worktrees" && n-1 == at+2) {
+	if (IsIndexName(lower[n-1]) || lower[n-1] == strings.ToLower(MergeRR)) && (at == n-1 || lower[at] == "worktrees" && n-1 == at+2) {
 		// The repository's index, or a worktree's (a submodule's, in
 		// a git directory known by its marks, is the guard's).
 		return GitConfig, rule(n)

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -305,6 +306,83 @@ func TestStrategySafe(t *testing.T) {
 		}
 	}
 	for _, p := range []string{"/w/.git/rebase-merge/strategy", "/w/.git/sequencer/opts", "/w/.git/worktrees/x/rebase-merge/strategy"} {
+		if n, _ := (Guard{}).Judge(p); n != GitConfig {
+			t.Errorf("Judge(%q) = %v", p, n)
+		}
+	}
+}
+
+// A relative core.hooksPath of the host's makes that directory, in any
+// repository, a hooks directory.
+func TestHooksPathJudge(t *testing.T) {
+	g := Guard{Policy: &Policy{HooksPaths: []string{".githooks", "tools/Hooks"}}}
+	for p, want := range map[string]Name{
+		"/w/r/.githooks": HooksDir, "/w/r/.githooks/pre-commit": Protected, "/w/r/.GitHooks/x/y": Protected,
+		"/w/r/.githooks/pre-commit.sample": HookSample, "/w/r/tools/hooks/post-checkout": Protected, "/w/r/tools": Context,
+		"/w/r/tools/hooks": HooksDir, "/w/r/githooks/pre-commit": Free, "/w/r/tools/x": Free,
+	} {
+		if n, _ := g.Judge(p); n != want {
+			t.Errorf("Judge(%q) = %v, want %v", p, n, want)
+		}
+	}
+	if n, _ := (Guard{}).Judge("/w/r/.githooks/pre-commit"); n != Free {
+		t.Errorf("without a hooksPath, .githooks/pre-commit is %v", n)
+	}
+}
+
+// core.hooksPath and include paths are read as git reads them: checked
+// against git config --get-all on the same files.
+func TestGitConfigPaths(t *testing.T) {
+	cases := []string{
+		"[core]\n\thooksPath = .husky/_\n",
+		"[core]\n\thookspath = \"a b\"  ; c\n\tHOOKSPATH=x\\\n y # z\n",
+		"[core] hooksPath = ~/h\n[include]\n\tpath = other\n[includeIf \"gitdir:~/w/\"]\n\tpath = \"~/inc\"\n",
+		"[core \"x\"]\n\thooksPath = no\n[core.x]\n\thooksPath = no\n[Core]\n\thooksPath = a\\tb\\\\c\n",
+		"[core]\n\thooksPath = \"q\\\"r\" s  t\t\n",
+	}
+	_, gitErr := exec.LookPath("git")
+	for _, c := range cases {
+		hooks, includes := GitConfigPaths([]byte(c))
+		if gitErr != nil {
+			continue
+		}
+		f := filepath.Join(t.TempDir(), "config")
+		os.WriteFile(f, []byte(c), 0o644)
+		get := func(args ...string) []string {
+			out, _ := exec.Command("git", append([]string{"config", "--file", f, "--no-includes"}, args...)...).Output()
+			var vals []string
+			for _, v := range strings.Split(string(out), "\x00") {
+				if v != "" {
+					_, val, _ := strings.Cut(v, "\n")
+					vals = append(vals, val)
+				}
+			}
+			return vals
+		}
+		if want := get("-z", "--get-regexp", `^core\.hookspath$`); !slices.Equal(hooks, want) {
+			t.Errorf("%q: hooks %q, git says %q", c, hooks, want)
+		}
+		if want := get("-z", "--get-regexp", `^include(if\..*)?\.path$`); !slices.Equal(includes, want) {
+			t.Errorf("%q: includes %q, git says %q", c, includes, want)
+		}
+	}
+}
+
+// MERGE_RR takes only records, as rerere writes them, of paths git would
+// let into an index.
+func TestMergeRRSafe(t *testing.T) {
+	id := strings.Repeat("ab", 20)
+	for _, c := range []string{"", id + "\tf\x00", id + ".1\tdir/f\x00" + id + ".-1\tg\x00", strings.Repeat("cd", 32) + "\tf\x00"} {
+		if err := MergeRRSafe([]byte(c)); err != nil {
+			t.Errorf("%q refused: %v", c, err)
+		}
+	}
+	for _, c := range []string{id + "\t/etc/passwd\x00", id + ".-1\t../x\x00", id + "\t.git/config\x00", id + "\ta/../../x\x00", "xyz\tf\x00", id + "f\x00", id + "\t\x00"} {
+		if MergeRRSafe([]byte(c)) == nil {
+			t.Errorf("%q taken", c)
+		}
+	}
+	for _, p := range []string{"/w/.git/MERGE_RR", "/w/.git/worktrees/x/MERGE_RR"} {
 		if n, _ := (Guard{}).Judge(p); n != GitConfig {
 			t.Errorf("Judge(%q) = %v", p, n)
 		}

@@ -110,6 +110,12 @@ type Policy struct {
 	// is): a denyRead pattern, a denyRead path that did not exist yet, or
 	// a hidden file with other names.
 	ReadGuard string `json:"readGuard,omitempty"`
+	// HooksPaths are the relative values of core.hooksPath in the host's
+	// own git config (~/.gitconfig, ~/.config/git/config, /etc/gitconfig
+	// and what they include): in every repository, the directory of that
+	// path beneath its work tree is where git runs hooks from, so the
+	// guard keeps such a directory's contents wherever one is made.
+	HooksPaths []string `json:"hooksPaths,omitempty"`
 
 	reads, writes map[string][]Rule
 }
@@ -171,6 +177,19 @@ func (p *Policy) deniedLater(path string, readsOnly bool) (LaterRule, bool) {
 		return r, true
 	}
 	return LaterRule{}, false
+}
+
+// SpelledReads returns the literal denyRead entries kept as spelled
+// through a symlink in a writable tree: what each denies is where its
+// path leads now, which the host may change by re-aiming the link.
+func (p *Policy) SpelledReads() []LaterRule {
+	var out []LaterRule
+	for _, r := range p.Later {
+		if r.Read && r.Glob == nil && r.links != nil {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // Above reports whether what the entry denies may lie strictly beneath

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -47,14 +48,40 @@ func (b *builder) protect(s *config.Settings) {
 		}
 	}
 	linked := map[string]bool{}
+	hooks := hooksContext{home: b.env.Home}
+	var hits []found
+	for _, v := range globalHooksPaths(b.env.Home) {
+		// The host's own core.hooksPath: where it is absolute, that one
+		// directory; relative, that directory in every repository.
+		if p, ok := hooksPathAt(v, b.env.Home, ""); ok && filepath.IsAbs(p) {
+			if b.writableSomewhereUnder(resolveExisting(p)) {
+				hits = append(hits, hooksDirFound(b.env.Dirs, p)...)
+			}
+		} else if ok {
+			hooks.relative = append(hooks.relative, p)
+			if p != "." && p != ".." && !strings.HasPrefix(p, "../") {
+				b.pol.HooksPaths = append(b.pol.HooksPaths, p)
+			}
+		}
+	}
 	for _, root := range sorted {
 		if !b.writableSomewhereUnder(root) {
 			continue // nothing beneath can be written: no name there can change
 		}
-		for _, f := range findProtected(b.env.Dirs, root, s.MandatoryDenySearchDepth, s.Filesystem.AllowGitConfig, b.writableSomewhereUnder) {
+		hits = append(hits, findProtected(b.env.Dirs, root, s.MandatoryDenySearchDepth, s.Filesystem.AllowGitConfig, b.writableSomewhereUnder, hooks)...)
+	}
+	for _, f := range hits {
+		{
 			why := "protected name " + f.path
 			if f.inside != "" {
 				why = "protected name " + f.inside + " (a symlink in it)"
+			}
+			if f.missing {
+				// A hooks directory (core.hooksPath) not made yet: the
+				// guard keeps it from being made, as a denyWrite entry's
+				// path that does not exist yet.
+				b.pol.Later = append(b.pol.Later, LaterRule{Path: filepath.Clean(resolveFollowing(f.path)), Why: why + " (a repository's hooks directory, core.hooksPath)"})
+				continue
 			}
 			if f.later {
 				if target := resolveFollowing(f.path); target != f.path && filepath.IsAbs(target) {
@@ -212,7 +239,138 @@ type found struct {
 	// guard must keep it from being made (not masked: the link is an
 	// ordinary directory's, ~/.config).
 	later bool
+	// missing: a hooks directory core.hooksPath names, which does not
+	// exist: the guard keeps it from being made.
+	missing bool
 }
+
+// hooksContext is what the walk needs to find a repository's hooks
+// directory where core.hooksPath puts it: home for "~", and the
+// relative values of the host's own config, which apply in every
+// repository.
+type hooksContext struct {
+	home     string
+	relative []string
+}
+
+// maxGitConfigRead bounds a host config the launch reads for
+// core.hooksPath, and includeDepth the includes it follows (git's own
+// limit).
+const (
+	maxGitConfigRead = 1 << 20
+	includeDepth     = 10
+)
+
+// configHooksPaths returns the core.hooksPath values of the git config
+// file at name and of the files it includes (every include, whatever its
+// condition: a directory that might be the hooks directory is kept).
+func configHooksPaths(name, home string, depth int) []string {
+	if depth > includeDepth {
+		return nil
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil
+	}
+	content, err := io.ReadAll(io.LimitReader(f, maxGitConfigRead))
+	f.Close()
+	if err != nil {
+		return nil
+	}
+	hooks, includes := GitConfigPaths(content)
+	for _, inc := range includes {
+		if p, ok := hooksPathAt(inc, home, filepath.Dir(name)); ok {
+			hooks = append(hooks, configHooksPaths(p, home, depth+1)...)
+		}
+	}
+	return hooks
+}
+
+// globalHooksPaths returns the core.hooksPath values of the host's own
+// git config: the system's, the user's (~/.gitconfig and
+// ~/.config/git/config) and what they include.
+func globalHooksPaths(home string) []string {
+	files := []string{"/etc/gitconfig"}
+	if home != "" {
+		files = append(files, filepath.Join(home, ".gitconfig"), filepath.Join(home, ".config", "git", "config"))
+	}
+	var all []string
+	for _, f := range files {
+		all = append(all, configHooksPaths(f, home, 1)...)
+	}
+	return all
+}
+
+// hooksPathAt resolves a path git reads from a config (core.hooksPath,
+// include.path) as git does: "~/" is home, an absolute path is itself,
+// and a relative one is beneath base ("" keeps it relative). ok is false
+// for what the launch does not follow (another user's "~user").
+func hooksPathAt(v, home, base string) (string, bool) {
+	switch {
+	case v == "":
+		return "", false
+	case v == "~" || strings.HasPrefix(v, "~/"):
+		if home == "" {
+			return "", false
+		}
+		return filepath.Join(home, v[1:]), true
+	case strings.HasPrefix(v, "~"):
+		return "", false
+	case filepath.IsAbs(v) || base != "":
+		return filepath.Join(base, v), true // Join of "" and an absolute path is the path
+	}
+	return filepath.Clean(v), true
+}
+
+// hooksDirFound is the hooks directory (or hook) at p (core.hooksPath)
+// as the walk finds one: the directory and the symlinks in it, or,
+// where nothing is yet, the path the guard keeps from being made.
+func hooksDirFound(dirs DirReader, p string) []found {
+	if _, err := os.Lstat(p); err != nil {
+		return []found{{path: p, missing: true}}
+	}
+	real, err := filepath.EvalSymlinks(p)
+	linked := err != nil || real != p
+	if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+		return protectedDir(dirs, p, linked)
+	}
+	return []found{{path: p, linked: linked}} // a hook itself, or a link that leads nowhere yet
+}
+
+// repoHooksPaths lists the hooks directories core.hooksPath gives the
+// repository whose git directory is gitDir (read at inside) and whose
+// work tree is tree: its own config's values and the host's relative
+// ones, beneath the work tree (absolute ones are the launch's, once).
+func repoHooksPaths(dirs DirReader, inside, tree string, hc hooksContext) []found {
+	values := append(configHooksPaths(filepath.Join(inside, "config"), hc.home, 1), hc.relative...)
+	var out []found
+	seen := map[string]bool{}
+	for _, v := range values {
+		p, ok := hooksPathAt(v, hc.home, tree)
+		if !ok || seen[p] {
+			continue
+		}
+		seen[p] = true
+		if rel, err := filepath.Rel(p, tree); err == nil && (rel == "." || !strings.HasPrefix(rel, "..")) {
+			// The work tree itself, or a directory above it: only the
+			// hooks' own names there are git's to run.
+			for _, h := range gitHookNames {
+				out = append(out, hooksDirFound(dirs, filepath.Join(p, h))...)
+			}
+			continue
+		}
+		out = append(out, hooksDirFound(dirs, p)...)
+	}
+	return out
+}
+
+// gitHookNames are the hooks git runs (githooks(5)), by their names in
+// a hooks directory.
+var gitHookNames = []string{"applypatch-msg", "pre-applypatch", "post-applypatch", "pre-commit", "pre-merge-commit",
+	"prepare-commit-msg", "commit-msg", "post-commit", "pre-rebase", "post-checkout", "post-merge", "pre-push",
+	"pre-receive", "update", "proc-receive", "post-receive", "post-update", "reference-transaction", "push-to-checkout",
+	"pre-auto-gc", "post-rewrite", "sendemail-validate", "fsmonitor-watchman", "p4-changelist", "p4-prepare-changelist",
+	"p4-post-changelist", "p4-pre-submit", "post-index-change"}
 
 // findProtected walks root for protected names whose path relative to root
 // has at most depth components (for .git/hooks and .claude/commands, the
@@ -231,7 +389,7 @@ type found struct {
 // is sorted.
 const parallelAfter = 256
 
-func findProtected(dirs DirReader, root string, depth int, gitConfig bool, relevant func(string) bool) []found {
+func findProtected(dirs DirReader, root string, depth int, gitConfig bool, relevant func(string) bool, hc hooksContext) []found {
 	var (
 		mu  sync.Mutex
 		out []found
@@ -274,6 +432,7 @@ func findProtected(dirs DirReader, root string, depth int, gitConfig bool, relev
 					inside = real
 				}
 				hits = append(hits, gitProtected(dirs, p, inside, isLink, gitConfig)...)
+				hits = append(hits, repoHooksPaths(dirs, inside, dir, hc)...)
 				return // objects, refs and the index stay writable; nothing else inside is sourced
 			case lower == ".git" && kind == KindRegular:
 				hits = append(hits, found{path: path()})

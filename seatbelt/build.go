@@ -97,6 +97,12 @@ func Filesystem(pol *policy.Policy, o Options) ([]Rule, error) {
 	}
 	rules = append(rules, denies...)
 	rules = append(rules, protectedNames(o.GitConfig)...)
+	for _, h := range pol.HooksPaths {
+		// The host's own relative core.hooksPath: that directory, in
+		// any repository, is where git runs hooks from.
+		rules = append(rules, Rule{Action: Deny, Ops: []string{"file-write*"}, Filters: []Filter{{Kind: "regex", Value: "/" + caseless(h) + "/.+$"}},
+			Why: "a repository's hooks (core.hooksPath " + h + ")"})
+	}
 	return rules, nil
 }
 

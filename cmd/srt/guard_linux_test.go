@@ -1108,6 +1108,37 @@ func TestGuardReplacedDenyRead(t *testing.T) {
 	})
 }
 
+// A denyRead directory in a writable tree stays unreadable when the host
+// replaces it while the command runs: removed and made again (a git
+// checkout does so), a new one renamed into place, or the symlink the
+// entry names re-aimed. The mount over the old directory does not cover
+// the new one, nor does Landlock in a tree it grants whole. Judged from
+// outside; both users.
+func TestGuardReplacedDenyReadDir(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t, "secrets/a.pem", "moved/a.pem", "s1/a.pem")
+		if err := os.Symlink("s1", b.path("linked")); err != nil {
+			t.Fatal(err)
+		}
+		b.whenReady("ready", "go", 10*time.Second, func() {
+			os.RemoveAll(b.path("secrets"))
+			b.write("secrets/b.pem", b.canary+"-REMADE")
+			b.write("new/b.pem", b.canary+"-RENAMED")
+			os.Rename(b.path("moved"), b.path("old"))
+			os.Rename(b.path("new"), b.path("moved"))
+			b.write("s2/b.pem", b.canary+"-RELINKED")
+			os.Symlink("s2", b.path("linked.new"))
+			os.Rename(b.path("linked.new"), b.path("linked"))
+		})
+		r := b.run(fsMap{"allowWrite": []string{"."}, "denyRead": []string{"secrets", "moved", "linked"}},
+			"cat secrets/* moved/* linked/*; touch ready; for i in $(seq 200); do [ -e go ] && break; sleep 0.05; done; ls secrets moved linked; cat secrets/b.pem moved/b.pem linked/b.pem; echo END")
+		if !strings.Contains(r.stdout, "END") {
+			t.Fatalf("the script did not run: %+v", r)
+		}
+		b.noCanary(r)
+	})
+}
+
 // A masked credential file reads as its mask only while the mask is on
 // it in the sandbox's own mount namespace: once the host replaces the
 // file (which takes the mask's mount with it), neither a plain read nor
@@ -1311,6 +1342,99 @@ echo END`, b.canary, canary)
 		}
 		if err != nil {
 			t.Errorf("the host could not continue the rebase: %v %s", err, out)
+		}
+	})
+}
+
+// core.hooksPath puts a repository's hooks where it says: a repository's
+// own (a work tree's .husky/_, existing or not yet made) and the host's
+// global one, relative (then in every repository, one the command makes
+// too). None of those directories takes a hook from the command, by a
+// write, a new file, mkdir, or a directory moved in; the host then
+// commits in each and no hook of the command's runs. Both users.
+func TestGuardHooksPath(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		requireGit(t)
+		b := newBox(t)
+		ran := filepath.Join(filepath.Dir(b.W), "ran")
+		b.write("~/.gitconfig", "[core]\n\thooksPath = .githooks\n")
+		for _, r := range []string{"r1", "r2"} {
+			hostGit(t, b.W, "init", "-q", r)
+		}
+		hostGit(t, b.path("r1"), "config", "core.hooksPath", ".husky/_")
+		hostGit(t, b.path("r2"), "config", "core.hooksPath", "hooks-here")
+		b.write("r1/.husky/_/pre-commit", "#!/bin/sh\nexit 0\n")
+		os.Chmod(b.path("r1/.husky/_/pre-commit"), 0o755)
+		evil := fmt.Sprintf("#!/bin/sh\necho $PWD >> %s\n", ran)
+		script := fmt.Sprintf(`e=%q
+put() { mkdir -p "$(dirname "$1")" && printf "$e" > "$1" && chmod +x "$1"; }
+put r1/.husky/_/pre-commit; put r1/.husky/_/post-commit; put r1/.githooks/post-commit
+put r2/hooks-here/post-commit; put x/hooks-here/post-commit && mv x/hooks-here r2/
+git init -q r4 && put r4/.githooks/post-commit; put y/.githooks/post-commit && mv y/.githooks r4/
+git init -q r5 && put z/post-commit && mv z r5/.githooks
+echo END`, evil)
+		r := b.run(fsMap{"allowWrite": []string{"."}}, script)
+		if !strings.Contains(r.stdout, "END") {
+			t.Fatalf("the script did not run: %+v", r)
+		}
+		for _, repo := range []string{"r1", "r2", "r4", "r5"} {
+			cmd := exec.Command("git", "-c", "user.name=a", "-c", "user.email=a@example.com", "commit", "-q", "--allow-empty", "-m", "x")
+			cmd.Dir = b.path(repo)
+			cmd.Env = append(os.Environ(), "HOME="+b.H, "XDG_CONFIG_HOME="+filepath.Join(b.H, ".config"), "GIT_CONFIG_NOSYSTEM=1")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("the host could not commit in %s: %v %s", repo, err, out)
+			}
+		}
+		if got, err := os.ReadFile(ran); err == nil {
+			t.Errorf("the host's git ran hooks the command made, in: %s\n%+v", got, r)
+		}
+	})
+}
+
+// rerere keeps a merge's conflicts in MERGE_RR, by path, and the host's
+// git commit merges each one's recorded resolution into the file at that
+// path, which git does not check (rerere runs by itself once rr-cache
+// exists): MERGE_RR is kept like a config and takes only paths git would
+// let into an index. Written in place, renamed or linked over, or left
+// before a directory becomes a git directory, a record naming a file
+// outside is refused; rerere's own work inside still lands. The host
+// commits after the run; judged from outside; both users.
+func TestGuardMergeRR(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		requireGit(t)
+		b := newBox(t)
+		victim := filepath.Join(filepath.Dir(b.W), "victim")
+		os.WriteFile(victim, []byte("a\nb\n"), 0o644)
+		hostGit(t, b.W, "init", "-q", "r")
+		b.write("r/f", "1\n")
+		hostGit(t, b.path("r"), "add", "f")
+		hostGit(t, b.path("r"), "commit", "-q", "-m", "one")
+		const id = "0123456789abcdef0123456789abcdef01234567"
+		script := fmt.Sprintf(`export GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@example.com GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@example.com
+cd r && mkdir -p .git/rr-cache/%[1]s && printf 'a\nb\n' > .git/rr-cache/%[1]s/preimage && printf 'a\nb\nPWNED\n' > .git/rr-cache/%[1]s/postimage
+rec() { printf '%[1]s.-1\t%%s\0' "$1"; }
+git checkout -q -b side && echo 2 > f && git commit -qam two && git checkout -q - && echo 3 > f && git commit -qam three
+git merge -q side >/dev/null 2>&1; echo 4 > f && git add f && git commit -qm merged && echo RERERE $(ls .git/rr-cache | wc -l)
+rec %[2]s > .git/MERGE_RR; rec %[2]s > .git/m1 && perl -e 'rename($ARGV[0], $ARGV[1])' .git/m1 .git/MERGE_RR
+rec ../../victim > .git/m2 && mv -f .git/m2 .git/MERGE_RR; rec %[2]s > .git/m3 && ln -f .git/m3 .git/MERGE_RR
+cd .. && mkdir -p s/rr-cache && rec %[2]s > s/MERGE_RR && git init -q --bare s 2>/dev/null
+echo END`, id, victim)
+		r := b.run(fsMap{"allowWrite": []string{"."}}, script)
+		if !strings.Contains(r.stdout, "END") || !strings.Contains(r.stdout, "RERERE") || strings.Contains(r.stdout, "RERERE 1\n") {
+			t.Fatalf("the script did not run, or rerere recorded nothing inside: %+v", r)
+		}
+		if strings.Contains(b.read("r/.git/MERGE_RR"), "victim") {
+			t.Errorf("MERGE_RR names a file outside: %q", b.read("r/.git/MERGE_RR"))
+		}
+		if _, err := os.Stat(b.path("s/HEAD")); err == nil && strings.Contains(b.read("s/MERGE_RR"), "victim") {
+			t.Errorf("a directory holding a MERGE_RR that names a file outside became a git directory")
+		}
+		b.write("r/f", "5\n")
+		cmd := exec.Command("git", "-c", "user.name=a", "-c", "user.email=a@example.com", "commit", "-q", "-am", "host")
+		cmd.Dir = b.path("r")
+		out, _ := cmd.CombinedOutput()
+		if got, _ := os.ReadFile(victim); string(got) != "a\nb\n" {
+			t.Errorf("the host's git commit wrote a file outside through MERGE_RR: %q %s", got, out)
 		}
 	})
 }
