@@ -50,7 +50,7 @@ func (b *builder) protect(s *config.Settings) {
 	linked := map[string]bool{}
 	hooks := hooksContext{home: b.env.Home}
 	var hits []found
-	for _, v := range globalHooksPaths(b.env.Home) {
+	for _, v := range globalHooksPaths(b.env.Dirs, b.env.Home) {
 		// The host's own core.hooksPath: where it is absolute, that one
 		// directory; relative, that directory in every repository.
 		if p, ok := hooksPathAt(v, b.env.Home, ""); ok && filepath.IsAbs(p) {
@@ -264,23 +264,18 @@ const (
 // configHooksPaths returns the core.hooksPath values of the git config
 // file at name and of the files it includes (every include, whatever its
 // condition: a directory that might be the hooks directory is kept).
-func configHooksPaths(name, home string, depth int) []string {
+func configHooksPaths(dirs DirReader, name, home string, depth int) []string {
 	if depth > includeDepth {
 		return nil
 	}
-	f, err := os.Open(name)
-	if err != nil {
-		return nil
-	}
-	content, err := io.ReadAll(io.LimitReader(f, maxGitConfigRead))
-	f.Close()
+	content, err := dirs.ReadFile(name, maxGitConfigRead)
 	if err != nil {
 		return nil
 	}
 	hooks, includes := GitConfigPaths(content)
 	for _, inc := range includes {
 		if p, ok := hooksPathAt(inc, home, filepath.Dir(name)); ok {
-			hooks = append(hooks, configHooksPaths(p, home, depth+1)...)
+			hooks = append(hooks, configHooksPaths(dirs, p, home, depth+1)...)
 		}
 	}
 	return hooks
@@ -289,14 +284,14 @@ func configHooksPaths(name, home string, depth int) []string {
 // globalHooksPaths returns the core.hooksPath values of the host's own
 // git config: the system's, the user's (~/.gitconfig and
 // ~/.config/git/config) and what they include.
-func globalHooksPaths(home string) []string {
+func globalHooksPaths(dirs DirReader, home string) []string {
 	files := []string{"/etc/gitconfig"}
 	if home != "" {
 		files = append(files, filepath.Join(home, ".gitconfig"), filepath.Join(home, ".config", "git", "config"))
 	}
 	var all []string
 	for _, f := range files {
-		all = append(all, configHooksPaths(f, home, 1)...)
+		all = append(all, configHooksPaths(dirs, f, home, 1)...)
 	}
 	return all
 }
@@ -342,7 +337,7 @@ func hooksDirFound(dirs DirReader, p string) []found {
 // work tree is tree: its own config's values and the host's relative
 // ones, beneath the work tree (absolute ones are the launch's, once).
 func repoHooksPaths(dirs DirReader, inside, tree string, hc hooksContext) []found {
-	values := append(configHooksPaths(filepath.Join(inside, "config"), hc.home, 1), hc.relative...)
+	values := append(configHooksPaths(dirs, filepath.Join(inside, "config"), hc.home, 1), hc.relative...)
 	var out []found
 	seen := map[string]bool{}
 	for _, v := range values {
@@ -647,10 +642,22 @@ func KindOf(t fs.FileMode) Kind {
 // directories in a big tree, so a backend passes its fastest reader.
 type DirReader interface {
 	ReadDir(dir string, fn func(name []byte, kind Kind)) error
+	// ReadFile reads the file name, at most limit bytes.
+	ReadFile(name string, limit int) ([]byte, error)
 }
 
 // OSDirs reads directories with os.ReadDir.
 type OSDirs struct{}
+
+// ReadFile implements DirReader.
+func (OSDirs) ReadFile(name string, limit int) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, int64(limit)))
+}
 
 // ReadDir implements DirReader.
 func (OSDirs) ReadDir(dir string, fn func(name []byte, kind Kind)) error {
