@@ -257,6 +257,12 @@ type guardState struct {
 	ownLinks map[fileID]bool
 	// thread is the serving thread's own umask, as last set (-1: not yet).
 	thread int
+	// trees are, by directory, the work trees that hold it; hooks, by
+	// work tree (and a .git file's content), its repository's hooks
+	// (see hooksLater).
+	trees    map[string][]string
+	gitFiles map[string]bool // by work tree: its .git is a file
+	hooks    map[string]*repoHooks
 }
 
 // fileID names an inode.
@@ -284,7 +290,8 @@ type umaskEntry struct {
 const umaskFresh = 50 * time.Millisecond
 
 func newGuardState() *guardState {
-	return &guardState{root: -1, umasks: map[int]umaskEntry{}, pending: map[int]int{}, pidfds: map[int]int{}, ownLinks: map[fileID]bool{}, thread: -1, selfFDs: -1}
+	return &guardState{root: -1, umasks: map[int]umaskEntry{}, pending: map[int]int{}, pidfds: map[int]int{}, ownLinks: map[fileID]bool{}, thread: -1, selfFDs: -1,
+		trees: map[string][]string{}, gitFiles: map[string]bool{}, hooks: map[string]*repoHooks{}}
 }
 
 func (gs *guardState) close() {
@@ -396,6 +403,12 @@ func (k *call) guardCall(c seccomp.FileCall) answer {
 			return refused(e)
 		}
 	}
+	if path.Base(name) == ".git" || path.Base(name2) == ".git" {
+		// A .git made or moved: the repositories around directories are
+		// read again, once the call is made (so are they when a
+		// directory moves: rename).
+		defer k.reposChanged()
+	}
 	flags := 0
 	if c.Flags >= 0 {
 		flags = int(uint32(arg(c.Flags)))
@@ -469,11 +482,21 @@ func (k *call) deny(errno unix.Errno, op, target, rule string, n policy.Name) un
 // or denyWrite entry covers it: one that names a path made after the
 // launch, or a pattern it matches now.
 func (k *call) deniedLater(op, full string) unix.Errno {
-	r, ok := k.pol.Guard.Later(full)
+	r, ok := k.later(full)
 	if !ok {
 		return 0
 	}
 	return k.reportLater(op, full, r)
+}
+
+// later returns the rule that keeps full from being made or written
+// while the command runs: a deny entry's, or a repository's hooks'
+// (hooksLater).
+func (k *call) later(full string) (policy.LaterRule, bool) {
+	if r, ok := k.pol.Guard.Later(full); ok {
+		return r, true
+	}
+	return k.hooksLater(full)
 }
 
 // aboveLater refuses (EACCES) a symlink at full (physical) holding
@@ -641,7 +664,7 @@ func settledDots(target string) bool {
 // (mkdir -p goes on), EROFS in a read-only mount (a hidden directory of
 // the launch).
 func (k *call) makeDeniedLater(op string, pl place) unix.Errno {
-	r, ok := k.pol.Guard.Later(pl.full())
+	r, ok := k.later(pl.full())
 	if !ok {
 		return 0
 	}
@@ -1987,6 +2010,12 @@ func (k *call) readDenied(pl place, full string, st *unix.Stat_t) unix.Errno {
 		return 0
 	}
 	if r, ok := k.pol.Guard.ReadLater(full); ok {
+		if r.Glob == nil && r.Path == full && st.Mode&unix.S_IFMT == unix.S_IFDIR && pl.name != "" && pl.name != "." && mountPoint(pl) && k.isMask(full, st) {
+			// A hidden directory still under the launch's empty mount,
+			// listed by a walk of its parent (go build ./..., tar, grep
+			// -r): empty, as without judged reads.
+			return 0
+		}
 		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "read", Target: full, Reason: r.Why})
 	}
 	if k.pol.Guard.Policy != nil {
@@ -2606,6 +2635,12 @@ func (k *call) rename(dir int, old string, dir2 int, name string, flags int) uni
 	srcKind, e := kindOf(src)
 	if e != 0 {
 		return e
+	}
+	if srcKind == unix.S_IFDIR || flags&unix.RENAME_EXCHANGE != 0 {
+		// A directory moved (or exchanged) may bring or take a
+		// repository: the repositories around directories are read
+		// again after.
+		defer k.reposChanged()
 	}
 	// check judges moving something of kind to p.
 	check := func(kind uint32, p place) (policy.Name, unix.Errno) {

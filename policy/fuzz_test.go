@@ -157,33 +157,3 @@ func FuzzGitIndexSafe(f *testing.F) {
 		}
 	})
 }
-
-// FuzzMergeRRSafe: a MERGE_RR the guard takes names, in every record git
-// would read, only a relative path with no ".." or ".git" component —
-// read here as git's read_rr reads a record (id, an optional variant, a
-// tab, the rest).
-func FuzzMergeRRSafe(f *testing.F) {
-	id := strings.Repeat("ab", 20)
-	for _, s := range []string{id + "\tf\x00", id + ".-1\t/etc/x\x00", id + ".1\ta/../b\x00" + id + "\t.git/config\x00"} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, content []byte) {
-		if MergeRRSafe(content) != nil {
-			return
-		}
-		for _, rec := range strings.Split(string(content), "\x00") {
-			if rec == "" {
-				continue
-			}
-			_, p, ok := strings.Cut(rec, "\t")
-			if !ok || strings.HasPrefix(p, "/") {
-				t.Fatalf("taken: %q", rec)
-			}
-			for _, c := range strings.Split(p, "/") {
-				if c == "" || c == "." || c == ".." || strings.EqualFold(c, ".git") {
-					t.Fatalf("taken: %q", rec)
-				}
-			}
-		}
-	})
-}

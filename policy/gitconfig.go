@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"bytes"
 	"fmt"
 	"regexp"
 	"slices"
@@ -428,6 +429,7 @@ func isAlnum(c byte) bool { return isAlpha(c) || c >= '0' && c <= '9' }
 // would refuse are passed over: the host's git refuses the file, and
 // runs nothing from it.
 func GitConfigPaths(content []byte) (hooks, includes []string) {
+	content = bytes.TrimPrefix(content, []byte("\xef\xbb\xbf")) // a BOM, which git skips
 	section, hasSub := "", false
 	lines := strings.Split(string(content), "\n")
 	for n := 0; n < len(lines); n++ {
@@ -521,31 +523,16 @@ func gitValueText(v string, lines []string, n int) (string, int) {
 // git directory (a worktree's own): the host's git commit, merge or
 // rebase --continue merges each path's recorded resolution into the file
 // at that path and writes it there, or copies that file into rr-cache,
-// by whatever path the file names (git checks none; rerere runs by
-// itself once rr-cache exists).
+// through whatever the path leads (git checks none of it, follows
+// symlinks in the work tree, which the command may make at any time, and
+// runs rerere by itself once rr-cache exists).
 const MergeRR = "MERGE_RR"
 
-// mergeRRRecord is one record of MERGE_RR: a conflict's id, its variant,
-// a tab and the path.
-var mergeRRRecord = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})(\.-?[0-9]{1,9})?\t`)
-
-// MergeRRSafe reports whether every path MERGE_RR names is one git would
-// let into an index (checkoutPath): in the work tree, not in a .git.
+// MergeRRSafe takes only an empty MERGE_RR (no conflict recorded): no
+// path can be judged safe, since any may become a symlink later.
 func MergeRRSafe(content []byte) error {
-	if len(content) > maxGitIndex {
-		return fmt.Errorf("a MERGE_RR of %d bytes is more than the guard reads", len(content))
-	}
-	for _, rec := range strings.Split(string(content), "\x00") {
-		if rec == "" {
-			continue
-		}
-		m := mergeRRRecord.FindString(rec)
-		if m == "" {
-			return fmt.Errorf("a record git would not read as rerere writes it")
-		}
-		if err := checkoutPath(rec[len(m):], 0o100644); err != nil {
-			return fmt.Errorf("%q: %v", rec[len(m):], err)
-		}
+	if len(content) != 0 {
+		return fmt.Errorf("conflicts recorded for rerere, whose paths the host's git would follow through symlinks the command may make")
 	}
 	return nil
 }

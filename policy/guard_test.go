@@ -339,6 +339,7 @@ func TestGitConfigPaths(t *testing.T) {
 		"[core] hooksPath = ~/h\n[include]\n\tpath = other\n[includeIf \"gitdir:~/w/\"]\n\tpath = \"~/inc\"\n",
 		"[core \"x\"]\n\thooksPath = no\n[core.x]\n\thooksPath = no\n[Core]\n\thooksPath = a\\tb\\\\c\n",
 		"[core]\n\thooksPath = \"q\\\"r\" s  t\t\n",
+		"\xef\xbb\xbf[core]\n\thooksPath = .githooks\n",
 	}
 	_, gitErr := exec.LookPath("git")
 	for _, c := range cases {
@@ -368,19 +369,13 @@ func TestGitConfigPaths(t *testing.T) {
 	}
 }
 
-// MERGE_RR takes only records, as rerere writes them, of paths git would
-// let into an index.
+// MERGE_RR takes no record: any path may become a symlink later.
 func TestMergeRRSafe(t *testing.T) {
-	id := strings.Repeat("ab", 20)
-	for _, c := range []string{"", id + "\tf\x00", id + ".1\tdir/f\x00" + id + ".-1\tg\x00", strings.Repeat("cd", 32) + "\tf\x00"} {
-		if err := MergeRRSafe([]byte(c)); err != nil {
-			t.Errorf("%q refused: %v", c, err)
-		}
+	if err := MergeRRSafe(nil); err != nil {
+		t.Errorf("an empty MERGE_RR refused: %v", err)
 	}
-	for _, c := range []string{id + "\t/etc/passwd\x00", id + ".-1\t../x\x00", id + "\t.git/config\x00", id + "\ta/../../x\x00", "xyz\tf\x00", id + "f\x00", id + "\t\x00"} {
-		if MergeRRSafe([]byte(c)) == nil {
-			t.Errorf("%q taken", c)
-		}
+	if MergeRRSafe([]byte(strings.Repeat("ab", 20)+"\tf\x00")) == nil {
+		t.Errorf("a record taken")
 	}
 	for _, p := range []string{"/w/.git/MERGE_RR", "/w/.git/worktrees/x/MERGE_RR"} {
 		if n, _ := (Guard{}).Judge(p); n != GitConfig {

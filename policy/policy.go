@@ -116,6 +116,14 @@ type Policy struct {
 	// path beneath its work tree is where git runs hooks from, so the
 	// guard keeps such a directory's contents wherever one is made.
 	HooksPaths []string `json:"hooksPaths,omitempty"`
+	// Home is Env's: where a repository's core.hooksPath of "~/…"
+	// leads, for the guard, which reads repositories while the command
+	// runs.
+	Home string `json:"-"`
+	// TreeHooksPaths are all the relative values of the host's own
+	// core.hooksPath (HooksPaths, and "." or ".." ones too), which the
+	// guard applies beneath each repository's work tree it reads.
+	TreeHooksPaths []string `json:"-"`
 
 	reads, writes map[string][]Rule
 }
@@ -360,7 +368,7 @@ func Build(s *config.Settings, env Env) (*Policy, error) {
 	if env.Dirs == nil {
 		env.Dirs = OSDirs{}
 	}
-	b := &builder{env: env, pol: &Policy{Private: env.Private, Writable: env.Writable}}
+	b := &builder{env: env, pol: &Policy{Private: env.Private, Writable: env.Writable, Home: env.Home}}
 	fsys := s.Filesystem
 	if fsys.Disabled {
 		b.pol.Disabled = true

@@ -48,9 +48,16 @@ func (b *builder) protect(s *config.Settings) {
 		}
 	}
 	linked := map[string]bool{}
-	hooks := hooksContext{home: b.env.Home}
+	hooks := hooksContext{home: b.env.Home, guardReads: b.env.GuardKeepsConfigs}
 	var hits []found
-	for _, v := range globalHooksPaths(b.env.Dirs, b.env.Home) {
+	global, included := globalHooksPaths(b.env.Dirs, b.env.Home)
+	for _, inc := range included {
+		// A file the host's config includes is read as its config.
+		if b.writableSomewhereUnder(resolveExisting(inc)) {
+			hits = append(hits, hooksDirFound(b.env.Dirs, inc)...)
+		}
+	}
+	for _, v := range global {
 		// The host's own core.hooksPath: where it is absolute, that one
 		// directory; relative, that directory in every repository.
 		if p, ok := hooksPathAt(v, b.env.Home, ""); ok && filepath.IsAbs(p) {
@@ -59,6 +66,7 @@ func (b *builder) protect(s *config.Settings) {
 			}
 		} else if ok {
 			hooks.relative = append(hooks.relative, p)
+			b.pol.TreeHooksPaths = append(b.pol.TreeHooksPaths, p)
 			if p != "." && p != ".." && !strings.HasPrefix(p, "../") {
 				b.pol.HooksPaths = append(b.pol.HooksPaths, p)
 			}
@@ -251,6 +259,10 @@ type found struct {
 type hooksContext struct {
 	home     string
 	relative []string
+	// guardReads: the backend's path guard reads each repository's
+	// hooks itself, when it first judges a name there (at any depth),
+	// so the walk does not (Env.GuardKeepsConfigs).
+	guardReads bool
 }
 
 // maxGitConfigRead bounds a host config the launch reads for
@@ -264,7 +276,7 @@ const (
 // configHooksPaths returns the core.hooksPath values of the git config
 // file at name and of the files it includes (every include, whatever its
 // condition: a directory that might be the hooks directory is kept).
-func configHooksPaths(dirs DirReader, name, home string, depth int) []string {
+func configHooksPaths(dirs DirReader, name, home string, depth int, included *[]string) []string {
 	if depth > includeDepth {
 		return nil
 	}
@@ -275,25 +287,30 @@ func configHooksPaths(dirs DirReader, name, home string, depth int) []string {
 	hooks, includes := GitConfigPaths(content)
 	for _, inc := range includes {
 		if p, ok := hooksPathAt(inc, home, filepath.Dir(name)); ok {
-			hooks = append(hooks, configHooksPaths(dirs, p, home, depth+1)...)
+			*included = append(*included, p)
+			hooks = append(hooks, configHooksPaths(dirs, p, home, depth+1, included)...)
 		}
 	}
 	return hooks
 }
 
+// HuskyHooks is the directory husky (v9) makes core.hooksPath: its
+// hooks run the same-named scripts one directory up (.husky/pre-commit),
+// which are kept as hooks too.
+const HuskyHooks = "_"
+
 // globalHooksPaths returns the core.hooksPath values of the host's own
 // git config: the system's, the user's (~/.gitconfig and
 // ~/.config/git/config) and what they include.
-func globalHooksPaths(dirs DirReader, home string) []string {
+func globalHooksPaths(dirs DirReader, home string) (hooks, included []string) {
 	files := []string{"/etc/gitconfig"}
 	if home != "" {
 		files = append(files, filepath.Join(home, ".gitconfig"), filepath.Join(home, ".config", "git", "config"))
 	}
-	var all []string
 	for _, f := range files {
-		all = append(all, configHooksPaths(dirs, f, home, 1)...)
+		hooks = append(hooks, configHooksPaths(dirs, f, home, 1, &included)...)
 	}
-	return all
+	return hooks, included
 }
 
 // hooksPathAt resolves a path git reads from a config (core.hooksPath,
@@ -337,8 +354,14 @@ func hooksDirFound(dirs DirReader, p string) []found {
 // work tree is tree: its own config's values and the host's relative
 // ones, beneath the work tree (absolute ones are the launch's, once).
 func repoHooksPaths(dirs DirReader, inside, tree string, hc hooksContext) []found {
-	values := append(configHooksPaths(dirs, filepath.Join(inside, "config"), hc.home, 1), hc.relative...)
+	var included []string
+	values := configHooksPaths(dirs, filepath.Join(inside, "config"), hc.home, 1, &included)
+	values = append(values, configHooksPaths(dirs, filepath.Join(inside, "config.worktree"), hc.home, 1, &included)...)
+	values = append(values, hc.relative...)
 	var out []found
+	for _, inc := range included {
+		out = append(out, hooksDirFound(dirs, inc)...) // read as its config
+	}
 	seen := map[string]bool{}
 	for _, v := range values {
 		p, ok := hooksPathAt(v, hc.home, tree)
@@ -349,19 +372,24 @@ func repoHooksPaths(dirs DirReader, inside, tree string, hc hooksContext) []foun
 		if rel, err := filepath.Rel(p, tree); err == nil && (rel == "." || !strings.HasPrefix(rel, "..")) {
 			// The work tree itself, or a directory above it: only the
 			// hooks' own names there are git's to run.
-			for _, h := range gitHookNames {
+			for _, h := range GitHookNames {
 				out = append(out, hooksDirFound(dirs, filepath.Join(p, h))...)
 			}
 			continue
 		}
 		out = append(out, hooksDirFound(dirs, p)...)
+		if filepath.Base(p) == HuskyHooks {
+			for _, h := range GitHookNames {
+				out = append(out, hooksDirFound(dirs, filepath.Join(filepath.Dir(p), h))...)
+			}
+		}
 	}
 	return out
 }
 
-// gitHookNames are the hooks git runs (githooks(5)), by their names in
+// GitHookNames are the hooks git runs (githooks(5)), by their names in
 // a hooks directory.
-var gitHookNames = []string{"applypatch-msg", "pre-applypatch", "post-applypatch", "pre-commit", "pre-merge-commit",
+var GitHookNames = []string{"applypatch-msg", "pre-applypatch", "post-applypatch", "pre-commit", "pre-merge-commit",
 	"prepare-commit-msg", "commit-msg", "post-commit", "pre-rebase", "post-checkout", "post-merge", "pre-push",
 	"pre-receive", "update", "proc-receive", "post-receive", "post-update", "reference-transaction", "push-to-checkout",
 	"pre-auto-gc", "post-rewrite", "sendemail-validate", "fsmonitor-watchman", "p4-changelist", "p4-prepare-changelist",
@@ -427,7 +455,9 @@ func findProtected(dirs DirReader, root string, depth int, gitConfig bool, relev
 					inside = real
 				}
 				hits = append(hits, gitProtected(dirs, p, inside, isLink, gitConfig)...)
-				hits = append(hits, repoHooksPaths(dirs, inside, dir, hc)...)
+				if !hc.guardReads {
+					hits = append(hits, repoHooksPaths(dirs, inside, dir, hc)...)
+				}
 				return // objects, refs and the index stay writable; nothing else inside is sourced
 			case lower == ".git" && kind == KindRegular:
 				hits = append(hits, found{path: path()})

@@ -1088,6 +1088,119 @@ func TestGuardThroughProtectedLink(t *testing.T) {
 	})
 }
 
+// A repository deeper than the launch's walk (mandatoryDenySearchDepth)
+// keeps its hooks too: a hook that is a symlink to a script of the
+// project's keeps the script from being written by its own name, made
+// or replaced; core.hooksPath's directory takes no hook; and a work tree
+// whose .git file names another repository is judged by that
+// repository's config (a relative core.hooksPath in it is the work
+// tree's). The host commits in each after the run; no hook of the
+// command's runs and the script is unchanged. Both users.
+func TestGuardDeepRepoHooks(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		requireGit(t)
+		b := newBox(t)
+		ran := filepath.Join(filepath.Dir(b.W), "ran")
+		deep := "a/b/c/d/e"
+		for _, r := range []string{deep + "/r1", deep + "/r2", "hp"} {
+			os.MkdirAll(b.path(r), 0o755)
+			hostGit(t, b.path(r), "init", "-q")
+		}
+		b.write(deep+"/r1/scripts/pc", "#!/bin/sh\nexit 0\n")
+		os.Chmod(b.path(deep+"/r1/scripts/pc"), 0o755)
+		if err := os.Symlink("../../scripts/pc", b.path(deep+"/r1/.git/hooks/pre-commit")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("../../scripts/later", b.path(deep+"/r1/.git/hooks/post-commit")); err != nil {
+			t.Fatal(err)
+		}
+		hostGit(t, b.path(deep+"/r2"), "config", "core.hooksPath", ".husky/_")
+		// A repository outside the walk's roots whose relative
+		// core.hooksPath a .git file made inside would borrow.
+		hostGit(t, b.path("hp"), "config", "core.hooksPath", "h")
+		evil := fmt.Sprintf("#!/bin/sh\necho $0 >> %s\n", ran)
+		script := fmt.Sprintf(`e=%q
+put() { mkdir -p "$(dirname "$1")" && printf "$e" > "$1" && chmod +x "$1"; }
+cd %s
+printf "$e" > r1/scripts/pc; printf "$e" > r1/scripts/x && mv -f r1/scripts/x r1/scripts/pc; put r1/scripts/later
+put r2/.husky/_/pre-commit; put r2/.husky/_/post-commit
+mkdir w && echo "gitdir: %s" > w/.git && put w/h/post-commit
+echo END`, evil, deep, b.path("hp/.git"))
+		r := b.run(fsMap{"allowWrite": []string{"."}}, script)
+		if !strings.Contains(r.stdout, "END") {
+			t.Fatalf("the script did not run: %+v", r)
+		}
+		if got := b.read(deep + "/r1/scripts/pc"); got != "#!/bin/sh\nexit 0\n" {
+			t.Errorf("the hook's script was written by its own name: %q (%+v)", got, r)
+		}
+		for _, repo := range []string{deep + "/r1", deep + "/r2", deep + "/w"} {
+			cmd := exec.Command("git", "-c", "user.name=a", "-c", "user.email=a@example.com", "commit", "-q", "--allow-empty", "-m", "x")
+			cmd.Dir = b.path(repo)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("the host could not commit in %s: %v %s", repo, err, out)
+			}
+		}
+		if got, err := os.ReadFile(ran); err == nil {
+			t.Errorf("the host's git ran hooks the command made: %s\n%+v", got, r)
+		}
+	})
+}
+
+// What a repository's config reaches is kept wherever the guard meets
+// the repository: a linked worktree's relative core.hooksPath (a
+// worktree of the launch's, and one made during the run), one set in
+// config.worktree, a submodule's own, husky's scripts that its hooks
+// run (.husky/pre-commit), and a file the config includes (which could
+// take core.fsmonitor). The host commits and runs git status in each
+// after the run; nothing of the command's runs. Both users.
+func TestGuardRepoConfigReach(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		requireGit(t)
+		b := newBox(t)
+		ran := filepath.Join(filepath.Dir(b.W), "ran")
+		for _, r := range []string{"main", "cw", "inc", "lib", "app"} {
+			hostGit(t, b.W, "init", "-q", r)
+			hostGit(t, b.path(r), "commit", "-q", "--allow-empty", "-m", "1")
+		}
+		hostGit(t, b.path("main"), "config", "core.hooksPath", ".husky/_")
+		hostGit(t, b.path("main"), "worktree", "add", "-q", "../wt")
+		hostGit(t, b.path("cw"), "config", "extensions.worktreeConfig", "true")
+		hostGit(t, b.path("cw"), "config", "--worktree", "core.hooksPath", ".githooks")
+		hostGit(t, b.path("inc"), "config", "include.path", "../project.gitconfig")
+		b.write("inc/project.gitconfig", "[user]\n\tname = a\n")
+		hostGit(t, b.path("app"), "-c", "protocol.file.allow=always", "submodule", "add", "-q", b.path("lib"), "lib")
+		hostGit(t, b.path("app/lib"), "config", "core.hooksPath", ".husky/_")
+		b.write("main/.husky/_/pre-commit", "#!/bin/sh\n. \"$(dirname \"$0\")/h\"\n")
+		b.write("main/.husky/_/h", "#!/bin/sh\nexec sh -e \"$(dirname \"$(dirname \"$0\")\")/$(basename \"$0\")\"\n")
+		os.Chmod(b.path("main/.husky/_/pre-commit"), 0o755)
+		evil := fmt.Sprintf("#!/bin/sh\necho $0 >> %s\n", ran)
+		script := fmt.Sprintf(`e=%q
+put() { mkdir -p "$(dirname "$1")" && printf "$e" > "$1" && chmod +x "$1"; }
+put main/.husky/pre-commit; put wt/.husky/_/post-commit
+(cd main && git worktree add -q ../wt2 2>/dev/null); put wt2/.husky/_/post-commit
+put cw/.githooks/post-commit; put app/lib/.husky/_/post-commit
+printf "$e" > inc/fsm && chmod +x inc/fsm; printf '[core]\n\tfsmonitor = %%s\n' "$PWD/inc/fsm" >> inc/project.gitconfig
+echo END`, evil)
+		r := b.run(fsMap{"allowWrite": []string{"."}}, script)
+		if !strings.Contains(r.stdout, "END") {
+			t.Fatalf("the script did not run: %+v", r)
+		}
+		for _, repo := range []string{"main", "wt", "wt2", "cw", "app/lib", "inc"} {
+			if _, err := os.Stat(b.path(repo)); err != nil {
+				continue // wt2, when the worktree could not be made
+			}
+			for _, args := range [][]string{{"commit", "-q", "--allow-empty", "-m", "x"}, {"status", "--short"}} {
+				cmd := exec.Command("git", append([]string{"-c", "user.name=a", "-c", "user.email=a@example.com"}, args...)...)
+				cmd.Dir = b.path(repo)
+				cmd.CombinedOutput()
+			}
+		}
+		if got, err := os.ReadFile(ran); err == nil {
+			t.Errorf("the host's git ran programs the command made: %s\n%+v", got, r)
+		}
+	})
+}
+
 // A denyRead file stays unreadable when the host replaces it while the
 // command runs (an editor's save renames a new file over it, which takes
 // the sandbox's mask with the old one). Judged from outside; run as both
@@ -1131,9 +1244,12 @@ func TestGuardReplacedDenyReadDir(t *testing.T) {
 			os.Rename(b.path("linked.new"), b.path("linked"))
 		})
 		r := b.run(fsMap{"allowWrite": []string{"."}, "denyRead": []string{"secrets", "moved", "linked"}},
-			"cat secrets/* moved/* linked/*; touch ready; for i in $(seq 200); do [ -e go ] && break; sleep 0.05; done; ls secrets moved linked; cat secrets/b.pem moved/b.pem linked/b.pem; echo END")
+			"cat secrets/* moved/* linked/*; ls secrets moved >/dev/null && tar cf /dev/null . && echo WALKED; touch ready; for i in $(seq 200); do [ -e go ] && break; sleep 0.05; done; ls secrets moved linked; cat secrets/b.pem moved/b.pem linked/b.pem; echo END")
 		if !strings.Contains(r.stdout, "END") {
 			t.Fatalf("the script did not run: %+v", r)
+		}
+		if !strings.Contains(r.stdout, "WALKED") {
+			t.Errorf("a walk of the project failed on a hidden directory still under its mask: %+v", r)
 		}
 		b.noCanary(r)
 	})
@@ -1393,12 +1509,12 @@ echo END`, evil)
 
 // rerere keeps a merge's conflicts in MERGE_RR, by path, and the host's
 // git commit merges each one's recorded resolution into the file at that
-// path, which git does not check (rerere runs by itself once rr-cache
-// exists): MERGE_RR is kept like a config and takes only paths git would
-// let into an index. Written in place, renamed or linked over, or left
-// before a directory becomes a git directory, a record naming a file
-// outside is refused; rerere's own work inside still lands. The host
-// commits after the run; judged from outside; both users.
+// path, through any symlink on it (rerere runs by itself once rr-cache
+// exists): MERGE_RR is kept like a config and takes no record. Written in
+// place, renamed or linked over, naming a path outside or a symlink in
+// the work tree, or left before a directory becomes a git directory, a
+// record is refused. The host commits after the run; judged from outside;
+// both users.
 func TestGuardMergeRR(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
 		requireGit(t)
@@ -1417,14 +1533,15 @@ git checkout -q -b side && echo 2 > f && git commit -qam two && git checkout -q 
 git merge -q side >/dev/null 2>&1; echo 4 > f && git add f && git commit -qm merged && echo RERERE $(ls .git/rr-cache | wc -l)
 rec %[2]s > .git/MERGE_RR; rec %[2]s > .git/m1 && perl -e 'rename($ARGV[0], $ARGV[1])' .git/m1 .git/MERGE_RR
 rec ../../victim > .git/m2 && mv -f .git/m2 .git/MERGE_RR; rec %[2]s > .git/m3 && ln -f .git/m3 .git/MERGE_RR
+ln -s %[2]s notes.txt && rec notes.txt > .git/m4 && perl -e 'rename($ARGV[0], $ARGV[1])' .git/m4 .git/MERGE_RR
 cd .. && mkdir -p s/rr-cache && rec %[2]s > s/MERGE_RR && git init -q --bare s 2>/dev/null
 echo END`, id, victim)
 		r := b.run(fsMap{"allowWrite": []string{"."}}, script)
-		if !strings.Contains(r.stdout, "END") || !strings.Contains(r.stdout, "RERERE") || strings.Contains(r.stdout, "RERERE 1\n") {
-			t.Fatalf("the script did not run, or rerere recorded nothing inside: %+v", r)
+		if !strings.Contains(r.stdout, "END") {
+			t.Fatalf("the script did not run: %+v", r)
 		}
-		if strings.Contains(b.read("r/.git/MERGE_RR"), "victim") {
-			t.Errorf("MERGE_RR names a file outside: %q", b.read("r/.git/MERGE_RR"))
+		if mr := b.read("r/.git/MERGE_RR"); mr != "" {
+			t.Errorf("MERGE_RR took the command's records: %q", mr)
 		}
 		if _, err := os.Stat(b.path("s/HEAD")); err == nil && strings.Contains(b.read("s/MERGE_RR"), "victim") {
 			t.Errorf("a directory holding a MERGE_RR that names a file outside became a git directory")

@@ -1,0 +1,326 @@
+package nsexec
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/srt-go/srt/policy"
+)
+
+// A repository's hooks are not only its .git/hooks, which the name
+// rules keep: core.hooksPath puts them anywhere (husky's .husky/_ in the
+// work tree), and a hook may be a symlink to a script of the project's.
+// The launch's walk finds both in the repositories within
+// mandatoryDenySearchDepth; the guard finds them in any repository a
+// name it judges lies in, when it first judges a name there: the
+// repositories around each directory are known by their .git (a
+// directory, a symlink to one, or a file naming one), and each one's
+// hooks by its config and its hooks directories, read in the command's
+// root.
+
+// repoHooks is what the guard keeps of one repository's hooks: the
+// directories core.hooksPath names, whose contents are its hooks, and
+// where the symlinks among its hooks lead, and the files its config
+// includes (targets).
+type repoHooks struct {
+	dirs    []string
+	targets []string
+}
+
+// maxRepoDirs bounds the directories whose repositories the guard keeps
+// (past it, it forgets them all and reads again).
+const maxRepoDirs = 1 << 16
+
+// hooksLater returns the rule that keeps full from being made or
+// written when it is a hook of a repository it lies in: beneath a
+// directory core.hooksPath names, or where one of the hooks' symlinks
+// leads.
+func (k *call) hooksLater(full string) (policy.LaterRule, bool) {
+	if !strings.HasPrefix(full, "/") || full == "/" {
+		return policy.LaterRule{}, false
+	}
+	for _, tree := range k.treesAround(path.Dir(full)) {
+		h := k.hooksOf(tree)
+		if h == nil {
+			continue
+		}
+		for _, d := range h.dirs {
+			if policy.Under(full, d) {
+				return policy.LaterRule{Path: d, Why: "a repository's hooks directory (core.hooksPath of " + tree + "): " + d}, true
+			}
+		}
+		for _, t := range h.targets {
+			if policy.Under(full, t) {
+				return policy.LaterRule{Path: t, Why: "a hook of " + tree + " is a symlink to " + t}, true
+			}
+		}
+	}
+	return policy.LaterRule{}, false
+}
+
+// treesAround lists the work trees that hold dir (an absolute,
+// symlink-free path in the command's root), outermost first: the
+// directories at or above it that hold a .git.
+func (k *call) treesAround(dir string) []string {
+	if trees, ok := k.gs.trees[dir]; ok {
+		return trees
+	}
+	var trees []string
+	if dir != "/" {
+		parent := k.treesAround(path.Dir(dir))
+		trees = parent[:len(parent):len(parent)]
+	}
+	if held, isFile := k.holdsGit(dir); held {
+		trees = append(trees, dir)
+		k.gs.gitFiles[dir] = isFile
+	}
+	if len(k.gs.trees) >= maxRepoDirs {
+		k.reposChanged()
+	}
+	k.gs.trees[dir] = trees
+	return trees
+}
+
+// reposChanged forgets what the guard knew of the repositories around
+// directories: a .git was made or moved, or a directory moved.
+func (k *call) reposChanged() {
+	clear(k.gs.trees)
+	clear(k.gs.gitFiles)
+	clear(k.gs.hooks)
+}
+
+// holdsGit reports whether dir holds a .git of any kind, and whether
+// that is a regular file (a .git file naming the git directory).
+func (k *call) holdsGit(dir string) (held, isFile bool) {
+	root, e := k.rootFD()
+	if e != 0 {
+		return false, false
+	}
+	d, err := openat2(root, dir, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+	if err != nil {
+		return false, false
+	}
+	defer unix.Close(d)
+	var st unix.Stat_t
+	if unix.Fstatat(d, ".git", &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return false, false
+	}
+	return true, st.Mode&unix.S_IFMT == unix.S_IFREG
+}
+
+// hooksOf reads the hooks of the repository whose work tree is tree. A
+// .git file's repository is read each time (the command may write the
+// file after making it); any other's once, until a .git or anything else
+// is moved, or a .git made (reposChanged).
+func (k *call) hooksOf(tree string) *repoHooks {
+	var gitFile []byte
+	var isFile error = unix.ENOENT
+	key := tree
+	if k.gs.gitFiles[tree] {
+		gitFile, isFile = k.readInRoot(tree+"/.git", 4096)
+		key = tree + "\x00" + string(gitFile)
+	}
+	if h, ok := k.gs.hooks[key]; ok {
+		return h
+	}
+	h := k.readHooks(tree, gitFile, isFile == nil)
+	if len(k.gs.hooks) >= maxRepoDirs || isFile == nil && len(k.gs.hooks) >= maxRepoDirs/2 {
+		clear(k.gs.hooks)
+	}
+	k.gs.hooks[key] = h
+	return h
+}
+
+// readHooks reads the hooks of the repository at tree: its git
+// directory (tree/.git, or what the .git file names), its common
+// directory, the core.hooksPath values of its configs (and what they
+// include) or else the common directory's hooks, and the symlinks among
+// them.
+func (k *call) readHooks(tree string, gitFile []byte, isFile bool) *repoHooks {
+	gitDir := tree + "/.git"
+	if isFile {
+		line, _, _ := bytes.Cut(gitFile, []byte("\n"))
+		named, ok := strings.CutPrefix(strings.TrimSpace(string(line)), "gitdir:")
+		if !ok {
+			return nil
+		}
+		gitDir = strings.TrimSpace(named)
+		if !strings.HasPrefix(gitDir, "/") {
+			gitDir = path.Join(tree, gitDir)
+		}
+	}
+	gitDir, ok := k.resolved(gitDir)
+	if !ok {
+		return nil
+	}
+	common := gitDir
+	if c, err := k.readInRoot(gitDir+"/commondir", 4096); err == nil {
+		named := strings.TrimSpace(string(c))
+		if !strings.HasPrefix(named, "/") {
+			named = path.Join(gitDir, named)
+		}
+		if real, ok := k.resolved(named); ok {
+			common = real
+		}
+	}
+	var values, included []string
+	for _, cfg := range []string{common + "/config", gitDir + "/config.worktree"} {
+		values = append(values, k.configHooksPaths(cfg, 1, &included)...)
+	}
+	if k.pol.Guard != nil && k.pol.Guard.Policy != nil {
+		values = append(values, k.pol.Guard.Policy.TreeHooksPaths...)
+	}
+	// A file its config includes is read as its config: kept as one
+	// (the command could give it core.fsmonitor).
+	h := &repoHooks{targets: included}
+	hooksDirs := []string{common + "/hooks"}
+	if len(values) > 0 {
+		for _, v := range values {
+			v, ok := k.homeRelative(v)
+			if !ok {
+				continue
+			}
+			if !strings.HasPrefix(v, "/") {
+				v = path.Join(tree, v)
+			}
+			d := k.resolvedExisting(v)
+			hooksDirs = append(hooksDirs, d)
+			if policy.Under(tree, d) {
+				// The work tree itself, or above it: only the hooks'
+				// own names there are git's to run.
+				for _, n := range policy.GitHookNames {
+					h.targets = append(h.targets, path.Join(d, n))
+				}
+				continue
+			}
+			h.dirs = append(h.dirs, d)
+			if path.Base(d) == policy.HuskyHooks {
+				// husky's hooks there run the same-named scripts one
+				// directory up.
+				for _, n := range policy.GitHookNames {
+					h.targets = append(h.targets, path.Join(path.Dir(d), n))
+				}
+			}
+		}
+	}
+	for _, d := range hooksDirs {
+		fd, err := k.dirInRoot(d)
+		if err != nil {
+			continue
+		}
+		names, _ := namesAt(fd, ".")
+		for _, n := range names {
+			target, err := readlinkat(fd, n)
+			if err != nil {
+				continue // not a symlink
+			}
+			if !strings.HasPrefix(target, "/") {
+				target = path.Join(d, target)
+			}
+			h.targets = append(h.targets, k.resolvedExisting(target))
+		}
+		unix.Close(fd)
+	}
+	return h
+}
+
+// configHooksPaths is policy's reading of a config's core.hooksPath
+// values and its includes, in the command's root.
+func (k *call) configHooksPaths(name string, depth int, included *[]string) []string {
+	const includeDepth = 10
+	if depth > includeDepth {
+		return nil
+	}
+	content, err := k.readInRoot(name, 1<<20)
+	if err != nil {
+		return nil
+	}
+	hooks, includes := policy.GitConfigPaths(content)
+	for _, inc := range includes {
+		inc, ok := k.homeRelative(inc)
+		if !ok {
+			continue
+		}
+		if !strings.HasPrefix(inc, "/") {
+			inc = path.Join(path.Dir(name), inc)
+		}
+		*included = append(*included, k.resolvedExisting(inc))
+		hooks = append(hooks, k.configHooksPaths(inc, depth+1, included)...)
+	}
+	return hooks
+}
+
+// resolvedExisting is where p leads in the command's root: its longest
+// existing part resolved, the rest as it is.
+func (k *call) resolvedExisting(p string) string {
+	p = path.Clean(p)
+	if real, ok := k.resolved(p); ok {
+		return real
+	}
+	if p == "/" {
+		return p
+	}
+	return path.Join(k.resolvedExisting(path.Dir(p)), path.Base(p))
+}
+
+// readInRoot reads the regular file p, resolved in the command's root
+// (symlinks followed), at most limit bytes.
+func (k *call) readInRoot(p string, limit int) ([]byte, error) {
+	root, e := k.rootFD()
+	if e != 0 {
+		return nil, e
+	}
+	fd, err := openat2(root, p, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS})
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, unix.EINVAL
+	}
+	// Opened for reading only once known to be a regular file.
+	rd, err := unix.Open("/proc/self/fd/"+strconv.Itoa(fd), unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(rd), p)
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, int64(limit)))
+}
+
+// dirInRoot opens the directory p (O_PATH), resolved in the command's
+// root.
+func (k *call) dirInRoot(p string) (int, error) {
+	root, e := k.rootFD()
+	if e != 0 {
+		return -1, e
+	}
+	return openat2(root, p, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS})
+}
+
+// homeRelative reads a path git expands ("~/…" is the home directory's);
+// ok is false for what the guard does not follow (another user's
+// "~user", no home, nothing).
+func (k *call) homeRelative(v string) (string, bool) {
+	home := ""
+	if k.pol.Guard != nil && k.pol.Guard.Policy != nil {
+		home = k.pol.Guard.Policy.Home
+	}
+	switch {
+	case v == "":
+		return "", false
+	case v == "~" || strings.HasPrefix(v, "~/"):
+		return home + v[1:], home != ""
+	case strings.HasPrefix(v, "~"):
+		return "", false
+	}
+	return v, true
+}
