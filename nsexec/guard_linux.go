@@ -513,6 +513,9 @@ func (k *call) aboveLater(op, full, target string) unix.Errno {
 	if r, ok := k.redirects(full, target); ok {
 		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: full, Reason: r.Why + " lies beneath: a symlink here would lead it elsewhere"})
 	}
+	if k.hooksBeneath(full) {
+		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: full, Reason: "a repository's hooks (core.hooksPath, a hook's script, an included config) lie at or beneath: a symlink here would lead them where the guard does not keep them"})
+	}
 	return 0
 }
 
@@ -2716,8 +2719,8 @@ func (k *call) rename(dir int, old string, dir2 int, name string, flags int) uni
 	// call the guard judges. Copied, every file is judged. So does a
 	// directory holding a git directory moved into a work tree: copied,
 	// its marks are made one by one, and judged (see judge).
-	if srcKind == unix.S_IFDIR && (k.laterBeneath(src, dst) || gitDirMovedIn(src, dst)) ||
-		dstKind == unix.S_IFDIR && (k.laterBeneath(dst, src) || gitDirMovedIn(dst, src)) {
+	if srcKind == unix.S_IFDIR && (k.laterBeneath(src, dst) || gitDirMovedIn(src, dst) || k.hooksBeneath(dst.full())) ||
+		dstKind == unix.S_IFDIR && (k.laterBeneath(dst, src) || gitDirMovedIn(dst, src) || k.hooksBeneath(src.full())) {
 		return unix.EXDEV
 	}
 	// A symlink put where a literal deny entry's path goes through it

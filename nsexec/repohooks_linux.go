@@ -64,6 +64,31 @@ func (k *call) hooksLater(full string) (policy.LaterRule, bool) {
 	return policy.LaterRule{}, false
 }
 
+// hooksBeneath reports whether a directory moved to full would bring
+// names beneath it that are a repository's hooks (a hooks directory, a
+// hook's script, an included config): moved whole, they would appear
+// without a call the guard judges, so the move gets EXDEV and mv copies
+// it, one judged name at a time.
+func (k *call) hooksBeneath(full string) bool {
+	if !strings.HasPrefix(full, "/") || full == "/" {
+		return false
+	}
+	for _, tree := range k.treesAround(path.Dir(full)) {
+		h := k.hooksOf(tree)
+		if h == nil {
+			continue
+		}
+		for _, list := range [][]string{h.dirs, h.targets} {
+			for _, p := range list {
+				if policy.Under(p, full) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 // treesAround lists the work trees that hold dir (an absolute,
 // symlink-free path in the command's root), outermost first: the
 // directories at or above it that hold a .git.
@@ -190,22 +215,23 @@ func (k *call) readHooks(tree string, gitFile []byte, isFile bool) *repoHooks {
 			if !strings.HasPrefix(v, "/") {
 				v = path.Join(tree, v)
 			}
-			d := k.resolvedExisting(v)
-			hooksDirs = append(hooksDirs, d)
-			if policy.Under(tree, d) {
-				// The work tree itself, or above it: only the hooks'
-				// own names there are git's to run.
-				for _, n := range policy.GitHookNames {
-					h.targets = append(h.targets, path.Join(d, n))
+			for _, d := range k.spellings(v) {
+				hooksDirs = append(hooksDirs, d)
+				if policy.Under(tree, d) {
+					// The work tree itself, or above it: only the
+					// hooks' own names there are git's to run.
+					for _, n := range policy.GitHookNames {
+						h.targets = append(h.targets, path.Join(d, n))
+					}
+					continue
 				}
-				continue
-			}
-			h.dirs = append(h.dirs, d)
-			if path.Base(d) == policy.HuskyHooks {
-				// husky's hooks there run the same-named scripts one
-				// directory up.
-				for _, n := range policy.GitHookNames {
-					h.targets = append(h.targets, path.Join(path.Dir(d), n))
+				h.dirs = append(h.dirs, d)
+				if path.Base(d) == policy.HuskyHooks {
+					// husky's hooks there run the same-named scripts
+					// one directory up.
+					for _, n := range policy.GitHookNames {
+						h.targets = append(h.targets, path.Join(path.Dir(d), n))
+					}
 				}
 			}
 		}
@@ -224,7 +250,7 @@ func (k *call) readHooks(tree string, gitFile []byte, isFile bool) *repoHooks {
 			if !strings.HasPrefix(target, "/") {
 				target = path.Join(d, target)
 			}
-			h.targets = append(h.targets, k.resolvedExisting(target))
+			h.targets = append(h.targets, k.spellings(target)...)
 		}
 		unix.Close(fd)
 	}
@@ -251,10 +277,21 @@ func (k *call) configHooksPaths(name string, depth int, included *[]string) []st
 		if !strings.HasPrefix(inc, "/") {
 			inc = path.Join(path.Dir(name), inc)
 		}
-		*included = append(*included, k.resolvedExisting(inc))
+		*included = append(*included, k.spellings(inc)...)
 		hooks = append(hooks, k.configHooksPaths(inc, depth+1, included)...)
 	}
 	return hooks
+}
+
+// spellings are the paths at which what p names is kept: p as it is
+// spelled (a symlink on its way may be replaced by a directory, which
+// the guard does not see: unlink is not judged) and where it leads now.
+func (k *call) spellings(p string) []string {
+	p = path.Clean(p)
+	if real := k.resolvedExisting(p); real != p {
+		return []string{p, real}
+	}
+	return []string{p}
 }
 
 // resolvedExisting is where p leads in the command's root: its longest
