@@ -2692,6 +2692,10 @@ func (k *call) rename(dir int, old string, dir2 int, name string, flags int) uni
 		if strings.EqualFold(p.name, ".claude") {
 			return k.deny(unix.EACCES, "rename", p.full(), p.full(), policy.Protected)
 		}
+		if p.name == ".git" && k.keepsHooks(p.path) {
+			return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "rename", Target: p.full(),
+				Reason: "the repository's hooks (core.hooksPath, a hook's script, an included config) are kept by where its .git is"})
+		}
 	}
 	for _, p := range []string{src.full(), dst.full()} {
 		if e := k.deniedLater("rename", p); e != 0 {

@@ -89,6 +89,16 @@ func (k *call) hooksBeneath(full string) bool {
 	return false
 }
 
+// keepsHooks reports whether the repository of the work tree tree has
+// hooks the guard keeps beyond its hooks directory's names (a
+// core.hooksPath, a hook's script, an included config): its .git may
+// not be moved away, where the guard would no longer find them around
+// the work tree (and a .git file made there could name it again).
+func (k *call) keepsHooks(tree string) bool {
+	h := k.hooksOf(tree)
+	return h != nil && (len(h.dirs) > 0 || len(h.targets) > 0)
+}
+
 // treesAround lists the work trees that hold dir (an absolute,
 // symlink-free path in the command's root), outermost first: the
 // directories at or above it that hold a .git.
@@ -195,8 +205,17 @@ func (k *call) readHooks(tree string, gitFile []byte, isFile bool) *repoHooks {
 			common = real
 		}
 	}
+	// The git directory's own config and hooks count too, where a
+	// commondir names another: the command may have written that
+	// commondir, and may remove it again (unlink is not judged).
+	configs := []string{common + "/config", gitDir + "/config.worktree"}
+	hooksDirs := []string{common + "/hooks"}
+	if common != gitDir {
+		configs = append(configs, gitDir+"/config")
+		hooksDirs = append(hooksDirs, gitDir+"/hooks")
+	}
 	var values, included []string
-	for _, cfg := range []string{common + "/config", gitDir + "/config.worktree"} {
+	for _, cfg := range configs {
 		values = append(values, k.configHooksPaths(cfg, 1, &included)...)
 	}
 	if k.pol.Guard != nil && k.pol.Guard.Policy != nil {
@@ -205,7 +224,6 @@ func (k *call) readHooks(tree string, gitFile []byte, isFile bool) *repoHooks {
 	// A file its config includes is read as its config: kept as one
 	// (the command could give it core.fsmonitor).
 	h := &repoHooks{targets: included}
-	hooksDirs := []string{common + "/hooks"}
 	if len(values) > 0 {
 		for _, v := range values {
 			v, ok := k.homeRelative(v)

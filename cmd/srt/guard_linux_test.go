@@ -1102,7 +1102,7 @@ func TestGuardDeepRepoHooks(t *testing.T) {
 		b := newBox(t)
 		ran := filepath.Join(filepath.Dir(b.W), "ran")
 		deep := "a/b/c/d/e"
-		for _, r := range []string{deep + "/r1", deep + "/r2", deep + "/r3", deep + "/r4", "hp"} {
+		for _, r := range []string{deep + "/r1", deep + "/r2", deep + "/r3", deep + "/r4", deep + "/r5", deep + "/r6", "hp"} {
 			os.MkdirAll(b.path(r), 0o755)
 			hostGit(t, b.path(r), "init", "-q")
 		}
@@ -1118,6 +1118,8 @@ func TestGuardDeepRepoHooks(t *testing.T) {
 		}
 		hostGit(t, b.path(deep+"/r2"), "config", "core.hooksPath", ".husky/_")
 		hostGit(t, b.path(deep+"/r4"), "config", "core.hooksPath", ".husky/_")
+		hostGit(t, b.path(deep+"/r5"), "config", "core.hooksPath", ".husky/_")
+		hostGit(t, b.path(deep+"/r6"), "config", "core.hooksPath", ".husky/_")
 		// A repository outside the walk's roots whose relative
 		// core.hooksPath a .git file made inside would borrow.
 		hostGit(t, b.path("hp"), "config", "core.hooksPath", "h")
@@ -1132,6 +1134,8 @@ put ../x/_/post-merge && mv ../x r2/.husky; ln -s ../y r2/.husky; put ../y/_/pos
 put ../z/pc && mv ../z r1/scripts2 && rm -rf r1/scripts && mv r1/scripts2 r1/scripts; ln -sf ../../elsewhere r1/scripts/pc 2>/dev/null
 rm -rf r4/.husky; mkdir -p r4/other/_ && ln -s other r4/.husky; mkdir -p j1/.git; touch r4/x; rm -f r4/.husky; put r4/.husky/_/pre-commit
 mv r3/scripts r3/s2; mkdir -p r3/el && ln -s el r3/scripts; mkdir -p j2/.git; touch r3/x; rm -f r3/scripts; put r3/scripts/pc
+mkdir r5/empty && echo ../empty > r5/.git/commondir; touch nowhere/.git 2>/dev/null; touch r5/x; put r5/.husky/_/pre-commit; rm -f r5/.git/commondir
+mv r6/.git gd6; put r6/.husky/_/pre-commit; [ -d gd6 ] && echo "gitdir: $PWD/gd6" > r6/.git
 echo END`, evil, deep, b.path("hp/.git"))
 		r := b.run(fsMap{"allowWrite": []string{"."}}, script)
 		if !strings.Contains(r.stdout, "END") {
@@ -1144,7 +1148,7 @@ echo END`, evil, deep, b.path("hp/.git"))
 			// Removed it may be (unlink is not judged); replaced, not.
 			t.Errorf("the hook's script was replaced by a %v (%+v)", fi.Mode(), r)
 		}
-		for _, repo := range []string{deep + "/r1", deep + "/r2", deep + "/r3", deep + "/r4", deep + "/w"} {
+		for _, repo := range []string{deep + "/r1", deep + "/r2", deep + "/r3", deep + "/r4", deep + "/r5", deep + "/r6", deep + "/w"} {
 			for _, args := range [][]string{{"commit", "-q", "--allow-empty", "-m", "x"}, {"checkout", "-q", "HEAD"}} {
 				cmd := exec.Command("git", append([]string{"-c", "user.name=a", "-c", "user.email=a@example.com"}, args...)...)
 				cmd.Dir = b.path(repo)
