@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -1726,6 +1727,19 @@ func (k *call) mergeProgramDir(op string, pl place) unix.Errno {
 }
 
 // linkInGitDir refuses a symlink at pl, in a git directory (inGitDir).
+// gitProbeName is the name git init and clone give the symlink they make
+// at the top of a new git directory, to learn whether the filesystem
+// has symlinks (and remove at once): refused, git would set
+// core.symlinks = false and check a repository's symlinks out as files.
+var gitProbeName = regexp.MustCompile(`^t[A-Za-z0-9]{6}$`)
+
+// symlinkProbe reports whether a symlink to target at pl is git's probe:
+// "testing", at the top of a git directory, by such a name. It leads to
+// a name git never uses, and the name is none of git's.
+func symlinkProbe(target string, pl place) bool {
+	return target == "testing" && gitProbeName.MatchString(pl.name) && (path.Base(pl.path) == ".git" || gitDirLike(pl.dir, "."))
+}
+
 func (k *call) linkInGitDir(op string, pl place) unix.Errno {
 	return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: pl.full(),
 		Reason: "a symlink in a git directory, which the host's git would write through"})
@@ -2464,7 +2478,7 @@ func (k *call) symlink(target string, dir int, name string) unix.Errno {
 	if e := k.mayMake("symlink", pl, false); e != 0 {
 		return e
 	}
-	if k.inGitDir(pl) {
+	if k.inGitDir(pl) && !symlinkProbe(target, pl) {
 		return k.linkInGitDir("symlink", pl)
 	}
 	if policy.IsMergeProgramDir(pl.name) {

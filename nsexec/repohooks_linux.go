@@ -31,6 +31,15 @@ import (
 type repoHooks struct {
 	dirs    []string
 	targets []string
+	why     []string // why each of targets is kept
+}
+
+// keep adds paths to the targets, each kept for why.
+func (h *repoHooks) keep(why string, paths ...string) {
+	for _, p := range paths {
+		h.targets = append(h.targets, p)
+		h.why = append(h.why, why)
+	}
 }
 
 // maxRepoDirs bounds the directories whose repositories the guard keeps
@@ -55,9 +64,9 @@ func (k *call) hooksLater(full string) (policy.LaterRule, bool) {
 				return policy.LaterRule{Path: d, Why: "a repository's hooks directory (core.hooksPath of " + tree + "): " + d}, true
 			}
 		}
-		for _, t := range h.targets {
+		for i, t := range h.targets {
 			if policy.Under(full, t) {
-				return policy.LaterRule{Path: t, Why: "a hook of " + tree + " is a symlink to " + t}, true
+				return policy.LaterRule{Path: t, Why: h.why[i] + " (of the repository at " + tree + "): " + t}, true
 			}
 		}
 	}
@@ -223,7 +232,8 @@ func (k *call) readHooks(tree string, gitFile []byte, isFile bool) *repoHooks {
 	}
 	// A file its config includes is read as its config: kept as one
 	// (the command could give it core.fsmonitor).
-	h := &repoHooks{targets: included}
+	h := &repoHooks{}
+	h.keep("a file its config includes, read as its config", included...)
 	if len(values) > 0 {
 		for _, v := range values {
 			v, ok := k.homeRelative(v)
@@ -239,16 +249,18 @@ func (k *call) readHooks(tree string, gitFile []byte, isFile bool) *repoHooks {
 					// The work tree itself, or above it: only the
 					// hooks' own names there are git's to run.
 					for _, n := range policy.GitHookNames {
-						h.targets = append(h.targets, path.Join(d, n))
+						h.keep("a hook, where core.hooksPath names the work tree or above", path.Join(d, n))
 					}
 					continue
 				}
 				h.dirs = append(h.dirs, d)
-				if path.Base(d) == policy.HuskyHooks {
+				if path.Base(d) == policy.HuskyHooks && k.isDirInRoot(d) {
 					// husky's hooks there run the same-named scripts
-					// one directory up.
+					// one directory up (once husky made them: where
+					// the directory is not, git runs no hook there,
+					// and the command cannot make it).
 					for _, n := range policy.GitHookNames {
-						h.targets = append(h.targets, path.Join(path.Dir(d), n))
+						h.keep("a script husky's hook of that name runs", path.Join(path.Dir(d), n))
 					}
 				}
 			}
@@ -268,7 +280,7 @@ func (k *call) readHooks(tree string, gitFile []byte, isFile bool) *repoHooks {
 			if !strings.HasPrefix(target, "/") {
 				target = path.Join(d, target)
 			}
-			h.targets = append(h.targets, k.spellings(target)...)
+			h.keep("a hook's script, which "+path.Join(d, n)+" is a symlink to", k.spellings(target)...)
 		}
 		unix.Close(fd)
 	}
@@ -349,6 +361,17 @@ func (k *call) readInRoot(p string, limit int) ([]byte, error) {
 	f := os.NewFile(uintptr(rd), p)
 	defer f.Close()
 	return io.ReadAll(io.LimitReader(f, int64(limit)))
+}
+
+// isDirInRoot reports whether p is a directory, resolved in the
+// command's root.
+func (k *call) isDirInRoot(p string) bool {
+	fd, err := k.dirInRoot(p)
+	if err != nil {
+		return false
+	}
+	unix.Close(fd)
+	return true
 }
 
 // dirInRoot opens the directory p (O_PATH), resolved in the command's

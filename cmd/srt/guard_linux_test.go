@@ -1573,6 +1573,71 @@ echo END`, id, victim)
 	})
 }
 
+// git init and clone probe the filesystem for symlinks with one at the
+// top of the new git directory: the guard lets that one through (to
+// "testing", by git's temporary name), so a clone made inside checks
+// its symlinks out as symlinks (core.symlinks is not set false). Both
+// users.
+func TestGuardGitSymlinkProbe(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		requireGit(t)
+		b := newBox(t)
+		hostGit(t, b.W, "init", "-q", "src")
+		b.write("src/target", "t")
+		if err := os.Symlink("target", b.path("src/link")); err != nil {
+			t.Fatal(err)
+		}
+		hostGit(t, b.path("src"), "add", ".")
+		hostGit(t, b.path("src"), "commit", "-q", "-m", "s")
+		r := b.run(fsMap{"allowWrite": []string{"."}}, `git clone -q src c && test -L c/link && echo LINKED; echo "symlinks=$(git -C c config core.symlinks)"
+git init -q n && echo "new=$(git -C n config core.symlinks)"; ls -A c/.git n/.git | grep -c '^t......$'; echo END`)
+		if !strings.Contains(r.stdout, "LINKED") || strings.Contains(r.stdout, "=false") || !strings.Contains(r.stdout, "\n0\nEND") {
+			t.Errorf("a clone made inside lost its symlinks, or git's probe was left: %+v", r)
+		}
+	})
+}
+
+// husky's layout: core.hooksPath is .husky/_ (made by husky, ignored by
+// git), whose hooks run the tracked .husky/<hook> scripts. Those scripts
+// are kept where .husky/_ exists; a linked worktree made inside, where
+// it does not (so git runs no hook there), checks them out. The host
+// commits in both after the run; nothing of the command's runs. Both
+// users.
+func TestGuardHuskyWorktree(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		requireGit(t)
+		b := newBox(t)
+		ran := filepath.Join(filepath.Dir(b.W), "ran")
+		hostGit(t, b.W, "init", "-q", "main")
+		b.write("main/.husky/pre-commit", "exit 0\n")
+		b.write("main/.husky/_/.gitignore", "*\n")
+		b.write("main/.husky/_/pre-commit", "#!/bin/sh\nsh .husky/pre-commit\n")
+		os.Chmod(b.path("main/.husky/_/pre-commit"), 0o755)
+		hostGit(t, b.path("main"), "config", "core.hooksPath", ".husky/_")
+		hostGit(t, b.path("main"), "add", ".")
+		hostGit(t, b.path("main"), "commit", "-q", "-m", "husky")
+		script := fmt.Sprintf(`export GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@example.com GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@example.com
+cd main && git worktree add -q ../wt && echo WORKTREE
+echo 'echo $0 >> %[1]s' >> .husky/pre-commit; echo 'echo $0 >> %[1]s' >> ../wt/.husky/pre-commit && echo WT-EDITED
+mkdir -p ../wt/.husky/_ 2>/dev/null || echo NO-HOOKS-DIR
+echo END`, ran)
+		r := b.run(fsMap{"allowWrite": []string{"."}}, script)
+		for _, want := range []string{"WORKTREE", "WT-EDITED", "NO-HOOKS-DIR", "END"} {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("%s missing: %+v", want, r)
+			}
+		}
+		for _, repo := range []string{"main", "wt"} {
+			if _, err := os.Stat(b.path(repo)); err == nil {
+				hostGit(t, b.path(repo), "commit", "-q", "--allow-empty", "-m", "x")
+			}
+		}
+		if got, err := os.ReadFile(ran); err == nil {
+			t.Errorf("the host's git ran a script the command wrote: %s\n%+v", got, r)
+		}
+	})
+}
+
 // hostGit runs git in dir as the host, with an identity and local
 // submodules allowed; a failure fails the test (Errorf: it may run on
 // another goroutine, as whenReady's host does).
