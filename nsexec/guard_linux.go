@@ -2866,7 +2866,14 @@ func (k *call) replaceConfig(src, dst place) unix.Errno {
 	if err != nil {
 		return errnoOf(err)
 	}
-	err = k.gitFileSafe(dst.dir, dst.name, content)
+	if gitConfigNames[dst.name] {
+		// A config: what the one it replaces holds off the list (the
+		// host's core.hooksPath, a credential helper) may stay as it is.
+		old, _ := readAt(dst.dir, dst.name, maxGitConfig)
+		err = policy.GitConfigSafeBeside(content, old)
+	} else {
+		err = k.gitFileSafe(dst.dir, dst.name, content)
+	}
 	if err == nil && dst.name == "config" {
 		err = k.indexesStaySafe(dst.dir, content)
 	}

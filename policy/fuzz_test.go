@@ -157,3 +157,21 @@ func FuzzGitIndexSafe(f *testing.F) {
 		}
 	})
 }
+
+// FuzzGitConfigSafeBeside: beside a config that holds no key off the
+// list, a config is taken exactly when GitConfigSafe takes it; beside
+// one that does, every config GitConfigSafe takes is taken too.
+func FuzzGitConfigSafeBeside(f *testing.F) {
+	f.Add([]byte("[core]\n\thooksPath = .husky/_\n"), []byte("[core]\n\thooksPath = .husky/_\n[user]\n\tname = x\n"))
+	f.Add([]byte("[core]\n\tbare = false\n"), []byte("[core]\n\tfsmonitor = x\n"))
+	f.Fuzz(func(t *testing.T, old, content []byte) {
+		safe := GitConfigSafe(content) == nil
+		beside := GitConfigSafeBeside(content, old) == nil
+		if safe && !beside {
+			t.Fatalf("taken alone, refused beside %q: %q", old, content)
+		}
+		if GitConfigSafe(old) == nil && beside != safe {
+			t.Fatalf("beside a safe %q, taken %v, alone %v: %q", old, beside, safe, content)
+		}
+	})
+}

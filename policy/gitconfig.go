@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -252,6 +253,13 @@ func RebaseTodoSafe(content []byte) error {
 // keys that run no program and include no other file; when it does not,
 // the error names the first key (or line) refused.
 func GitConfigSafe(content []byte) error {
+	return gitConfigSafe(content, nil)
+}
+
+// gitConfigSafe judges a config as GitConfigSafe does, but for the keys
+// off the list that kept takes: each is given as one entry (section,
+// subsection, key and its value as spelled, continued lines included).
+func gitConfigSafe(content []byte, kept func(entry string) bool) error {
 	if len(content) > 1<<20 {
 		return fmt.Errorf("a config of %d bytes is more than the guard reads", len(content))
 	}
@@ -296,16 +304,14 @@ func GitConfigSafe(content []byte) error {
 		if hasSub {
 			name = section + ".*." + key
 		}
-		if !safeGitKeys[name] {
-			full := section + "." + key
-			if hasSub {
-				full = section + "." + sub + "." + key
-			}
-			return fmt.Errorf("%s is not a key the sandbox lets a repository's config hold (it holds only keys known to run no program on the host: policy/gitconfig.go)", full)
+		full := section + "." + key
+		if hasSub {
+			full = section + "." + sub + "." + key
 		}
 		// The value: quoted parts may hold anything; an unquoted
 		// backslash at the end continues it on the next line.
 		v := strings.TrimLeft(rest[i:], " \t")
+		raw := v
 		if v != "" && v[0] != '=' && v[0] != '#' && v[0] != ';' {
 			return fmt.Errorf("line %d: not a key git would read", n+1)
 		}
@@ -330,9 +336,34 @@ func GitConfigSafe(content []byte) error {
 				return fmt.Errorf("a value continued past the end")
 			}
 			v = strings.TrimRight(lines[n], "\r")
+			raw += "\n" + v
+		}
+		if !safeGitKeys[name] && (kept == nil || !kept(section+"\x00"+sub+"\x00"+strconv.FormatBool(hasSub)+"\x00"+key+"\x00"+raw)) {
+			return fmt.Errorf("%s is not a key the sandbox lets a repository's config hold (it holds only keys known to run no program on the host: policy/gitconfig.go)", full)
 		}
 	}
 	return nil
+}
+
+// GitConfigSafeBeside is GitConfigSafe for content about to replace old,
+// a repository's config as it is (the host's, or one the guard took): a
+// key off the list is taken too where old holds it, in the same section
+// and subsection, with the same value spelled the same way, as many
+// times — git config user.name, remote add and branch tracking then work
+// in a repository whose config holds husky's core.hooksPath or a
+// credential helper, and nothing the config runs is added or changed.
+func GitConfigSafeBeside(content, old []byte) error {
+	have := map[string]int{}
+	if gitConfigSafe(old, func(entry string) bool { have[entry]++; return true }) != nil {
+		have = nil // an old config the guard cannot read keeps nothing
+	}
+	return gitConfigSafe(content, func(entry string) bool {
+		if have[entry] == 0 {
+			return false
+		}
+		have[entry]--
+		return true
+	})
 }
 
 // plainObjectFormat is the one spelling of extensions.objectFormat's

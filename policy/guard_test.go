@@ -383,3 +383,37 @@ func TestMergeRRSafe(t *testing.T) {
 		}
 	}
 }
+
+// A config about to replace one that holds keys off the list may keep
+// them, as they are, and add none.
+func TestGitConfigSafeBeside(t *testing.T) {
+	old := "[core]\n\tbare = false\n\thooksPath = .husky/_\n[credential]\n\thelper = store\n"
+	for _, c := range []string{
+		old + "[user]\n\tname = x\n",
+		"[credential]\n\thelper = store\n[core]\n\thooksPath = .husky/_\n[remote \"o\"]\n\turl = ../up\n",
+		"[core]\n\tbare = false\n",
+	} {
+		if err := GitConfigSafeBeside([]byte(c), []byte(old)); err != nil {
+			t.Errorf("%q refused beside the old config: %v", c, err)
+		}
+	}
+	for _, c := range []string{
+		"[core]\n\thooksPath = evil\n",
+		"[core]\n\thooksPath = .husky/_\n\thooksPath = .husky/_\n",
+		"[core]\n\thooksPath = .husky/_ \n",
+		"[core]\n\tfsmonitor = x\n",
+		"[core \"x\"]\n\thooksPath = .husky/_\n",
+		"[credential \"https://h\"]\n\thelper = store\n",
+		"[core]\n\thooksPath = .husky/_\\\n\n",
+	} {
+		if GitConfigSafeBeside([]byte(c), []byte(old)) == nil {
+			t.Errorf("%q taken beside the old config", c)
+		}
+		if GitConfigSafe([]byte(c)) == nil {
+			t.Errorf("%q taken alone", c)
+		}
+	}
+	if GitConfigSafeBeside([]byte(old), []byte("[core]\n\tbare = false\n")) == nil {
+		t.Errorf("a config's keys off the list taken beside one without them")
+	}
+}

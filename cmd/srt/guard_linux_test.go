@@ -1436,6 +1436,37 @@ cp evil r/.git/config; cp evil x && mv -f x r/.git/config; ln -f evil r/.git/con
 	})
 }
 
+// A repository whose config the host gave a key off the list (husky's
+// core.hooksPath, a credential helper) still takes git's config changes
+// inside: those keys may stay as they are, and none is added, changed
+// or repeated. Judged from outside with the host's git; both users.
+func TestGuardExistingConfigKeeps(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		requireGit(t)
+		b := newBox(t)
+		hostGit(t, b.W, "init", "-q", "r")
+		hostGit(t, b.path("r"), "commit", "-q", "--allow-empty", "-m", "one")
+		hostGit(t, b.path("r"), "config", "core.hooksPath", ".husky/_")
+		hostGit(t, b.path("r"), "config", "credential.helper", "store")
+		script := `cd r && git config user.name tester && git remote add up /x && git branch -m main2 && echo CONFIG-DONE
+git config core.hooksPath evil; git config --add core.hooksPath .husky/_; git config credential.helper evil; git config core.fsmonitor evil; echo END`
+		r := b.run(fsMap{"allowWrite": []string{"."}}, script)
+		if !strings.Contains(r.stdout, "CONFIG-DONE") || !strings.Contains(r.stdout, "END") {
+			t.Fatalf("git's config changes failed inside: %+v", r)
+		}
+		getAll := func(key string) string {
+			out, _ := exec.Command("git", "config", "-f", b.path("r/.git/config"), "--get-all", key).Output()
+			return strings.TrimSpace(string(out))
+		}
+		if getAll("user.name") != "tester" || getAll("remote.up.url") != "/x" {
+			t.Errorf("git's config changes did not land:\n%s", b.read("r/.git/config"))
+		}
+		if getAll("core.hooksPath") != ".husky/_" || getAll("credential.helper") != "store" || getAll("core.fsmonitor") != "" {
+			t.Errorf("a key off the list was added or changed:\n%s", b.read("r/.git/config"))
+		}
+	})
+}
+
 // A rebase the command leaves stopped holds no exec line for the host's
 // git rebase --continue to run: the todo list is written only by a rename
 // the guard judges (git's own, sed -i's), never in place, and a todo
