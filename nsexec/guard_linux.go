@@ -1885,6 +1885,11 @@ func (k *call) createAt(pl place, flags int, mode uint32) (a answer, opened bool
 	if e := k.makeDeniedLater("write", pl); e != 0 {
 		return refused(e), false
 	}
+	if pl.name == ".git" {
+		if e := k.gitFileAlone("write", pl); e != 0 {
+			return refused(e), false
+		}
+	}
 	if e := k.sealForMark(pl); e != 0 {
 		return refused(e), false
 	}
@@ -1919,6 +1924,11 @@ func (k *call) openExisting(pl place, st *unix.Stat_t, full string, n policy.Nam
 		}
 		if e := k.linkedElsewhere("write", st, full, false); e != 0 {
 			return refused(e), false
+		}
+		if pl.name == ".git" && st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			if e := k.gitFileAlone("write", pl); e != 0 {
+				return refused(e), false
+			}
 		}
 		if flags&unix.O_ACCMODE == unix.O_RDWR && k.pol.Guard.Policy != nil && k.pol.Guard.Policy.ReadGuard != "" {
 			if e := k.readDenied(pl, full, st); e != 0 {
@@ -2225,6 +2235,15 @@ func (k *call) reopen(pl place, flags int) answer {
 		if e == 0 && !pl.writesAlready() {
 			e = k.writableHere(pl, &st)
 		}
+		if e == 0 && path.Base(pl.path) == ".git" && st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			// A .git file written through a descriptor: judged where it
+			// is found again (and refused where it cannot be).
+			e = unix.EACCES
+			if named, ok := k.foundAgain(pl.path, &st); ok {
+				e = k.gitFileAlone("write", named)
+				named.close()
+			}
+		}
 		if e == 0 && strings.HasPrefix(pl.path, "/") {
 			switch n, rule := k.judgeAt(pl); {
 			case blocked(n):
@@ -2384,7 +2403,31 @@ func (k *call) mayMake(op string, pl place, hooksDir bool) unix.Errno {
 	if e := k.makeDeniedLater(op, pl); e != 0 {
 		return e
 	}
+	if pl.name == ".git" && op != "mkdir" {
+		if e := k.gitFileAlone(op, pl); e != 0 {
+			return e
+		}
+	}
 	return k.sealForMark(pl)
+}
+
+// gitFileAlone refuses (EACCES) a .git other than a directory (a file
+// naming a git directory, a symlink to one, anything at that name) made
+// or written at pl where its directory holds anything else. What lies
+// beside it would become the work tree of whatever repository it names,
+// whose hooks may lie there (a relative core.hooksPath): written before
+// the .git, or while it named another, they were judged without that
+// repository. git makes such a file in a directory of its own (a
+// worktree, a submodule, a clone); anything written there after is
+// judged with the repository it names (hooksLater). The names also
+// (a file about to be renamed to .git there) may lie beside it.
+func (k *call) gitFileAlone(op string, pl place, also ...string) unix.Errno {
+	names, err := namesAt(pl.dir, ".")
+	if err == nil && !slices.ContainsFunc(names, func(n string) bool { return n != ".git" && !slices.Contains(also, n) }) {
+		return 0
+	}
+	return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: pl.full(),
+		Reason: "a .git file is made or written only in a directory that holds nothing else: what lies beside it would become the work tree of the repository it names, whose hooks it may hold"})
 }
 
 // bind performs a notified bind(fd, addr, len): a Unix socket's path
@@ -2680,6 +2723,16 @@ func (k *call) rename(dir int, old string, dir2 int, name string, flags int) uni
 			return n, k.deny(unix.EACCES, "rename", full, rule, n)
 		case n == policy.GitConfig && (kind != unix.S_IFREG || flags != 0):
 			return n, k.deny(unix.EACCES, "rename", full, rule, n)
+		case p.name == ".git" && kind != unix.S_IFDIR:
+			var also []string
+			for _, q := range []place{src, dst} {
+				if q.path == p.path {
+					also = append(also, q.name)
+				}
+			}
+			if e := k.gitFileAlone("rename", p, also...); e != 0 {
+				return n, e
+			}
 		}
 		if !k.writable(full) {
 			return n, k.notWritable("rename", full)

@@ -1669,6 +1669,48 @@ echo END`, ran)
 	})
 }
 
+// A .git file (or link) is made or written only in a directory holding
+// nothing else: hooks written first, or while it named another
+// repository, would otherwise become the hooks of the repository it
+// names (a relative core.hooksPath). Remade after removing a worktree's,
+// made beside hooks, rewritten in place, renamed or linked over: each
+// refused; git worktree add still works. The host commits in each;
+// nothing of the command's runs. Both users.
+func TestGuardGitFileAlone(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		requireGit(t)
+		b := newBox(t)
+		ran := filepath.Join(filepath.Dir(b.W), "ran")
+		for _, r := range []string{"h", "plain"} {
+			hostGit(t, b.W, "init", "-q", r)
+			hostGit(t, b.path(r), "commit", "-q", "--allow-empty", "-m", "1")
+		}
+		hostGit(t, b.path("h"), "config", "core.hooksPath", ".husky/_")
+		hostGit(t, b.path("h"), "worktree", "add", "-q", "../wt")
+		evil := fmt.Sprintf("#!/bin/sh\necho $0 >> %s\n", ran)
+		script := fmt.Sprintf(`e=%q H=%q P=%q
+put() { mkdir -p "$(dirname "$1")" && printf "$e" > "$1" && chmod +x "$1"; }
+g=$(cat wt/.git); rm -f wt/.git; put wt/.husky/_/pre-commit; echo "$g" > wt/.git
+mkdir d1 && put d1/.husky/_/pre-commit && echo "gitdir: $H/.git" > d1/.git
+mkdir d2 && echo "gitdir: $P/.git" > d2/.git && put d2/.husky/_/pre-commit && echo "gitdir: $H/.git" > d2/.git
+mkdir d3 && put d3/.husky/_/pre-commit && echo "gitdir: $H/.git" > g3 && mv g3 d3/.git; echo "gitdir: $H/.git" > d3/g && mv d3/g d3/.git; ln g3 d3/.git 2>/dev/null
+(cd h && git worktree add -q ../wt2) && echo WORKTREE
+echo END`, evil, b.path("h"), b.path("plain"))
+		r := b.run(fsMap{"allowWrite": []string{"."}}, script)
+		if !strings.Contains(r.stdout, "WORKTREE") || !strings.Contains(r.stdout, "END") {
+			t.Fatalf("the script did not run, or git worktree add failed: %+v", r)
+		}
+		for _, repo := range []string{"wt", "d1", "d2", "d3", "wt2"} {
+			cmd := exec.Command("git", "-c", "user.name=a", "-c", "user.email=a@example.com", "commit", "-q", "--allow-empty", "-m", "x")
+			cmd.Dir = b.path(repo)
+			cmd.CombinedOutput()
+		}
+		if got, err := os.ReadFile(ran); err == nil {
+			t.Errorf("the host's git ran hooks the command made: %s\n%+v", got, r)
+		}
+	})
+}
+
 // hostGit runs git in dir as the host, with an identity and local
 // submodules allowed; a failure fails the test (Errorf: it may run on
 // another goroutine, as whenReady's host does).
