@@ -1737,7 +1737,24 @@ var gitProbeName = regexp.MustCompile(`^t[A-Za-z0-9]{6}$`)
 // "testing", at the top of a git directory, by such a name. It leads to
 // a name git never uses, and the name is none of git's.
 func symlinkProbe(target string, pl place) bool {
-	return target == "testing" && gitProbeName.MatchString(pl.name) && (path.Base(pl.path) == ".git" || gitDirLike(pl.dir, "."))
+	if target != "testing" || !gitProbeName.MatchString(pl.name) {
+		return false
+	}
+	if path.Base(pl.path) == ".git" {
+		return true
+	}
+	// Elsewhere (a bare repository), only the top of a whole git
+	// directory: its objects and refs are there, not only a mark.
+	if !gitDirLike(pl.dir, ".") {
+		return false
+	}
+	for _, d := range []string{"objects", "refs"} {
+		var st unix.Stat_t
+		if unix.Fstatat(pl.dir, d, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			return false
+		}
+	}
+	return true
 }
 
 func (k *call) linkInGitDir(op string, pl place) unix.Errno {
@@ -2790,8 +2807,8 @@ func (k *call) rename(dir int, old string, dir2 int, name string, flags int) uni
 	// call the guard judges. Copied, every file is judged. So does a
 	// directory holding a git directory moved into a work tree: copied,
 	// its marks are made one by one, and judged (see judge).
-	if srcKind == unix.S_IFDIR && (k.laterBeneath(src, dst) || gitDirMovedIn(src, dst) || k.hooksBeneath(dst.full())) ||
-		dstKind == unix.S_IFDIR && (k.laterBeneath(dst, src) || gitDirMovedIn(dst, src) || k.hooksBeneath(src.full())) {
+	if srcKind == unix.S_IFDIR && (k.laterBeneath(src, dst) || gitDirMovedIn(src, dst) || k.hooksBeneath(dst.full()) || k.namesMovedIn(src, dst.full())) ||
+		dstKind == unix.S_IFDIR && (k.laterBeneath(dst, src) || gitDirMovedIn(dst, src) || k.hooksBeneath(src.full()) || k.namesMovedIn(dst, src.full())) {
 		return unix.EXDEV
 	}
 	// A symlink put where a literal deny entry's path goes through it

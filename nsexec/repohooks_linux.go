@@ -3,8 +3,10 @@ package nsexec
 import (
 	"bytes"
 	"io"
+	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -32,6 +34,11 @@ type repoHooks struct {
 	dirs    []string
 	targets []string
 	why     []string // why each of targets is kept
+	// names are the relative core.hooksPath values, by component: git
+	// in a bare repository (core.bare, which a config may set) takes
+	// them from the directory it runs in, so such a directory is kept
+	// anywhere in the work tree.
+	names [][]string
 }
 
 // keep adds paths to the targets, each kept for why.
@@ -69,8 +76,51 @@ func (k *call) hooksLater(full string) (policy.LaterRule, bool) {
 				return policy.LaterRule{Path: t, Why: h.why[i] + " (of the repository at " + tree + "): " + t}, true
 			}
 		}
+		rel := relParts(tree, full)
+		for _, v := range h.names {
+			for i := 0; i+len(v) <= len(rel); i++ {
+				if slices.Equal(rel[i:i+len(v)], v) {
+					d := path.Join(tree, path.Join(rel[:i+len(v)]...))
+					return policy.LaterRule{Path: d, Why: "a repository's hooks directory (core.hooksPath " + path.Join(v...) + " of " + tree + ", where a bare repository's git would take it): " + d}, true
+				}
+			}
+		}
 	}
 	return policy.LaterRule{}, false
+}
+
+// relParts is full's components beneath tree (none for tree itself).
+func relParts(tree, full string) []string {
+	rest := strings.TrimPrefix(strings.TrimPrefix(full, tree), "/")
+	if rest == "" || !policy.Under(full, tree) {
+		return nil
+	}
+	return strings.Split(rest, "/")
+}
+
+// namesMovedIn reports whether the directory src, moved to dst, would
+// bring a relative core.hooksPath's directory into a work tree unseen:
+// it holds an entry by that path's first name, or dst ends with the
+// start of that path.
+func (k *call) namesMovedIn(src place, dst string) bool {
+	for _, tree := range k.treesAround(path.Dir(dst)) {
+		h := k.hooksOf(tree)
+		if h == nil || len(h.names) == 0 {
+			continue
+		}
+		first := map[string]bool{}
+		for _, v := range h.names {
+			first[v[0]] = true
+		}
+		d, err := unix.Openat(src.dir, src.name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return true
+		}
+		if treeHas(d, maxMovedTree, nil, func(e fs.DirEntry) bool { return first[e.Name()] }, nil) {
+			return true
+		}
+	}
+	return false
 }
 
 // hooksBeneath reports whether a directory moved to full would bring
@@ -90,6 +140,14 @@ func (k *call) hooksBeneath(full string) bool {
 		for _, list := range [][]string{h.dirs, h.targets} {
 			for _, p := range list {
 				if policy.Under(p, full) {
+					return true
+				}
+			}
+		}
+		rel := relParts(tree, full)
+		for _, v := range h.names {
+			for j := 1; j <= len(v) && j <= len(rel); j++ {
+				if slices.Equal(rel[len(rel)-j:], v[:j]) {
 					return true
 				}
 			}
@@ -241,6 +299,9 @@ func (k *call) readHooks(tree string, gitFile []byte, isFile bool) *repoHooks {
 				continue
 			}
 			if !strings.HasPrefix(v, "/") {
+				if c := path.Clean(v); c != "." && c != ".." && !strings.HasPrefix(c, "../") {
+					h.names = append(h.names, strings.Split(c, "/"))
+				}
 				v = path.Join(tree, v)
 			}
 			for _, d := range k.spellings(v) {
@@ -254,11 +315,11 @@ func (k *call) readHooks(tree string, gitFile []byte, isFile bool) *repoHooks {
 					continue
 				}
 				h.dirs = append(h.dirs, d)
-				if path.Base(d) == policy.HuskyHooks && k.isDirInRoot(d) {
+				if path.Base(d) == policy.HuskyHooks {
 					// husky's hooks there run the same-named scripts
-					// one directory up (once husky made them: where
-					// the directory is not, git runs no hook there,
-					// and the command cannot make it).
+					// one directory up: kept whether or not husky has
+					// made them yet (or the command removed them, which
+					// unlink lets it, for husky to make again).
 					for _, n := range policy.GitHookNames {
 						h.keep("a script husky's hook of that name runs", path.Join(path.Dir(d), n))
 					}
@@ -361,17 +422,6 @@ func (k *call) readInRoot(p string, limit int) ([]byte, error) {
 	f := os.NewFile(uintptr(rd), p)
 	defer f.Close()
 	return io.ReadAll(io.LimitReader(f, int64(limit)))
-}
-
-// isDirInRoot reports whether p is a directory, resolved in the
-// command's root.
-func (k *call) isDirInRoot(p string) bool {
-	fd, err := k.dirInRoot(p)
-	if err != nil {
-		return false
-	}
-	unix.Close(fd)
-	return true
 }
 
 // dirInRoot opens the directory p (O_PATH), resolved in the command's

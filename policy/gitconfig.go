@@ -260,6 +260,12 @@ func GitConfigSafe(content []byte) error {
 // off the list that kept takes: each is given as one entry (section,
 // subsection, key and its value as spelled, continued lines included).
 func gitConfigSafe(content []byte, kept func(entry string) bool) error {
+	return gitConfigFrozen(content, kept, nil)
+}
+
+// gitConfigFrozen is gitConfigSafe with the keys frozen (by name, as
+// safeGitKeys spells them) taken only as kept takes them too.
+func gitConfigFrozen(content []byte, kept func(entry string) bool, frozen map[string]bool) error {
 	if len(content) > 1<<20 {
 		return fmt.Errorf("a config of %d bytes is more than the guard reads", len(content))
 	}
@@ -338,7 +344,10 @@ func gitConfigSafe(content []byte, kept func(entry string) bool) error {
 			v = strings.TrimRight(lines[n], "\r")
 			raw += "\n" + v
 		}
-		if !safeGitKeys[name] && (kept == nil || !kept(section+"\x00"+sub+"\x00"+strconv.FormatBool(hasSub)+"\x00"+key+"\x00"+raw)) {
+		if (!safeGitKeys[name] || frozen[name]) && (kept == nil || !kept(section+"\x00"+sub+"\x00"+strconv.FormatBool(hasSub)+"\x00"+key+"\x00"+raw)) {
+			if safeGitKeys[name] {
+				return fmt.Errorf("%s may not be added or changed where the config keeps the host's keys off the list: it would change where they lead (core.bare, a worktree config) or which server gets them (a URL)", full)
+			}
 			return fmt.Errorf("%s is not a key the sandbox lets a repository's config hold (it holds only keys known to run no program on the host: policy/gitconfig.go)", full)
 		}
 	}
@@ -352,18 +361,65 @@ func gitConfigSafe(content []byte, kept func(entry string) bool) error {
 // times — git config user.name, remote add and branch tracking then work
 // in a repository whose config holds husky's core.hooksPath or a
 // credential helper, and nothing the config runs is added or changed.
+//
+// Where it keeps such keys, what would change their meaning is frozen
+// too, taken only as old has it: core.bare and extensions.worktreeConfig
+// (a bare repository's git takes a relative core.hooksPath from the
+// directory it runs in), and, beside a kept http or credential key (an
+// extraHeader, a helper, which git gives the remote it fetches from),
+// every URL git would fetch or push to.
 func GitConfigSafeBeside(content, old []byte) error {
 	have := map[string]int{}
-	if gitConfigSafe(old, func(entry string) bool { have[entry]++; return true }) != nil {
-		have = nil // an old config the guard cannot read keeps nothing
+	keeps, credentials := false, false
+	if gitConfigFrozen(old, func(entry string) bool {
+		have[entry]++
+		section, _, _ := strings.Cut(entry, "\x00")
+		if !safeGitKeys[entryName(entry)] {
+			keeps = true
+			credentials = credentials || section == "http" || section == "credential"
+		}
+		return true
+	}, meaningKeys) != nil {
+		have, keeps = nil, false // an old config the guard cannot read keeps nothing
 	}
-	return gitConfigSafe(content, func(entry string) bool {
+	frozen := map[string]bool{}
+	if keeps {
+		for k := range meaningKeys {
+			if !urlKeys[k] || credentials {
+				frozen[k] = true
+			}
+		}
+	}
+	return gitConfigFrozen(content, func(entry string) bool {
 		if have[entry] == 0 {
 			return false
 		}
 		have[entry]--
 		return true
-	})
+	}, frozen)
+}
+
+// urlKeys are the keys that say where git fetches and pushes; meaningKeys
+// those and the ones that change where a kept core.hooksPath leads.
+var (
+	urlKeys = map[string]bool{"remote.*.url": true, "remote.*.pushurl": true, "url.*.insteadof": true, "url.*.pushinsteadof": true,
+		"submodule.*.url": true, "branch.*.remote": true, "branch.*.pushremote": true}
+	meaningKeys = map[string]bool{"core.bare": true, "extensions.worktreeconfig": true}
+)
+
+func init() {
+	for k := range urlKeys {
+		meaningKeys[k] = true
+	}
+}
+
+// entryName is the name of an entry as safeGitKeys spells it.
+func entryName(entry string) string {
+	f := strings.Split(entry, "\x00")
+	if f[2] == "true" {
+		return f[0] + ".*." + f[3]
+	}
+	return f[0] + "." + f[3]
 }
 
 // plainObjectFormat is the one spelling of extensions.objectFormat's

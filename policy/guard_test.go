@@ -390,7 +390,7 @@ func TestGitConfigSafeBeside(t *testing.T) {
 	old := "[core]\n\tbare = false\n\thooksPath = .husky/_\n[credential]\n\thelper = store\n"
 	for _, c := range []string{
 		old + "[user]\n\tname = x\n",
-		"[credential]\n\thelper = store\n[core]\n\thooksPath = .husky/_\n[remote \"o\"]\n\turl = ../up\n",
+		"[credential]\n\thelper = store\n[core]\n\thooksPath = .husky/_\n[user]\n\tname = x\n",
 		"[core]\n\tbare = false\n",
 	} {
 		if err := GitConfigSafeBeside([]byte(c), []byte(old)); err != nil {
@@ -415,5 +415,35 @@ func TestGitConfigSafeBeside(t *testing.T) {
 	}
 	if GitConfigSafeBeside([]byte(old), []byte("[core]\n\tbare = false\n")) == nil {
 		t.Errorf("a config's keys off the list taken beside one without them")
+	}
+}
+
+// Beside kept keys, what changes their meaning is frozen: core.bare and
+// worktree configs beside a kept core.hooksPath, and every URL beside a
+// kept http or credential key.
+func TestGitConfigSafeBesideFrozen(t *testing.T) {
+	hooks := "[core]\n\thooksPath = .husky/_\n[remote \"origin\"]\n\turl = /up\n"
+	creds := "[http]\n\textraHeader = Authorization: Bearer x\n[remote \"origin\"]\n\turl = /up\n"
+	for _, c := range []struct{ content, old string }{
+		{hooks + "[remote \"o2\"]\n\turl = /x\n", hooks},
+		{hooks + "[user]\n\tname = x\n", hooks},
+		{creds + "[user]\n\tname = x\n", creds},
+		{"[core]\n\tbare = true\n", "[core]\n\tbare = false\n"},
+	} {
+		if err := GitConfigSafeBeside([]byte(c.content), []byte(c.old)); err != nil {
+			t.Errorf("%q refused beside %q: %v", c.content, c.old, err)
+		}
+	}
+	for _, c := range []struct{ content, old string }{
+		{hooks + "[core]\n\tbare = true\n", hooks},
+		{hooks + "[extensions]\n\tworktreeConfig = true\n", hooks},
+		{"[http]\n\textraHeader = Authorization: Bearer x\n[remote \"origin\"]\n\turl = http://evil/\n", creds},
+		{creds + "[remote \"o2\"]\n\turl = http://evil/\n", creds},
+		{creds + "[branch \"m\"]\n\tremote = http://evil/\n", creds},
+		{creds + "[submodule \"s\"]\n\turl = http://evil/\n", creds},
+	} {
+		if GitConfigSafeBeside([]byte(c.content), []byte(c.old)) == nil {
+			t.Errorf("%q taken beside %q", c.content, c.old)
+		}
 	}
 }

@@ -378,7 +378,7 @@ func repoHooksPaths(dirs DirReader, inside, tree string, hc hooksContext) []foun
 			continue
 		}
 		out = append(out, hooksDirFound(dirs, p)...)
-		if fi, err := os.Stat(p); err == nil && fi.IsDir() && filepath.Base(p) == HuskyHooks {
+		if filepath.Base(p) == HuskyHooks {
 			for _, h := range GitHookNames {
 				out = append(out, hooksDirFound(dirs, filepath.Join(filepath.Dir(p), h))...)
 			}

@@ -1437,9 +1437,12 @@ cp evil r/.git/config; cp evil x && mv -f x r/.git/config; ln -f evil r/.git/con
 }
 
 // A repository whose config the host gave a key off the list (husky's
-// core.hooksPath, a credential helper) still takes git's config changes
-// inside: those keys may stay as they are, and none is added, changed
-// or repeated. Judged from outside with the host's git; both users.
+// core.hooksPath, an alias) still takes git's config changes inside:
+// those keys may stay as they are, and none is added, changed or
+// repeated, nor core.bare (a bare repository's git takes a relative
+// hooksPath from where it runs); beside a kept http.extraHeader no URL
+// is added (the host's fetch would send it there). Judged from outside
+// with the host's git; both users.
 func TestGuardExistingConfigKeeps(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
 		requireGit(t)
@@ -1447,9 +1450,12 @@ func TestGuardExistingConfigKeeps(t *testing.T) {
 		hostGit(t, b.W, "init", "-q", "r")
 		hostGit(t, b.path("r"), "commit", "-q", "--allow-empty", "-m", "one")
 		hostGit(t, b.path("r"), "config", "core.hooksPath", ".husky/_")
-		hostGit(t, b.path("r"), "config", "credential.helper", "store")
+		hostGit(t, b.path("r"), "config", "alias.st", "!git status")
+		hostGit(t, b.W, "init", "-q", "c")
+		hostGit(t, b.path("c"), "config", "http.extraHeader", "Authorization: Bearer "+b.canary)
 		script := `cd r && git config user.name tester && git remote add up /x && git branch -m main2 && echo CONFIG-DONE
-git config core.hooksPath evil; git config --add core.hooksPath .husky/_; git config credential.helper evil; git config core.fsmonitor evil; echo END`
+git config core.hooksPath evil; git config --add core.hooksPath .husky/_; git config alias.st '!evil'; git config core.fsmonitor evil; git config core.bare true
+cd ../c && git remote add evil http://127.0.0.1:9/x; echo END`
 		r := b.run(fsMap{"allowWrite": []string{"."}}, script)
 		if !strings.Contains(r.stdout, "CONFIG-DONE") || !strings.Contains(r.stdout, "END") {
 			t.Fatalf("git's config changes failed inside: %+v", r)
@@ -1461,8 +1467,11 @@ git config core.hooksPath evil; git config --add core.hooksPath .husky/_; git co
 		if getAll("user.name") != "tester" || getAll("remote.up.url") != "/x" {
 			t.Errorf("git's config changes did not land:\n%s", b.read("r/.git/config"))
 		}
-		if getAll("core.hooksPath") != ".husky/_" || getAll("credential.helper") != "store" || getAll("core.fsmonitor") != "" {
-			t.Errorf("a key off the list was added or changed:\n%s", b.read("r/.git/config"))
+		if getAll("core.hooksPath") != ".husky/_" || getAll("alias.st") != "!git status" || getAll("core.fsmonitor") != "" || getAll("core.bare") != "false" {
+			t.Errorf("a key off the list, or what it means, was added or changed:\n%s", b.read("r/.git/config"))
+		}
+		if cfg := b.read("c/.git/config"); strings.Contains(cfg, "127.0.0.1") {
+			t.Errorf("a URL was added beside a kept http.extraHeader:\n%s", cfg)
 		}
 	})
 }
@@ -1630,41 +1639,47 @@ git init -q n && echo "new=$(git -C n config core.symlinks)"; ls -A c/.git n/.gi
 
 // husky's layout: core.hooksPath is .husky/_ (made by husky, ignored by
 // git), whose hooks run the tracked .husky/<hook> scripts. Those scripts
-// are kept where .husky/_ exists; a linked worktree made inside, where
-// it does not (so git runs no hook there), checks them out. The host
-// commits in both after the run; nothing of the command's runs. Both
-// users.
-func TestGuardHuskyWorktree(t *testing.T) {
+// are kept whether or not .husky/_ is there (the command may remove it,
+// for husky to make again at the next npm install); and a relative
+// core.hooksPath is kept anywhere in the work tree (a bare repository's
+// git takes it from where it runs), nor may the config gain core.bare.
+// The host makes .husky/_ again, commits, and runs git in a
+// subdirectory as a bare repository would; nothing of the command's
+// runs. Both users.
+func TestGuardHuskyScripts(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
 		requireGit(t)
 		b := newBox(t)
 		ran := filepath.Join(filepath.Dir(b.W), "ran")
 		hostGit(t, b.W, "init", "-q", "main")
 		b.write("main/.husky/pre-commit", "exit 0\n")
+		b.write("main/src/f", "x")
 		b.write("main/.husky/_/.gitignore", "*\n")
 		b.write("main/.husky/_/pre-commit", "#!/bin/sh\nsh .husky/pre-commit\n")
 		os.Chmod(b.path("main/.husky/_/pre-commit"), 0o755)
 		hostGit(t, b.path("main"), "config", "core.hooksPath", ".husky/_")
 		hostGit(t, b.path("main"), "add", ".")
 		hostGit(t, b.path("main"), "commit", "-q", "-m", "husky")
-		script := fmt.Sprintf(`export GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@example.com GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@example.com
-cd main && git worktree add -q ../wt && echo WORKTREE
-echo 'echo $0 >> %[1]s' >> .husky/pre-commit; echo 'echo $0 >> %[1]s' >> ../wt/.husky/pre-commit && echo WT-EDITED
-mkdir -p ../wt/.husky/_ 2>/dev/null || echo NO-HOOKS-DIR
-echo END`, ran)
+		saved, _ := os.ReadFile(b.path("main/.husky/_/pre-commit"))
+		evil := fmt.Sprintf("#!/bin/sh\necho $0 >> %s\n", ran)
+		script := fmt.Sprintf(`e=%[1]q
+put() { mkdir -p "$(dirname "$1")" && printf "$e" > "$1" && chmod +x "$1"; }
+cd main && rm -rf .husky/_ && mkdir a && mv a b && rmdir b; printf "$e" >> .husky/pre-commit; put .husky/post-commit
+git config core.bare true; put src/.husky/_/reference-transaction; mkdir -p ../m/.husky/_ && put ../m/.husky/_/post-checkout; mv ../m/.husky src/
+echo END`, evil)
 		r := b.run(fsMap{"allowWrite": []string{"."}}, script)
-		for _, want := range []string{"WORKTREE", "WT-EDITED", "NO-HOOKS-DIR", "END"} {
-			if !strings.Contains(r.stdout, want) {
-				t.Errorf("%s missing: %+v", want, r)
-			}
+		if !strings.Contains(r.stdout, "END") {
+			t.Fatalf("the script did not run: %+v", r)
 		}
-		for _, repo := range []string{"main", "wt"} {
-			if _, err := os.Stat(b.path(repo)); err == nil {
-				hostGit(t, b.path(repo), "commit", "-q", "--allow-empty", "-m", "x")
-			}
-		}
+		os.MkdirAll(b.path("main/.husky/_"), 0o755)
+		os.WriteFile(b.path("main/.husky/_/pre-commit"), saved, 0o755)
+		os.WriteFile(b.path("main/.husky/_/post-commit"), saved, 0o755)
+		hostGit(t, b.path("main"), "commit", "-q", "--allow-empty", "-m", "x")
+		cmd := exec.Command("git", "-c", "core.bare=true", "-c", "user.name=a", "-c", "user.email=a@example.com", "branch", "side")
+		cmd.Dir = b.path("main/src")
+		cmd.CombinedOutput()
 		if got, err := os.ReadFile(ran); err == nil {
-			t.Errorf("the host's git ran a script the command wrote: %s\n%+v", got, r)
+			t.Errorf("the host's git ran something the command wrote: %s\n%+v", got, r)
 		}
 	})
 }
