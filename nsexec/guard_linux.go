@@ -225,13 +225,17 @@ func answerGuard(listener int, req *seccompNotif, a answer) {
 // call is one guarded call being made: the process it is made for and
 // the descriptors its paths resolve from.
 type call struct {
-	pol      *ConnectPolicy
-	gs       *guardState
-	listener int
-	req      *seccompNotif
-	pid      int
-	root     int // O_PATH of the process's root, opened on first use (when not the sandbox's, cached)
-	umask    int // -1 until read
+	// deferGitdir: the open being made is of a worktree's link back,
+	// whose content the guard judges as it arrives (see open).
+	deferGitdir bool
+	deferTarget string
+	pol         *ConnectPolicy
+	gs          *guardState
+	listener    int
+	req         *seccompNotif
+	pid         int
+	root        int // O_PATH of the process's root, opened on first use (when not the sandbox's, cached)
+	umask       int // -1 until read
 }
 
 // guardState is what the guard keeps between calls, on the one thread
@@ -459,6 +463,8 @@ func gitFileIs(name string) string {
 		return "a repository's index"
 	case name == policy.MergeRR:
 		return "a merge's conflicts as rerere records them"
+	case name == policy.WorktreeGitdir:
+		return "a worktree's link back to its work tree"
 	}
 	return "a repository's config"
 }
@@ -1178,6 +1184,7 @@ func (k *call) foundAgain(path string, st *unix.Stat_t) (place, bool) {
 func gitNamed(dir, name string) bool {
 	return dir == "hooks" || name == "hooks" || gitConfigNames[name] || gitMarks[name] ||
 		policy.IsGitStateDir(name) || policy.IsGitStateFile(dir, name) || policy.IsIndexName(name) || name == policy.MergeRR ||
+		name == policy.WorktreeGitdir ||
 		strings.EqualFold(name, ".git")
 }
 
@@ -1220,6 +1227,10 @@ func (k *call) judge(pl place) (policy.Name, string) {
 		}
 	case policy.IsIndexName(pl.name) || pl.name == policy.MergeRR:
 		if gitDirLike(pl.dir, ".") {
+			return policy.GitConfig, full
+		}
+	case pl.name == policy.WorktreeGitdir:
+		if path.Base(path.Dir(pl.path)) == "worktrees" && gitDirLike(pl.dir, "../..") {
 			return policy.GitConfig, full
 		}
 	case strings.EqualFold(pl.name, ".git"):
@@ -1293,7 +1304,24 @@ func (k *call) judgedGitFiles(dir int) []string {
 			names = append(names, n)
 		}
 	}
+	ids, _ := namesAt(dir, "worktrees")
+	for _, id := range ids {
+		names = append(names, path.Join("worktrees", id, policy.WorktreeGitdir))
+	}
 	return names
+}
+
+// gitdirSafe judges a worktree's link back (worktrees/<id>/gitdir): it
+// must name a .git in a tree the command may write, as git writes it.
+func gitdirSafe(pol *ConnectPolicy, content []byte) error {
+	p, ok := policy.WorktreeGitdirPath(content)
+	if !ok {
+		return fmt.Errorf("not the absolute path of a worktree's .git, as git writes it")
+	}
+	if pol.Guard != nil && pol.Guard.Policy != nil && !pol.Guard.Policy.View(path.Dir(p)).Writable || pol.Writable != nil && !pol.Writable(path.Dir(p)) {
+		return fmt.Errorf("%s lies outside the trees the command may write, where the host's git worktree repair would write a .git file and git worktree remove delete the directory", p)
+	}
+	return nil
 }
 
 // readAt reads dir/name, not through a symlink nor waiting on a FIFO:
@@ -1359,6 +1387,9 @@ func (k *call) repoHashSize(dir int) int {
 
 // gitFileSafe judges the content of dir/name, a GitConfig file.
 func (k *call) gitFileSafe(dir int, name string, content []byte) error {
+	if path.Base(name) == policy.WorktreeGitdir {
+		return gitdirSafe(k.pol, content)
+	}
 	if !policy.IsIndexName(path.Base(name)) {
 		return policy.GitFileSafe(path.Base(name), content, 20)
 	}
@@ -1798,8 +1829,45 @@ func blocked(n policy.Name) bool {
 	return n == policy.Protected || n == policy.HooksDir || n == policy.GitConfig
 }
 
-// open performs open(name, flags, mode) relative to dir.
+// open performs open(name, flags, mode) relative to dir. A worktree's
+// link back (worktrees/<id>/gitdir), which git writes in place, is
+// opened for the command as a pipe: srt reads what the command writes
+// there and puts it in the file, made (or emptied) at the open, once
+// the command closes the pipe and if it names a .git in a writable tree
+// (gitdirSafe). git reads that file only in later commands (worktree
+// list, prune, repair, remove).
 func (k *call) open(dir int, name string, flags int, mode uint32) answer {
+	a := k.openFile(dir, name, flags, mode)
+	if !k.deferGitdir || a.errno != 0 || a.fd < 0 {
+		return a
+	}
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		unix.Close(a.fd)
+		return refused(errnoOf(err))
+	}
+	k.pol.Guard.Policy.View("/") // its index built here, not in the goroutine
+	go func(file, r int, pol *ConnectPolicy, target string) {
+		defer unix.Close(file)
+		f := os.NewFile(uintptr(r), "gitdir")
+		defer f.Close()
+		content, err := io.ReadAll(io.LimitReader(f, 1<<16))
+		io.Copy(io.Discard, f) // the rest, so the writer is not left waiting
+		if err == nil {
+			err = gitdirSafe(pol, content)
+		}
+		if err != nil {
+			pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "write", Target: target, Reason: gitFileIs(policy.WorktreeGitdir) + ": " + err.Error()})
+			return
+		}
+		unix.Ftruncate(file, 0)
+		unix.Pwrite(file, content, 0)
+	}(a.fd, p[0], k.pol, k.deferTarget)
+	a.fd = p[1]
+	return a
+}
+
+func (k *call) openFile(dir int, name string, flags int, mode uint32) answer {
 	truncate := flags&truncateOnly != 0
 	flags &^= truncateOnly
 	pl, e := k.at(dir, name)
@@ -1813,6 +1881,11 @@ func (k *call) open(dir int, name string, flags int, mode uint32) answer {
 		}
 		full := pl.full()
 		n, rule := k.judge(pl)
+		k.deferGitdir = false
+		if n == policy.GitConfig && pl.name == policy.WorktreeGitdir && !truncate && flags&unix.O_ACCMODE == unix.O_WRONLY && k.pol.Guard.Policy != nil {
+			// Its content judged when written (see open).
+			n, k.deferGitdir, k.deferTarget = policy.Free, true, full
+		}
 		if n == policy.GitConfig && policy.WrittenEmpty(pl.name) && !truncate && flags&(unix.O_ACCMODE|unix.O_TRUNC) == unix.O_WRONLY|unix.O_TRUNC {
 			// git writes an am's options in place, empty when there are
 			// none: the open goes through as the emptying it is, on a

@@ -3,6 +3,7 @@ package policy
 import (
 	"bytes"
 	"fmt"
+	"path"
 	"regexp"
 	"slices"
 	"strconv"
@@ -30,12 +31,12 @@ func init() {
 		core.safecrlf core.sparsecheckout core.sparsecheckoutcone core.splitindex
 		core.untrackedcache core.commitgraph core.multipackindex core.checkstat
 		core.trustctime core.quotepath core.compression core.loosecompression
-		core.bigfilethreshold core.sharedrepository core.abbrev core.fsync core.preloadindex
+		core.bigfilethreshold core.abbrev core.fsync core.preloadindex
 		extensions.objectformat extensions.refstorage extensions.worktreeconfig
 		extensions.partialclone extensions.preciousobjects extensions.noop
 		init.defaultbranch
 		user.name user.email user.signingkey
-		remote.*.url remote.*.pushurl remote.*.fetch remote.*.push remote.*.mirror
+		remote.*.url remote.*.pushurl remote.*.fetch
 		remote.*.tagopt remote.*.prune remote.*.prunetags remote.*.promisor
 		remote.*.partialclonefilter remote.*.skipdefaultupdate remote.*.skipfetchall
 		branch.*.remote branch.*.merge branch.*.rebase branch.*.pushremote branch.*.description
@@ -622,4 +623,23 @@ func MergeRRSafe(content []byte) error {
 		return fmt.Errorf("conflicts recorded for rerere, whose paths the host's git would follow through symlinks the command may make")
 	}
 	return nil
+}
+
+// WorktreeGitdir is a linked worktree's link back, in its git directory
+// (worktrees/<id>/gitdir): the path of the worktree's .git. The host's
+// git worktree repair writes a .git file where it leads, and git
+// worktree remove deletes the directory it names, so it may lead only
+// into a tree the command may write (the guard judges that, knowing the
+// trees); git writes it in place.
+const WorktreeGitdir = "gitdir"
+
+// WorktreeGitdirPath reads a worktree's link back as git writes it: an
+// absolute, clean path ending in /.git, on one line; ok is false for
+// anything else.
+func WorktreeGitdirPath(content []byte) (string, bool) {
+	s, ok := strings.CutSuffix(string(content), "\n")
+	if !ok || !strings.HasPrefix(s, "/") || strings.ContainsAny(s, "\n\x00") || path.Clean(s) != s || path.Base(s) != ".git" {
+		return "", false
+	}
+	return s, true
 }

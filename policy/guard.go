@@ -251,6 +251,9 @@ func (g Guard) gitDir(parts, lower []string, at int) (Name, string) {
 			return g.config(rule(n))
 		}
 	case lower[at] == "worktrees":
+		if n-1 == at+2 && lower[n-1] == WorktreeGitdir {
+			return GitConfig, rule(n)
+		}
 		if n-1 == at+2 && config(lower[n-1]) {
 			return g.config(rule(n))
 		}

@@ -48,7 +48,7 @@ func TestGuardJudge(t *testing.T) {
 		"/p/.git/modules/a/b/hooks":            HooksDir,
 		"/p/.git/modules/lib/config":           GitConfig,
 		"/p/.git/worktrees/wt/config.worktree": GitConfig,
-		"/p/.git/worktrees/wt/gitdir":          Context,
+		"/p/.git/worktrees/wt/gitdir":          GitConfig,
 		"/p/hooks/pre-commit":                  Free,
 		"/p/src/config":                        Free,
 		"/p/.gitignore":                        Free,
@@ -444,6 +444,18 @@ func TestGitConfigSafeBesideFrozen(t *testing.T) {
 	} {
 		if GitConfigSafeBeside([]byte(c.content), []byte(c.old)) == nil {
 			t.Errorf("%q taken beside %q", c.content, c.old)
+		}
+	}
+}
+
+// Keys that make the host's git destroy or expose: a mirror or push
+// refspecs (git push deletes the remote's refs with the user's
+// credentials), a shared repository mode (the host's git leaves the
+// repository's files world-writable).
+func TestGitConfigDestructiveKeys(t *testing.T) {
+	for _, c := range []string{"[remote \"o\"]\n\tmirror = true\n", "[remote \"o\"]\n\tpush = :refs/heads/x\n", "[core]\n\tsharedRepository = 0777\n"} {
+		if GitConfigSafe([]byte(c)) == nil {
+			t.Errorf("%q taken", c)
 		}
 	}
 }

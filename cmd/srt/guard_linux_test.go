@@ -1726,6 +1726,61 @@ echo END`, evil, b.path("h"), b.path("plain"))
 	})
 }
 
+// A linked worktree's link back (.git/worktrees/<id>/gitdir) names the
+// worktree's .git: the host's git worktree repair writes a .git file
+// where it leads, and git worktree remove deletes the directory. It
+// takes only a .git in a tree the command may write, judged as git
+// writes it (in place, through a pipe srt reads) or renamed over it;
+// git worktree add inside still records its worktree. The host repairs
+// and removes after the run; the outside directories are untouched.
+// Both users.
+func TestGuardWorktreeGitdir(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		requireGit(t)
+		b := newBox(t)
+		outside := filepath.Join(filepath.Dir(b.W), "outside")
+		for _, d := range []string{"v1/wt1", "v2"} {
+			os.MkdirAll(filepath.Join(outside, d), 0o755)
+		}
+		os.WriteFile(filepath.Join(outside, "v1/wt1/precious"), []byte("x"), 0o644)
+		hostGit(t, b.W, "init", "-q", "r")
+		hostGit(t, b.path("r"), "commit", "-q", "--allow-empty", "-m", "1")
+		hostGit(t, b.path("r"), "worktree", "add", "-q", "../wt1")
+		script := fmt.Sprintf(`cd r && echo %[1]s/v1/wt1/.git > .git/worktrees/wt1/gitdir
+mkdir -p .git/worktrees/w2 && cp .git/worktrees/wt1/HEAD .git/worktrees/w2/ && echo ../.. > .git/worktrees/w2/commondir && echo %[1]s/v2/.git > .git/worktrees/w2/gitdir
+echo %[1]s/v2/.git > .git/g3 && mv -f .git/g3 .git/worktrees/w2/gitdir
+git worktree add -q ../wt3 && echo ADDED
+echo END`, outside)
+		r := b.run(fsMap{"allowWrite": []string{"."}}, script)
+		if !strings.Contains(r.stdout, "ADDED") || !strings.Contains(r.stdout, "END") {
+			t.Fatalf("the script did not run, or git worktree add failed: %+v", r)
+		}
+		for i := 0; i < 50 && !strings.Contains(b.read("r/.git/worktrees/wt3/gitdir"), "wt3"); i++ {
+			time.Sleep(20 * time.Millisecond) // srt writes it once the pipe closes
+		}
+		if got := b.read("r/.git/worktrees/wt3/gitdir"); got != b.path("wt3/.git")+"\n" {
+			t.Errorf("git worktree add's link back did not land: %q", got)
+		}
+		for _, id := range []string{"wt1", "w2"} {
+			if got := b.read("r/.git/worktrees/" + id + "/gitdir"); strings.Contains(got, outside) {
+				t.Errorf("worktree %s's link back leads outside: %q", id, got)
+			}
+		}
+		cmd := exec.Command("git", "worktree", "repair")
+		cmd.Dir = b.path("r")
+		cmd.CombinedOutput()
+		cmd = exec.Command("git", "worktree", "remove", "--force", "wt1")
+		cmd.Dir = b.path("r")
+		cmd.CombinedOutput()
+		if _, err := os.Stat(filepath.Join(outside, "v1/wt1/precious")); err != nil {
+			t.Errorf("the host's git worktree remove deleted a directory outside: %v", err)
+		}
+		if _, err := os.Lstat(filepath.Join(outside, "v2/.git")); err == nil {
+			t.Errorf("the host's git worktree repair wrote a .git file outside")
+		}
+	})
+}
+
 // hostGit runs git in dir as the host, with an identity and local
 // submodules allowed; a failure fails the test (Errorf: it may run on
 // another goroutine, as whenReady's host does).
