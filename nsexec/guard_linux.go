@@ -225,17 +225,16 @@ func answerGuard(listener int, req *seccompNotif, a answer) {
 // call is one guarded call being made: the process it is made for and
 // the descriptors its paths resolve from.
 type call struct {
-	// deferGitdir: the open being made is of a worktree's link back,
-	// whose content the guard judges as it arrives (see open).
-	deferGitdir bool
-	deferTarget string
-	pol         *ConnectPolicy
-	gs          *guardState
-	listener    int
-	req         *seccompNotif
-	pid         int
-	root        int // O_PATH of the process's root, opened on first use (when not the sandbox's, cached)
-	umask       int // -1 until read
+	// deferred: the open being made is of a file whose content the
+	// guard judges as it arrives (see open).
+	deferred *deferredWrite
+	pol      *ConnectPolicy
+	gs       *guardState
+	listener int
+	req      *seccompNotif
+	pid      int
+	root     int // O_PATH of the process's root, opened on first use (when not the sandbox's, cached)
+	umask    int // -1 until read
 }
 
 // guardState is what the guard keeps between calls, on the one thread
@@ -465,6 +464,8 @@ func gitFileIs(name string) string {
 		return "a merge's conflicts as rerere records them"
 	case name == policy.WorktreeGitdir:
 		return "a worktree's link back to its work tree"
+	case name == ".git":
+		return "a .git file naming a git directory"
 	}
 	return "a repository's config"
 }
@@ -1829,42 +1830,126 @@ func blocked(n policy.Name) bool {
 	return n == policy.Protected || n == policy.HooksDir || n == policy.GitConfig
 }
 
-// open performs open(name, flags, mode) relative to dir. A worktree's
-// link back (worktrees/<id>/gitdir), which git writes in place, is
-// opened for the command as a pipe: srt reads what the command writes
-// there and puts it in the file, made (or emptied) at the open, once
-// the command closes the pipe and if it names a .git in a writable tree
-// (gitdirSafe). git reads that file only in later commands (worktree
-// list, prune, repair, remove).
+// open performs open(name, flags, mode) relative to dir. Two files git
+// writes in place, whose content the guard must judge, are opened for
+// the command as a pipe: srt reads what the command writes there and
+// puts it in the file, made (or emptied) at the open, once the command
+// closes the pipe (every copy of it) and if it is safe then:
+//   - a worktree's link back (worktrees/<id>/gitdir), if it names a .git
+//     in a writable tree, through no symlink (gitdirSafe); git reads it
+//     only in later commands (worktree list, prune, repair, remove);
+//   - a .git file, if its directory still holds nothing else
+//     (gitFileAlone): a descriptor opened while it did must not write
+//     the name of a repository after hooks were put beside it.
 func (k *call) open(dir int, name string, flags int, mode uint32) answer {
+	k.deferred = nil
 	a := k.openFile(dir, name, flags, mode)
-	if !k.deferGitdir || a.errno != 0 || a.fd < 0 {
+	d := k.deferred
+	if d == nil {
+		return a
+	}
+	if a.errno != 0 || a.fd < 0 {
+		unix.Close(d.dir)
+		unix.Close(d.root)
 		return a
 	}
 	var p [2]int
 	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
 		unix.Close(a.fd)
+		unix.Close(d.dir)
+		unix.Close(d.root)
 		return refused(errnoOf(err))
 	}
-	k.pol.Guard.Policy.View("/") // its index built here, not in the goroutine
-	go func(file, r int, pol *ConnectPolicy, target string) {
-		defer unix.Close(file)
-		f := os.NewFile(uintptr(r), "gitdir")
-		defer f.Close()
-		content, err := io.ReadAll(io.LimitReader(f, 1<<16))
-		io.Copy(io.Discard, f) // the rest, so the writer is not left waiting
-		if err == nil {
-			err = gitdirSafe(pol, content)
-		}
-		if err != nil {
-			pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "write", Target: target, Reason: gitFileIs(policy.WorktreeGitdir) + ": " + err.Error()})
-			return
-		}
-		unix.Ftruncate(file, 0)
-		unix.Pwrite(file, content, 0)
-	}(a.fd, p[0], k.pol, k.deferTarget)
+	if k.pol.Guard != nil && k.pol.Guard.Policy != nil {
+		k.pol.Guard.Policy.View("/") // its index built here, not in the goroutine
+	}
+	go d.finish(a.fd, p[0], k.pol)
 	a.fd = p[1]
 	return a
+}
+
+// deferTo is the deferred write of the file at pl (see open): srt's own
+// copies of its directory and of the command's root.
+func (k *call) deferTo(pl place, full string) (*deferredWrite, unix.Errno) {
+	root, e := k.rootFD()
+	if e != 0 {
+		return nil, e
+	}
+	d := &deferredWrite{name: pl.name, target: full, dir: -1, root: -1}
+	var err error
+	if d.dir, err = unix.Dup(pl.dir); err != nil {
+		return nil, errnoOf(err)
+	}
+	if d.root, err = unix.Dup(root); err != nil {
+		unix.Close(d.dir)
+		return nil, errnoOf(err)
+	}
+	return d, 0
+}
+
+// isDirAt reports whether the name at pl is a directory (not followed).
+func isDirAt(pl place) bool {
+	var st unix.Stat_t
+	return unix.Fstatat(pl.dir, pl.name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR
+}
+
+// deferredWrite is an open the guard made through a pipe (see open):
+// what the command writes is judged when the pipe closes.
+type deferredWrite struct {
+	name   string // policy.WorktreeGitdir or ".git"
+	target string
+	dir    int // the file's directory (O_PATH), and the command's root: srt's own copies
+	root   int
+}
+
+// finish reads what the command writes through r, judges it and, if it
+// is safe, puts it in file; it closes all three descriptors.
+func (d *deferredWrite) finish(file, r int, pol *ConnectPolicy) {
+	defer unix.Close(file)
+	defer unix.Close(d.dir)
+	defer unix.Close(d.root)
+	f := os.NewFile(uintptr(r), d.name)
+	defer f.Close()
+	content, err := io.ReadAll(io.LimitReader(f, 1<<16))
+	io.Copy(io.Discard, f) // the rest, so the writer is not left waiting
+	if err == nil {
+		switch d.name {
+		case policy.WorktreeGitdir:
+			err = gitdirSafe(pol, content)
+			if err == nil {
+				err = noSymlinkOnWay(d.root, path.Dir(strings.TrimSuffix(string(content), "\n")))
+			}
+		default:
+			if names, e := namesAt(d.dir, "."); e != nil || slices.ContainsFunc(names, func(n string) bool { return n != ".git" }) {
+				err = errors.New("its directory holds more than it: what lies beside it would become the work tree of the repository it names")
+			}
+		}
+	}
+	if err != nil {
+		pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "write", Target: d.target, Reason: gitFileIs(d.name) + ": " + err.Error()})
+		return
+	}
+	unix.Ftruncate(file, 0)
+	unix.Pwrite(file, content, 0)
+}
+
+// noSymlinkOnWay reports an error if the directory p (absolute), or the
+// part of it that exists, is reached in the root through a symlink: the
+// host's git would follow it.
+func noSymlinkOnWay(root int, p string) error {
+	for q := path.Clean(p); ; q = path.Dir(q) {
+		fd, err := openat2(root, q, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+		if err == nil {
+			unix.Close(fd)
+			return nil
+		}
+		if err == unix.ELOOP {
+			return fmt.Errorf("%s is reached through a symlink", q)
+		}
+		if err != unix.ENOENT || q == "/" {
+			return err
+		}
+	}
 }
 
 func (k *call) openFile(dir int, name string, flags int, mode uint32) answer {
@@ -1881,10 +1966,19 @@ func (k *call) openFile(dir int, name string, flags int, mode uint32) answer {
 		}
 		full := pl.full()
 		n, rule := k.judge(pl)
-		k.deferGitdir = false
-		if n == policy.GitConfig && pl.name == policy.WorktreeGitdir && !truncate && flags&unix.O_ACCMODE == unix.O_WRONLY && k.pol.Guard.Policy != nil {
+		if k.deferred != nil {
+			unix.Close(k.deferred.dir)
+			unix.Close(k.deferred.root)
+			k.deferred = nil
+		}
+		if !truncate && flags&unix.O_ACCMODE == unix.O_WRONLY && (n == policy.GitConfig && pl.name == policy.WorktreeGitdir || pl.name == ".git" && !isDirAt(pl)) {
 			// Its content judged when written (see open).
-			n, k.deferGitdir, k.deferTarget = policy.Free, true, full
+			if d, e := k.deferTo(pl, full); e == 0 {
+				k.deferred = d
+				if n == policy.GitConfig {
+					n = policy.Free
+				}
+			}
 		}
 		if n == policy.GitConfig && policy.WrittenEmpty(pl.name) && !truncate && flags&(unix.O_ACCMODE|unix.O_TRUNC) == unix.O_WRONLY|unix.O_TRUNC {
 			// git writes an am's options in place, empty when there are

@@ -1710,12 +1710,21 @@ mkdir d1 && put d1/.husky/_/pre-commit && echo "gitdir: $H/.git" > d1/.git
 mkdir d2 && echo "gitdir: $P/.git" > d2/.git && put d2/.husky/_/pre-commit && echo "gitdir: $H/.git" > d2/.git
 mkdir d3 && put d3/.husky/_/pre-commit && echo "gitdir: $H/.git" > g3 && mv g3 d3/.git; echo "gitdir: $H/.git" > d3/g && mv d3/g d3/.git; ln g3 d3/.git 2>/dev/null
 (cd h && git worktree add -q ../wt2) && echo WORKTREE
+python3 -c '
+import os, sys
+os.makedirs("d4")
+fd = os.open("d4/.git", os.O_WRONLY|os.O_CREAT, 0o644)
+os.makedirs("d4/.husky/_")
+with open("d4/.husky/_/pre-commit", "w") as f: f.write(sys.argv[1])
+os.chmod("d4/.husky/_/pre-commit", 0o755)
+os.write(fd, ("gitdir: " + sys.argv[2] + "/.git\n").encode()); os.close(fd)
+' "$(printf "$e")" "$H"
 echo END`, evil, b.path("h"), b.path("plain"))
 		r := b.run(fsMap{"allowWrite": []string{"."}}, script)
 		if !strings.Contains(r.stdout, "WORKTREE") || !strings.Contains(r.stdout, "END") {
 			t.Fatalf("the script did not run, or git worktree add failed: %+v", r)
 		}
-		for _, repo := range []string{"wt", "d1", "d2", "d3", "wt2"} {
+		for _, repo := range []string{"wt", "d1", "d2", "d3", "d4", "wt2"} {
 			cmd := exec.Command("git", "-c", "user.name=a", "-c", "user.email=a@example.com", "commit", "-q", "--allow-empty", "-m", "x")
 			cmd.Dir = b.path(repo)
 			cmd.CombinedOutput()
@@ -1749,6 +1758,7 @@ func TestGuardWorktreeGitdir(t *testing.T) {
 		script := fmt.Sprintf(`cd r && echo %[1]s/v1/wt1/.git > .git/worktrees/wt1/gitdir
 mkdir -p .git/worktrees/w2 && cp .git/worktrees/wt1/HEAD .git/worktrees/w2/ && echo ../.. > .git/worktrees/w2/commondir && echo %[1]s/v2/.git > .git/worktrees/w2/gitdir
 echo %[1]s/v2/.git > .git/g3 && mv -f .git/g3 .git/worktrees/w2/gitdir
+ln -s %[1]s/v2 ../link && echo $(cd .. && pwd)/link/.git > .git/worktrees/w2/gitdir
 git worktree add -q ../wt3 && echo ADDED
 echo END`, outside)
 		r := b.run(fsMap{"allowWrite": []string{"."}}, script)
