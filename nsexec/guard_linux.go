@@ -163,6 +163,7 @@ func (pol *ConnectPolicy) guard(gs *guardState, listener int, req *seccompNotif,
 // Bounds on opens that wait for a FIFO's other end.
 const (
 	maxBlockedOpens    = 64  // per sandbox
+	maxDeferredWrites  = 64  // per sandbox: pipes of deferred writes not yet closed (see open)
 	maxBlockingThreads = 256 // in srt
 )
 
@@ -1860,10 +1861,22 @@ func (k *call) open(dir int, name string, flags int, mode uint32) answer {
 		unix.Close(d.root)
 		return refused(errnoOf(err))
 	}
+	if !k.pol.deferredWrites.take(maxDeferredWrites) {
+		// Each holds four of srt's descriptors until the command
+		// closes its pipe: a command that keeps many open is refused.
+		for _, fd := range []int{a.fd, p[0], p[1], d.dir, d.root} {
+			unix.Close(fd)
+		}
+		return refused(unix.EMFILE)
+	}
 	if k.pol.Guard != nil && k.pol.Guard.Policy != nil {
 		k.pol.Guard.Policy.View("/") // its index built here, not in the goroutine
 	}
-	go d.finish(a.fd, p[0], k.pol)
+	file, r, pol := a.fd, p[0], k.pol
+	go func() {
+		defer pol.deferredWrites.give()
+		d.finish(file, r, pol)
+	}()
 	a.fd = p[1]
 	return a
 }

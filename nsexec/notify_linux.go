@@ -90,6 +90,7 @@ type ConnectPolicy struct {
 	// user namespaces, and write their maps.
 	NestedNamespaces bool
 	blocked          counter // the guard's opens waiting for a FIFO's other end
+	deferredWrites   counter // the guard's deferred writes not yet closed
 
 	// initPid is the sandbox's init, as srt numbers it (0 in the
 	// fallback); sendInit sends it a request over the run's link, and

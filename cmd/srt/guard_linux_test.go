@@ -1791,6 +1791,32 @@ echo END`, outside)
 	})
 }
 
+// A write the guard judges when its pipe closes (a .git file) holds
+// srt's descriptors until then: a command that keeps many open gets
+// EMFILE past 64, and srt goes on serving. Both users.
+func TestGuardDeferredWritesBounded(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		r := b.run(fsMap{"allowWrite": []string{"."}}, `python3 -c '
+import os, errno
+fds, err = [], None
+for i in range(100):
+    os.makedirs("d%d" % i)
+    try:
+        fds.append(os.open("d%d/.git" % i, os.O_WRONLY|os.O_CREAT, 0o644))
+    except OSError as e:
+        err = errno.errorcode[e.errno]
+        break
+print("OPENED", len(fds), err)
+for fd in fds:
+    os.write(fd, b"gitdir: /nowhere\n"); os.close(fd)
+'; sleep 0.2; cat d0/.git; echo END`)
+		if !strings.Contains(r.stdout, "OPENED 64 EMFILE") || !strings.Contains(r.stdout, "gitdir: /nowhere") || !strings.Contains(r.stdout, "END") {
+			t.Errorf("deferred writes were not bounded, or did not land: %+v", r)
+		}
+	})
+}
+
 // hostGit runs git in dir as the host, with an identity and local
 // submodules allowed; a failure fails the test (Errorf: it may run on
 // another goroutine, as whenReady's host does).
