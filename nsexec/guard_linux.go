@@ -98,6 +98,8 @@ func (pol *ConnectPolicy) guard(gs *guardState, listener int, req *seccompNotif,
 				fmt.Fprintf(os.Stderr, "srt: internal error in a file call made for the command (refused): %v\n%s", r, debug.Stack())
 			}
 		}()
+		pol.calls.Lock() // a deferred write's last step waits for it (see open)
+		defer pol.calls.Unlock()
 		a = do(k)
 	}()
 	if ask := a.askInit; ask != nil {
@@ -1925,18 +1927,13 @@ func (d *deferredWrite) finish(file, r int, pol *ConnectPolicy) {
 	defer f.Close()
 	content, err := io.ReadAll(io.LimitReader(f, 1<<16))
 	io.Copy(io.Discard, f) // the rest, so the writer is not left waiting
+	// Judged and written between two guarded calls of the sandbox, none
+	// of which can move the file meanwhile; judged where the file is
+	// now, whatever name it had at the open.
+	pol.calls.Lock()
+	defer pol.calls.Unlock()
 	if err == nil {
-		switch d.name {
-		case policy.WorktreeGitdir:
-			err = gitdirSafe(pol, content)
-			if err == nil {
-				err = noSymlinkOnWay(d.root, path.Dir(strings.TrimSuffix(string(content), "\n")))
-			}
-		default:
-			if names, e := namesAt(d.dir, "."); e != nil || slices.ContainsFunc(names, func(n string) bool { return n != ".git" }) {
-				err = errors.New("its directory holds more than it: what lies beside it would become the work tree of the repository it names")
-			}
-		}
+		err = d.stillSafe(file, content, pol)
 	}
 	if err != nil {
 		pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "write", Target: d.target, Reason: gitFileIs(d.name) + ": " + err.Error()})
@@ -1944,6 +1941,38 @@ func (d *deferredWrite) finish(file, r int, pol *ConnectPolicy) {
 	}
 	unix.Ftruncate(file, 0)
 	unix.Pwrite(file, content, 0)
+}
+
+// stillSafe judges what the command wrote through a deferred write's
+// pipe, for the file as it is now: one name only (no second made
+// meanwhile), and, where that name is a .git, nothing else beside it.
+func (d *deferredWrite) stillSafe(file int, content []byte, pol *ConnectPolicy) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(file, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink != 1 {
+		return errors.New("it was given another name, or removed, before it was written")
+	}
+	now, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(file))
+	if err != nil || !strings.HasPrefix(now, "/") {
+		return errors.New("where it is now cannot be told")
+	}
+	if d.name == policy.WorktreeGitdir {
+		if err := gitdirSafe(pol, content); err != nil {
+			return err
+		}
+		return noSymlinkOnWay(d.root, path.Dir(strings.TrimSuffix(string(content), "\n")))
+	}
+	if path.Base(now) != ".git" {
+		return nil // moved to another name: judged again if moved back (rename)
+	}
+	dir, err := openat2(d.root, path.Dir(now), &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dir)
+	if names, err := namesAt(dir, "."); err != nil || slices.ContainsFunc(names, func(n string) bool { return n != ".git" }) {
+		return errors.New("its directory holds more than it: what lies beside it would become the work tree of the repository it names")
+	}
+	return nil
 }
 
 // noSymlinkOnWay reports an error if the directory p (absolute), or the
@@ -1983,6 +2012,12 @@ func (k *call) openFile(dir int, name string, flags int, mode uint32) answer {
 			unix.Close(k.deferred.dir)
 			unix.Close(k.deferred.root)
 			k.deferred = nil
+		}
+		if pl.name == ".git" && !isDirAt(pl) && flags&unix.O_ACCMODE == unix.O_RDWR {
+			// Written only through a pipe the guard reads (below), which
+			// cannot be read back.
+			defer pl.close()
+			return refused(k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "write", Target: full, Reason: "a .git file is written only for writing (O_WRONLY), through the guard"}))
 		}
 		if !truncate && flags&unix.O_ACCMODE == unix.O_WRONLY && (n == policy.GitConfig && pl.name == policy.WorktreeGitdir || pl.name == ".git" && !isDirAt(pl)) {
 			// Its content judged when written (see open).
@@ -2433,13 +2468,9 @@ func (k *call) reopen(pl place, flags int) answer {
 			e = k.writableHere(pl, &st)
 		}
 		if e == 0 && path.Base(pl.path) == ".git" && st.Mode&unix.S_IFMT != unix.S_IFDIR {
-			// A .git file written through a descriptor: judged where it
-			// is found again (and refused where it cannot be).
-			e = unix.EACCES
-			if named, ok := k.foundAgain(pl.path, &st); ok {
-				e = k.gitFileAlone("write", named)
-				named.close()
-			}
+			// A .git file is written only through the pipe of an open
+			// by its name (see open).
+			e = k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "write", Target: pl.path, Reason: "a .git file is written only when opened by its name, through the guard"})
 		}
 		if e == 0 && strings.HasPrefix(pl.path, "/") {
 			switch n, rule := k.judgeAt(pl); {

@@ -91,6 +91,9 @@ type ConnectPolicy struct {
 	NestedNamespaces bool
 	blocked          counter // the guard's opens waiting for a FIFO's other end
 	deferredWrites   counter // the guard's deferred writes not yet closed
+	// calls is held for each guarded call, and for a deferred write's
+	// last step, which must see no call half made (see open).
+	calls sync.Mutex
 
 	// initPid is the sandbox's init, as srt numbers it (0 in the
 	// fallback); sendInit sends it a request over the run's link, and

@@ -1719,12 +1719,33 @@ with open("d4/.husky/_/pre-commit", "w") as f: f.write(sys.argv[1])
 os.chmod("d4/.husky/_/pre-commit", 0o755)
 os.write(fd, ("gitdir: " + sys.argv[2] + "/.git\n").encode()); os.close(fd)
 ' "$(printf "$e")" "$H"
-echo END`, evil, b.path("h"), b.path("plain"))
+for how in rdwr reopen rename link; do python3 -c '
+import os, sys
+how, hook, repo = sys.argv[1:4]
+a, c = "a-" + how, "c-" + how
+os.makedirs(a); os.makedirs(c)
+try:
+    if how == "rdwr":
+        fd = os.open(a + "/.git", os.O_RDWR|os.O_CREAT, 0o644); c = a
+    elif how == "reopen":
+        open(a + "/.git", "w").close(); r = os.open(a + "/.git", os.O_RDONLY)
+        fd = os.open("/proc/self/fd/%%d" %% r, os.O_WRONLY); c = a
+    else:
+        fd = os.open(a + "/.git", os.O_WRONLY|os.O_CREAT, 0o644)
+        (os.rename if how == "rename" else os.link)(a + "/.git", c + "/.git")
+except OSError as e:
+    print(how, "refused", e); sys.exit(0)
+os.makedirs(c + "/.husky/_")
+with open(c + "/.husky/_/pre-commit", "w") as f: f.write(hook)
+os.chmod(c + "/.husky/_/pre-commit", 0o755)
+os.write(fd, ("gitdir: " + repo + "/.git\n").encode()); os.close(fd)
+' $how "$(printf "$e")" "$H"; done
+sleep 0.3; echo END`, evil, b.path("h"), b.path("plain"))
 		r := b.run(fsMap{"allowWrite": []string{"."}}, script)
 		if !strings.Contains(r.stdout, "WORKTREE") || !strings.Contains(r.stdout, "END") {
 			t.Fatalf("the script did not run, or git worktree add failed: %+v", r)
 		}
-		for _, repo := range []string{"wt", "d1", "d2", "d3", "d4", "wt2"} {
+		for _, repo := range []string{"wt", "d1", "d2", "d3", "d4", "wt2", "a-rdwr", "a-reopen", "c-rename", "a-rename", "c-link", "a-link"} {
 			cmd := exec.Command("git", "-c", "user.name=a", "-c", "user.email=a@example.com", "commit", "-q", "--allow-empty", "-m", "x")
 			cmd.Dir = b.path(repo)
 			cmd.CombinedOutput()
