@@ -410,7 +410,7 @@ func (k *call) guardCall(c seccomp.FileCall) answer {
 			return refused(e)
 		}
 	}
-	if path.Base(name) == ".git" || path.Base(name2) == ".git" {
+	if path.Base(name) == ".git" || path.Base(name2) == ".git" || path.Base(name) == "commondir" || path.Base(name2) == "commondir" {
 		// A .git made or moved: the repositories around directories are
 		// read again, once the call is made (so are they when a
 		// directory moves: rename).
@@ -1237,6 +1237,11 @@ func (k *call) judge(pl place) (policy.Name, string) {
 		if path.Base(path.Dir(pl.path)) == "worktrees" && gitDirLike(pl.dir, "../..") {
 			return policy.GitConfig, full
 		}
+	case pl.name == "commondir" && holdsDirs(pl.dir, "objects", "refs"):
+		// git writes a commondir only in a worktree's git directory: in
+		// a repository's own, it would lead git to another's config and
+		// hooks (the guard reads a repository's once).
+		return policy.Protected, full + " (a commondir in a repository's own git directory, which would lead git to another repository's config and hooks)"
 	case strings.EqualFold(pl.name, ".git"):
 		if gitDirBeneath(pl.dir) {
 			return policy.Protected, full + " (a git directory lies in what would become its work tree, where the host's checkout would write into it)"
@@ -1900,6 +1905,18 @@ func (k *call) deferTo(pl place, full string) (*deferredWrite, unix.Errno) {
 		return nil, errnoOf(err)
 	}
 	return d, 0
+}
+
+// holdsDirs reports whether dir holds a directory by each of names (not
+// followed).
+func holdsDirs(dir int, names ...string) bool {
+	for _, n := range names {
+		var st unix.Stat_t
+		if unix.Fstatat(dir, n, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			return false
+		}
+	}
+	return true
 }
 
 // isDirAt reports whether the name at pl is a directory (not followed).

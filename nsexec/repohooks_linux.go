@@ -1,7 +1,6 @@
 package nsexec
 
 import (
-	"bytes"
 	"io"
 	"io/fs"
 	"os"
@@ -225,14 +224,31 @@ func (k *call) hooksOf(tree string) *repoHooks {
 	var gitFile []byte
 	var isFile error = unix.ENOENT
 	key := tree
+	cache := true
 	if k.gs.gitFiles[tree] {
+		// What the file names, where that leads (a symlink on its way
+		// may be made), and that git directory's commondir may change
+		// at any call: all are read each time.
 		gitFile, isFile = k.readInRoot(tree+"/.git", 4096)
 		key = tree + "\x00" + string(gitFile)
+		dir, ok := gitFileTarget(tree, gitFile)
+		if ok {
+			dir, ok = k.resolved(dir)
+		}
+		if !ok {
+			cache = false // it leads nowhere yet: read again at the next call
+		} else {
+			common, _ := k.readInRoot(dir+"/commondir", 4096)
+			key += "\x00" + dir + "\x00" + string(common)
+		}
 	}
 	if h, ok := k.gs.hooks[key]; ok {
 		return h
 	}
 	h := k.readHooks(tree, gitFile, isFile == nil)
+	if !cache {
+		return h
+	}
 	if len(k.gs.hooks) >= maxRepoDirs || isFile == nil && len(k.gs.hooks) >= maxRepoDirs/2 {
 		clear(k.gs.hooks)
 	}
@@ -248,15 +264,11 @@ func (k *call) hooksOf(tree string) *repoHooks {
 func (k *call) readHooks(tree string, gitFile []byte, isFile bool) *repoHooks {
 	gitDir := tree + "/.git"
 	if isFile {
-		line, _, _ := bytes.Cut(gitFile, []byte("\n"))
-		named, ok := strings.CutPrefix(strings.TrimSpace(string(line)), "gitdir:")
+		named, ok := gitFileTarget(tree, gitFile)
 		if !ok {
 			return nil
 		}
-		gitDir = strings.TrimSpace(named)
-		if !strings.HasPrefix(gitDir, "/") {
-			gitDir = path.Join(tree, gitDir)
-		}
+		gitDir = named
 	}
 	gitDir, ok := k.resolved(gitDir)
 	if !ok {
@@ -264,9 +276,11 @@ func (k *call) readHooks(tree string, gitFile []byte, isFile bool) *repoHooks {
 	}
 	common := gitDir
 	if c, err := k.readInRoot(gitDir+"/commondir", 4096); err == nil {
-		named := strings.TrimSpace(string(c))
+		// As git reads it: trailing line ends dropped, a relative path
+		// beneath the git directory, resolved as the kernel does.
+		named := strings.TrimRight(string(c), "\r\n")
 		if !strings.HasPrefix(named, "/") {
-			named = path.Join(gitDir, named)
+			named = gitDir + "/" + named
 		}
 		if real, ok := k.resolved(named); ok {
 			common = real
@@ -299,10 +313,10 @@ func (k *call) readHooks(tree string, gitFile []byte, isFile bool) *repoHooks {
 				continue
 			}
 			if !strings.HasPrefix(v, "/") {
-				if c := path.Clean(v); c != "." && c != ".." && !strings.HasPrefix(c, "../") {
+				if c := path.Clean(v); c != "." && c != ".." && !strings.HasPrefix(c, "../") && !strings.Contains(v, "..") {
 					h.names = append(h.names, strings.Split(c, "/"))
 				}
-				v = path.Join(tree, v)
+				v = tree + "/" + v // resolved as the kernel does (spellings)
 			}
 			for _, d := range k.spellings(v) {
 				hooksDirs = append(hooksDirs, d)
@@ -339,13 +353,28 @@ func (k *call) readHooks(tree string, gitFile []byte, isFile bool) *repoHooks {
 				continue // not a symlink
 			}
 			if !strings.HasPrefix(target, "/") {
-				target = path.Join(d, target)
+				target = d + "/" + target
 			}
 			h.keep("a hook's script, which "+path.Join(d, n)+" is a symlink to", k.spellings(target)...)
 		}
 		unix.Close(fd)
 	}
 	return h
+}
+
+// gitFileTarget reads a .git file at tree as git's read_gitfile_gently
+// does: "gitdir: " and the path, trailing line ends dropped (spaces
+// kept), a relative one beneath tree as spelled (the kernel resolves it,
+// symlinks before ".."); ok is false for what git would refuse.
+func gitFileTarget(tree string, content []byte) (string, bool) {
+	named, ok := strings.CutPrefix(strings.TrimRight(string(content), "\r\n"), "gitdir: ")
+	if !ok || named == "" {
+		return "", false
+	}
+	if !strings.HasPrefix(named, "/") {
+		named = tree + "/" + named
+	}
+	return named, true
 }
 
 // configHooksPaths is policy's reading of a config's core.hooksPath
@@ -366,7 +395,7 @@ func (k *call) configHooksPaths(name string, depth int, included *[]string) []st
 			continue
 		}
 		if !strings.HasPrefix(inc, "/") {
-			inc = path.Join(path.Dir(name), inc)
+			inc = path.Dir(name) + "/" + inc
 		}
 		*included = append(*included, k.spellings(inc)...)
 		hooks = append(hooks, k.configHooksPaths(inc, depth+1, included)...)
@@ -375,27 +404,37 @@ func (k *call) configHooksPaths(name string, depth int, included *[]string) []st
 }
 
 // spellings are the paths at which what p names is kept: p as it is
-// spelled (a symlink on its way may be replaced by a directory, which
-// the guard does not see: unlink is not judged) and where it leads now.
+// spelled, read lexically (a symlink on its way may be replaced by a
+// directory, which the guard does not see: unlink is not judged), and
+// where it leads now, resolved as the kernel does (symlinks before
+// "..").
 func (k *call) spellings(p string) []string {
-	p = path.Clean(p)
-	if real := k.resolvedExisting(p); real != p {
-		return []string{p, real}
+	lex := path.Clean(p)
+	if real := k.resolvedExisting(p); real != lex {
+		return []string{lex, real}
 	}
-	return []string{p}
+	return []string{lex}
 }
 
-// resolvedExisting is where p leads in the command's root: its longest
-// existing part resolved, the rest as it is.
+// resolvedExisting is where p leads in the command's root, resolved as
+// the kernel does: its longest existing part, the rest as spelled.
 func (k *call) resolvedExisting(p string) string {
-	p = path.Clean(p)
 	if real, ok := k.resolved(p); ok {
 		return real
 	}
-	if p == "/" {
-		return p
+	i := strings.LastIndexByte(p, '/')
+	if i <= 0 {
+		return path.Clean("/" + p)
 	}
-	return path.Join(k.resolvedExisting(path.Dir(p)), path.Base(p))
+	d := k.resolvedExisting(p[:i])
+	switch base := p[i+1:]; base {
+	case "", ".":
+		return d
+	case "..":
+		return path.Dir(d)
+	default:
+		return path.Join(d, base)
+	}
 }
 
 // readInRoot reads the regular file p, resolved in the command's root

@@ -1838,6 +1838,45 @@ for fd in fds:
 	})
 }
 
+// The guard reads a .git file, a commondir and a relative core.hooksPath
+// as git does: "gitdir: " with the path's spaces kept, a relative path
+// beneath the file's directory resolved by the kernel (symlinks before
+// ".."); and no commondir is made in a repository's own git directory,
+// where git would take another's config and hooks. Each spelling leads
+// to a repository with core.hooksPath .husky/_; the host commits in
+// each; nothing of the command's runs. Both users.
+func TestGuardGitFileSpelling(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		requireGit(t)
+		b := newBox(t)
+		ran := filepath.Join(filepath.Dir(b.W), "ran")
+		for _, r := range []string{"proj", "h"} {
+			hostGit(t, b.W, "init", "-q", r)
+			hostGit(t, b.path(r), "commit", "-q", "--allow-empty", "-m", "1")
+		}
+		hostGit(t, b.path("proj"), "config", "core.hooksPath", ".husky/_")
+		evil := fmt.Sprintf("#!/bin/sh\necho $0 >> %s\n", ran)
+		script := fmt.Sprintf(`e=%q P=%q
+put() { mkdir -p "$(dirname "$1")" && printf "$e" > "$1" && chmod +x "$1"; }
+mkdir w1 && printf 'gitdir:  /.git\n' > w1/.git && ln -s "$P" 'w1/ '; put w1/.husky/_/pre-commit
+mkdir w2 && printf 'gitdir: l/../.git\n' > w2/.git && ln -s "$P/.husky" w2/l; put w2/.husky/_/pre-commit
+printf "$P/.git\n" > h/.git/commondir; put h/.husky/_/pre-commit
+echo END`, evil, b.path("proj"))
+		r := b.run(fsMap{"allowWrite": []string{"."}}, script)
+		if !strings.Contains(r.stdout, "END") {
+			t.Fatalf("the script did not run: %+v", r)
+		}
+		for _, repo := range []string{"w1", "w2", "h"} {
+			cmd := exec.Command("git", "-c", "user.name=a", "-c", "user.email=a@example.com", "commit", "-q", "--allow-empty", "-m", "x")
+			cmd.Dir = b.path(repo)
+			cmd.CombinedOutput()
+		}
+		if got, err := os.ReadFile(ran); err == nil {
+			t.Errorf("the host's git ran hooks the command made: %s\n%+v", got, r)
+		}
+	})
+}
+
 // hostGit runs git in dir as the host, with an identity and local
 // submodules allowed; a failure fails the test (Errorf: it may run on
 // another goroutine, as whenReady's host does).
