@@ -410,10 +410,13 @@ func (k *call) guardCall(c seccomp.FileCall) answer {
 			return refused(e)
 		}
 	}
-	if path.Base(name) == ".git" || path.Base(name2) == ".git" || path.Base(name) == "commondir" || path.Base(name2) == "commondir" {
-		// A .git made or moved: the repositories around directories are
-		// read again, once the call is made (so are they when a
-		// directory moves: rename).
+	if path.Base(name) == ".git" || path.Base(name2) == ".git" || path.Base(name) == "commondir" || path.Base(name2) == "commondir" || c.Op == seccomp.FileSymlink {
+		// A .git or commondir made or moved, or a symlink made (it may
+		// change where a .git, a .git file's path or a commondir
+		// leads): the repositories around directories are read again,
+		// once the call is made (so are they when a directory or a
+		// symlink moves, and when a symlink gets another name: rename,
+		// link).
 		defer k.reposChanged()
 	}
 	flags := 0
@@ -1237,11 +1240,13 @@ func (k *call) judge(pl place) (policy.Name, string) {
 		if path.Base(path.Dir(pl.path)) == "worktrees" && gitDirLike(pl.dir, "../..") {
 			return policy.GitConfig, full
 		}
-	case pl.name == "commondir" && holdsDirs(pl.dir, "objects", "refs"):
-		// git writes a commondir only in a worktree's git directory: in
-		// a repository's own, it would lead git to another's config and
-		// hooks (the guard reads a repository's once).
-		return policy.Protected, full + " (a commondir in a repository's own git directory, which would lead git to another repository's config and hooks)"
+	case pl.name == "commondir" && (path.Base(path.Dir(pl.path)) != "worktrees" || path.Base(pl.path) == ".git"):
+		// git writes a commondir only in a worktree's git directory
+		// (worktrees/<id>, which a .git file names, and whose commondir
+		// the guard reads at each call): anywhere else it would lead
+		// git to another repository's config and hooks after the guard
+		// read the repository.
+		return policy.Protected, full + " (a commondir other than in a worktree's git directory, worktrees/<id>, would lead git to another repository's config and hooks)"
 	case strings.EqualFold(pl.name, ".git"):
 		if gitDirBeneath(pl.dir) {
 			return policy.Protected, full + " (a git directory lies in what would become its work tree, where the host's checkout would write into it)"
@@ -1905,18 +1910,6 @@ func (k *call) deferTo(pl place, full string) (*deferredWrite, unix.Errno) {
 		return nil, errnoOf(err)
 	}
 	return d, 0
-}
-
-// holdsDirs reports whether dir holds a directory by each of names (not
-// followed).
-func holdsDirs(dir int, names ...string) bool {
-	for _, n := range names {
-		var st unix.Stat_t
-		if unix.Fstatat(dir, n, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
-			return false
-		}
-	}
-	return true
 }
 
 // isDirAt reports whether the name at pl is a directory (not followed).
@@ -2837,6 +2830,7 @@ func (k *call) link(dir int, old string, dir2 int, name string, flags int) unix.
 	// symlink is named or a descriptor's (an O_PATH|O_NOFOLLOW one).
 	var lst unix.Stat_t
 	if unix.Fstatat(src.dir, src.name, &lst, unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH) == nil && lst.Mode&unix.S_IFMT == unix.S_IFLNK {
+		defer k.reposChanged() // a symlink made, under another name
 		target, err := readlinkat(src.dir, src.name)
 		if err != nil {
 			return errnoOf(err)
@@ -2941,7 +2935,7 @@ func (k *call) rename(dir int, old string, dir2 int, name string, flags int) uni
 	if e != 0 {
 		return e
 	}
-	if srcKind == unix.S_IFDIR || flags&unix.RENAME_EXCHANGE != 0 {
+	if srcKind == unix.S_IFDIR || srcKind == unix.S_IFLNK || flags&unix.RENAME_EXCHANGE != 0 {
 		// A directory moved (or exchanged) may bring or take a
 		// repository: the repositories around directories are read
 		// again after.

@@ -213,7 +213,10 @@ func (k *call) holdsGit(dir string) (held, isFile bool) {
 	if unix.Fstatat(d, ".git", &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
 		return false, false
 	}
-	return true, st.Mode&unix.S_IFMT == unix.S_IFREG
+	// A symlink is read at each call as a file is: where it leads, and
+	// that directory's commondir, may change.
+	kind := st.Mode & unix.S_IFMT
+	return true, kind == unix.S_IFREG || kind == unix.S_IFLNK
 }
 
 // hooksOf reads the hooks of the repository whose work tree is tree. A
@@ -232,6 +235,9 @@ func (k *call) hooksOf(tree string) *repoHooks {
 		gitFile, isFile = k.readInRoot(tree+"/.git", 4096)
 		key = tree + "\x00" + string(gitFile)
 		dir, ok := gitFileTarget(tree, gitFile)
+		if isFile != nil {
+			dir, ok = tree+"/.git", true // a symlink (to a directory)
+		}
 		if ok {
 			dir, ok = k.resolved(dir)
 		}

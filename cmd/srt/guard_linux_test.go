@@ -1861,12 +1861,18 @@ put() { mkdir -p "$(dirname "$1")" && printf "$e" > "$1" && chmod +x "$1"; }
 mkdir w1 && printf 'gitdir:  /.git\n' > w1/.git && ln -s "$P" 'w1/ '; put w1/.husky/_/pre-commit
 mkdir w2 && printf 'gitdir: l/../.git\n' > w2/.git && ln -s "$P/.husky" w2/l; put w2/.husky/_/pre-commit
 printf "$P/.git\n" > h/.git/commondir; put h/.husky/_/pre-commit
+W=$PWD; mkdir -p v1 x/worktrees/gd && printf "gitdir: $W/x/worktrees/gd\n" > v1/.git && echo "ref: refs/heads/master" > x/worktrees/gd/HEAD
+echo $W/l1/.git > x/worktrees/gd/commondir; mkdir -p v1/.husky/_; ln -s "$P" l1; put v1/.husky/_/pre-commit
+mkdir -p v2/.git && echo "ref: refs/heads/master" > v2/.git/HEAD && echo $W/l2/.git > v2/.git/commondir; mkdir -p v2/.husky/_; ln -s "$P" l2; put v2/.husky/_/pre-commit
+mkdir v4 && ln -s $W/l4 v4/.git; mkdir -p v4/.husky/_; ln -s "$P/.git/." l4; put v4/.husky/_/pre-commit
+mkdir -p v5 y/worktrees/gd && printf "gitdir: $W/y/worktrees/gd\n" > v5/.git && echo "ref: refs/heads/master" > y/worktrees/gd/HEAD
+(exec 3>y/worktrees/gd/commondir; mkdir -p v5/.husky/_; echo "$P/.git" >&3); put v5/.husky/_/pre-commit
 echo END`, evil, b.path("proj"))
 		r := b.run(fsMap{"allowWrite": []string{"."}}, script)
 		if !strings.Contains(r.stdout, "END") {
 			t.Fatalf("the script did not run: %+v", r)
 		}
-		for _, repo := range []string{"w1", "w2", "h"} {
+		for _, repo := range []string{"w1", "w2", "h", "v1", "v2", "v4", "v5"} {
 			cmd := exec.Command("git", "-c", "user.name=a", "-c", "user.email=a@example.com", "commit", "-q", "--allow-empty", "-m", "x")
 			cmd.Dir = b.path(repo)
 			cmd.CombinedOutput()
