@@ -100,6 +100,7 @@ func (pol *ConnectPolicy) guard(gs *guardState, listener int, req *seccompNotif,
 		}()
 		pol.calls.Lock() // a deferred write's last step waits for it (see open)
 		defer pol.calls.Unlock()
+		pol.settleClosed()
 		a = do(k)
 	}()
 	if ask := a.askInit; ask != nil {
@@ -1884,13 +1885,60 @@ func (k *call) open(dir int, name string, flags int, mode uint32) answer {
 	if k.pol.Guard != nil && k.pol.Guard.Policy != nil {
 		k.pol.Guard.Policy.View("/") // its index built here, not in the goroutine
 	}
-	file, r, pol := a.fd, p[0], k.pol
+	d.file, d.r, d.readDone = a.fd, p[0], make(chan struct{})
+	pol := k.pol
+	pol.pending = append(pol.pending, d) // under pol.calls, as every call
 	go func() {
 		defer pol.deferredWrites.give()
-		d.finish(file, r, pol)
+		d.read()
+		pol.calls.Lock()
+		defer pol.calls.Unlock()
+		pol.settle(d)
 	}()
 	a.fd = p[1]
 	return a
+}
+
+// settleClosed settles, before a guarded call is judged, every deferred
+// write whose pipe the command has closed (no writer left): a process
+// that closes a .git file and goes on (git, a shell) finds it written
+// by its next call, not at some moment after. Called under pol.calls.
+func (pol *ConnectPolicy) settleClosed() {
+	for _, d := range slices.Clone(pol.pending) {
+		fds := []unix.PollFd{{Fd: int32(d.r), Events: unix.POLLIN}}
+		if n, err := unix.Poll(fds, 0); err != nil || n == 0 || fds[0].Revents&unix.POLLHUP == 0 {
+			continue // a writer is left (or the data is not all there)
+		}
+		<-d.readDone // the reader has all of it at once: no writer is left
+		pol.settle(d)
+	}
+}
+
+// settle judges and makes a deferred write once, and lets go of its
+// descriptors. Called under pol.calls.
+func (pol *ConnectPolicy) settle(d *deferredWrite) {
+	if d.done {
+		return
+	}
+	d.done = true
+	pol.pending = slices.DeleteFunc(pol.pending, func(x *deferredWrite) bool { return x == d })
+	defer unix.Close(d.file)
+	defer unix.Close(d.dir)
+	defer unix.Close(d.root)
+	defer unix.Close(d.r)
+	err := d.err
+	if err == nil {
+		// Judged and written between two guarded calls of the
+		// sandbox, none of which can move the file meanwhile; judged
+		// where the file is now, whatever name it had at the open.
+		err = d.stillSafe(d.file, d.content, pol)
+	}
+	if err != nil {
+		pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "write", Target: d.target, Reason: gitFileIs(d.name) + ": " + err.Error()})
+		return
+	}
+	unix.Ftruncate(d.file, 0)
+	unix.Pwrite(d.file, d.content, 0)
 }
 
 // deferTo is the deferred write of the file at pl (see open): srt's own
@@ -1925,32 +1973,38 @@ type deferredWrite struct {
 	target string
 	dir    int // the file's directory (O_PATH), and the command's root: srt's own copies
 	root   int
+	file   int // srt's descriptor of the file
+	r      int // the pipe's end srt reads
+	// content is what arrived (err, why not all did), whole once
+	// readDone is closed; done: settled (under pol.calls).
+	content  []byte
+	err      error
+	readDone chan struct{}
+	done     bool
 }
 
-// finish reads what the command writes through r, judges it and, if it
-// is safe, puts it in file; it closes all three descriptors.
-func (d *deferredWrite) finish(file, r int, pol *ConnectPolicy) {
-	defer unix.Close(file)
-	defer unix.Close(d.dir)
-	defer unix.Close(d.root)
-	f := os.NewFile(uintptr(r), d.name)
-	defer f.Close()
-	content, err := io.ReadAll(io.LimitReader(f, 1<<16))
-	io.Copy(io.Discard, f) // the rest, so the writer is not left waiting
-	// Judged and written between two guarded calls of the sandbox, none
-	// of which can move the file meanwhile; judged where the file is
-	// now, whatever name it had at the open.
-	pol.calls.Lock()
-	defer pol.calls.Unlock()
-	if err == nil {
-		err = d.stillSafe(file, content, pol)
+// read reads what the command writes through the pipe until no writer
+// is left (64 KiB kept, the rest drained so no writer waits), without
+// closing it (settle does).
+func (d *deferredWrite) read() {
+	defer close(d.readDone)
+	buf := make([]byte, 4096)
+	for {
+		n, err := unix.Read(d.r, buf)
+		if err == unix.EINTR || err == unix.EAGAIN {
+			continue
+		}
+		if err != nil {
+			d.err = err
+			return
+		}
+		if n == 0 {
+			return
+		}
+		if len(d.content) < 1<<16 {
+			d.content = append(d.content, buf[:min(n, 1<<16-len(d.content))]...)
+		}
 	}
-	if err != nil {
-		pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "write", Target: d.target, Reason: gitFileIs(d.name) + ": " + err.Error()})
-		return
-	}
-	unix.Ftruncate(file, 0)
-	unix.Pwrite(file, content, 0)
 }
 
 // stillSafe judges what the command wrote through a deferred write's

@@ -93,7 +93,8 @@ type ConnectPolicy struct {
 	deferredWrites   counter // the guard's deferred writes not yet closed
 	// calls is held for each guarded call, and for a deferred write's
 	// last step, which must see no call half made (see open).
-	calls sync.Mutex
+	calls   sync.Mutex
+	pending []*deferredWrite // deferred writes not yet settled, under calls
 
 	// initPid is the sandbox's init, as srt numbers it (0 in the
 	// fallback); sendInit sends it a request over the run's link, and

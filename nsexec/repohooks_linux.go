@@ -284,7 +284,7 @@ func (k *call) readHooks(tree string, gitFile []byte, isFile bool) *repoHooks {
 	if c, err := k.readInRoot(gitDir+"/commondir", 4096); err == nil {
 		// As git reads it: trailing line ends dropped, a relative path
 		// beneath the git directory, resolved as the kernel does.
-		named := strings.TrimRight(string(c), "\r\n")
+		named, _, _ := strings.Cut(strings.TrimRight(string(c), "\r\n"), "\x00")
 		if !strings.HasPrefix(named, "/") {
 			named = gitDir + "/" + named
 		}
@@ -370,10 +370,11 @@ func (k *call) readHooks(tree string, gitFile []byte, isFile bool) *repoHooks {
 
 // gitFileTarget reads a .git file at tree as git's read_gitfile_gently
 // does: "gitdir: " and the path, trailing line ends dropped (spaces
-// kept), a relative one beneath tree as spelled (the kernel resolves it,
+// kept, and nothing from a NUL on), a relative one beneath tree as spelled (the kernel resolves it,
 // symlinks before ".."); ok is false for what git would refuse.
 func gitFileTarget(tree string, content []byte) (string, bool) {
 	named, ok := strings.CutPrefix(strings.TrimRight(string(content), "\r\n"), "gitdir: ")
+	named, _, _ = strings.Cut(named, "\x00") // git reads the path as a C string
 	if !ok || named == "" {
 		return "", false
 	}

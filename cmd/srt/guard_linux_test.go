@@ -1860,6 +1860,8 @@ func TestGuardGitFileSpelling(t *testing.T) {
 put() { mkdir -p "$(dirname "$1")" && printf "$e" > "$1" && chmod +x "$1"; }
 mkdir w1 && printf 'gitdir:  /.git\n' > w1/.git && ln -s "$P" 'w1/ '; put w1/.husky/_/pre-commit
 mkdir w2 && printf 'gitdir: l/../.git\n' > w2/.git && ln -s "$P/.husky" w2/l; put w2/.husky/_/pre-commit
+mkdir w3 && printf "gitdir: $P/.git\0x\n" > w3/.git; put w3/.husky/_/pre-commit
+mkdir w6 && printf "gitdir: $P/.git\n" > w6/.git && mkdir -p w6/.husky/_ 2>/dev/null || echo REFUSED-AT-ONCE
 printf "$P/.git\n" > h/.git/commondir; put h/.husky/_/pre-commit
 W=$PWD; mkdir -p v1 x/worktrees/gd && printf "gitdir: $W/x/worktrees/gd\n" > v1/.git && echo "ref: refs/heads/master" > x/worktrees/gd/HEAD
 echo $W/l1/.git > x/worktrees/gd/commondir; mkdir -p v1/.husky/_; ln -s "$P" l1; put v1/.husky/_/pre-commit
@@ -1872,7 +1874,10 @@ echo END`, evil, b.path("proj"))
 		if !strings.Contains(r.stdout, "END") {
 			t.Fatalf("the script did not run: %+v", r)
 		}
-		for _, repo := range []string{"w1", "w2", "h", "v1", "v2", "v4", "v5"} {
+		if !strings.Contains(r.stdout, "REFUSED-AT-ONCE") {
+			t.Errorf("a .git file was not written by the command's next call: %+v", r)
+		}
+		for _, repo := range []string{"w1", "w2", "w3", "h", "v1", "v2", "v4", "v5"} {
 			cmd := exec.Command("git", "-c", "user.name=a", "-c", "user.email=a@example.com", "commit", "-q", "--allow-empty", "-m", "x")
 			cmd.Dir = b.path(repo)
 			cmd.CombinedOutput()
