@@ -1157,9 +1157,7 @@ echo END`, evil, deep, b.path("hp/.git"))
 				}
 			}
 		}
-		if got, err := os.ReadFile(ran); err == nil {
-			t.Errorf("the host's git ran hooks the command made: %s\n%+v", got, r)
-		}
+		noHookRan(t, ran, r)
 	})
 }
 
@@ -1212,9 +1210,7 @@ echo END`, evil)
 				cmd.CombinedOutput()
 			}
 		}
-		if got, err := os.ReadFile(ran); err == nil {
-			t.Errorf("the host's git ran programs the command made: %s\n%+v", got, r)
-		}
+		noHookRan(t, ran, r)
 	})
 }
 
@@ -1558,9 +1554,7 @@ echo END`, evil)
 				t.Errorf("the host could not commit in %s: %v %s", repo, err, out)
 			}
 		}
-		if got, err := os.ReadFile(ran); err == nil {
-			t.Errorf("the host's git ran hooks the command made, in: %s\n%+v", got, r)
-		}
+		noHookRan(t, ran, r)
 	})
 }
 
@@ -1678,9 +1672,7 @@ echo END`, evil)
 		cmd := exec.Command("git", "-c", "core.bare=true", "-c", "user.name=a", "-c", "user.email=a@example.com", "branch", "side")
 		cmd.Dir = b.path("main/src")
 		cmd.CombinedOutput()
-		if got, err := os.ReadFile(ran); err == nil {
-			t.Errorf("the host's git ran something the command wrote: %s\n%+v", got, r)
-		}
+		noHookRan(t, ran, r)
 	})
 }
 
@@ -1750,9 +1742,7 @@ sleep 0.3; echo END`, evil, b.path("h"), b.path("plain"))
 			cmd.Dir = b.path(repo)
 			cmd.CombinedOutput()
 		}
-		if got, err := os.ReadFile(ran); err == nil {
-			t.Errorf("the host's git ran hooks the command made: %s\n%+v", got, r)
-		}
+		noHookRan(t, ran, r)
 	})
 }
 
@@ -1882,10 +1872,17 @@ echo END`, evil, b.path("proj"))
 			cmd.Dir = b.path(repo)
 			cmd.CombinedOutput()
 		}
-		if got, err := os.ReadFile(ran); err == nil {
-			t.Errorf("the host's git ran hooks the command made: %s\n%+v", got, r)
-		}
+		noHookRan(t, ran, r)
 	})
+}
+
+// noHookRan fails the test if a program of the command's (a hook, a
+// script a hook runs) recorded in ran that the host's git ran it.
+func noHookRan(t *testing.T, ran string, r result) {
+	t.Helper()
+	if got, err := os.ReadFile(ran); err == nil {
+		t.Errorf("the host's git ran what the command made: %s\n%+v", got, r)
+	}
 }
 
 // hostGit runs git in dir as the host, with an identity and local
