@@ -473,6 +473,8 @@ func gitFileIs(name string) string {
 		return "a worktree's link back to its work tree"
 	case name == ".git":
 		return "a .git file naming a git directory"
+	case name == "commondir":
+		return "a worktree's common directory"
 	}
 	return "a repository's config"
 }
@@ -2019,14 +2021,31 @@ func (d *deferredWrite) stillSafe(file int, content []byte, pol *ConnectPolicy) 
 	if err != nil || !strings.HasPrefix(now, "/") {
 		return errors.New("where it is now cannot be told")
 	}
-	if d.name == policy.WorktreeGitdir {
+	switch d.name {
+	case policy.WorktreeGitdir:
 		if err := gitdirSafe(pol, content); err != nil {
 			return err
 		}
 		return noSymlinkOnWay(d.root, path.Dir(strings.TrimSuffix(string(content), "\n")))
+	case "commondir":
+		// It must lead, as git reads it, to a directory the guard can
+		// read too (no /proc/self/root, which git follows to the host's
+		// root and the guard does not).
+		v, _, _ := strings.Cut(strings.TrimRight(string(content), "\r\n"), "\x00")
+		if !strings.HasPrefix(v, "/") {
+			v = path.Dir(now) + "/" + v
+		}
+		return leadsInRoot(d.root, v)
 	}
 	if path.Base(now) != ".git" {
 		return nil // moved to another name: judged again if moved back (rename)
+	}
+	target, ok := gitFileTarget(path.Dir(now), content)
+	if !ok {
+		return errors.New(`not "gitdir: " and a path, as git writes it`)
+	}
+	if err := leadsInRoot(d.root, target); err != nil {
+		return err
 	}
 	dir, err := openat2(d.root, path.Dir(now), &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
 	if err != nil {
@@ -2036,6 +2055,19 @@ func (d *deferredWrite) stillSafe(file int, content []byte, pol *ConnectPolicy) 
 	if names, err := namesAt(dir, "."); err != nil || slices.ContainsFunc(names, func(n string) bool { return n != ".git" }) {
 		return errors.New("its directory holds more than it: what lies beside it would become the work tree of the repository it names")
 	}
+	return nil
+}
+
+// leadsInRoot reports an error unless p leads to a directory in the
+// command's root through no magic link (a /proc/self/… path git would
+// follow to the host's root, where the guard would not see the
+// repository it names).
+func leadsInRoot(root int, p string) error {
+	fd, err := openat2(root, p, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS})
+	if err != nil {
+		return fmt.Errorf("%s does not lead to a directory the guard can read: %v", p, err)
+	}
+	unix.Close(fd)
 	return nil
 }
 
@@ -2083,7 +2115,7 @@ func (k *call) openFile(dir int, name string, flags int, mode uint32) answer {
 			defer pl.close()
 			return refused(k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "write", Target: full, Reason: "a .git file is written only for writing (O_WRONLY), through the guard"}))
 		}
-		if !truncate && flags&unix.O_ACCMODE == unix.O_WRONLY && (n == policy.GitConfig && pl.name == policy.WorktreeGitdir || pl.name == ".git" && !isDirAt(pl)) {
+		if !truncate && flags&unix.O_ACCMODE == unix.O_WRONLY && (n == policy.GitConfig && pl.name == policy.WorktreeGitdir || pl.name == ".git" && !isDirAt(pl) || pl.name == "commondir" && !blocked(n)) {
 			// Its content judged when written (see open).
 			if d, e := k.deferTo(pl, full); e == 0 {
 				k.deferred = d

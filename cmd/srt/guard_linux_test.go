@@ -1811,6 +1811,7 @@ func TestGuardDeferredWritesBounded(t *testing.T) {
 		r := b.run(fsMap{"allowWrite": []string{"."}}, `python3 -c '
 import os, errno
 fds, err = [], None
+os.makedirs("g")
 for i in range(100):
     os.makedirs("d%d" % i)
     try:
@@ -1820,9 +1821,9 @@ for i in range(100):
         break
 print("OPENED", len(fds), err)
 for fd in fds:
-    os.write(fd, b"gitdir: /nowhere\n"); os.close(fd)
+    os.write(fd, ("gitdir: " + os.getcwd() + "/g\n").encode()); os.close(fd)
 '; sleep 0.2; cat d0/.git; echo END`)
-		if !strings.Contains(r.stdout, "OPENED 64 EMFILE") || !strings.Contains(r.stdout, "gitdir: /nowhere") || !strings.Contains(r.stdout, "END") {
+		if !strings.Contains(r.stdout, "OPENED 64 EMFILE") || !strings.Contains(r.stdout, "gitdir: /") || !strings.Contains(r.stdout, "END") {
 			t.Errorf("deferred writes were not bounded, or did not land: %+v", r)
 		}
 	})
@@ -1851,6 +1852,9 @@ put() { mkdir -p "$(dirname "$1")" && printf "$e" > "$1" && chmod +x "$1"; }
 mkdir w1 && printf 'gitdir:  /.git\n' > w1/.git && ln -s "$P" 'w1/ '; put w1/.husky/_/pre-commit
 mkdir w2 && printf 'gitdir: l/../.git\n' > w2/.git && ln -s "$P/.husky" w2/l; put w2/.husky/_/pre-commit
 mkdir w3 && printf "gitdir: $P/.git\0x\n" > w3/.git; put w3/.husky/_/pre-commit
+mkdir w4 && printf "gitdir: /proc/self/root$P/.git\n" > w4/.git; put w4/.husky/_/pre-commit
+mkdir -p w5/deep && printf "gitdir: /proc/self/cwd/../../../../../../../../../..$P/.git\n" > w5/.git; put w5/.husky/_/pre-commit
+mkdir -p w7 z/worktrees/g && printf "gitdir: $PWD/z/worktrees/g\n" > w7/.git && echo "ref: refs/heads/master" > z/worktrees/g/HEAD && printf "/proc/self/root$P/.git\n" > z/worktrees/g/commondir; touch w7/x; put w7/.husky/_/pre-commit
 mkdir w6 && printf "gitdir: $P/.git\n" > w6/.git && mkdir -p w6/.husky/_ 2>/dev/null || echo REFUSED-AT-ONCE
 printf "$P/.git\n" > h/.git/commondir; put h/.husky/_/pre-commit
 W=$PWD; mkdir -p v1 x/worktrees/gd && printf "gitdir: $W/x/worktrees/gd\n" > v1/.git && echo "ref: refs/heads/master" > x/worktrees/gd/HEAD
@@ -1867,7 +1871,7 @@ echo END`, evil, b.path("proj"))
 		if !strings.Contains(r.stdout, "REFUSED-AT-ONCE") {
 			t.Errorf("a .git file was not written by the command's next call: %+v", r)
 		}
-		for _, repo := range []string{"w1", "w2", "w3", "h", "v1", "v2", "v4", "v5"} {
+		for _, repo := range []string{"w1", "w2", "w3", "w4", "w5/deep", "w7", "h", "v1", "v2", "v4", "v5"} {
 			cmd := exec.Command("git", "-c", "user.name=a", "-c", "user.email=a@example.com", "commit", "-q", "--allow-empty", "-m", "x")
 			cmd.Dir = b.path(repo)
 			cmd.CombinedOutput()
