@@ -533,6 +533,9 @@ func (k *call) aboveLater(op, full, target string) unix.Errno {
 	if k.hooksBeneath(full) {
 		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: full, Reason: "a repository's hooks (core.hooksPath, a hook's script, an included config) lie at or beneath: a symlink here would lead them where the guard does not keep them"})
 	}
+	if k.targetAbove(full) {
+		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: full, Reason: "a .git file or a commondir leads here: a symlink would lead it to another repository"})
+	}
 	return 0
 }
 
@@ -2012,7 +2015,7 @@ func (d *deferredWrite) read() {
 // stillSafe judges what the command wrote through a deferred write's
 // pipe, for the file as it is now: one name only (no second made
 // meanwhile), and, where that name is a .git, nothing else beside it.
-func (d *deferredWrite) stillSafe(file int, content []byte, pol *ConnectPolicy) error {
+func (d *deferredWrite) stillSafe(file int, content []byte, pol *ConnectPolicy) (err error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(file, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink != 1 {
 		return errors.New("it was given another name, or removed, before it was written")
@@ -2035,7 +2038,11 @@ func (d *deferredWrite) stillSafe(file int, content []byte, pol *ConnectPolicy) 
 		if !strings.HasPrefix(v, "/") {
 			v = path.Dir(now) + "/" + v
 		}
-		return leadsInRoot(d.root, v)
+		if err := leadsInRoot(d.root, v); err != nil {
+			return err
+		}
+		pol.keepTarget(d.root, v)
+		return nil
 	}
 	if path.Base(now) != ".git" {
 		return nil // moved to another name: judged again if moved back (rename)
@@ -2047,6 +2054,11 @@ func (d *deferredWrite) stillSafe(file int, content []byte, pol *ConnectPolicy) 
 	if err := leadsInRoot(d.root, target); err != nil {
 		return err
 	}
+	defer func() {
+		if err == nil {
+			pol.keepTarget(d.root, target)
+		}
+	}()
 	dir, err := openat2(d.root, path.Dir(now), &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
 	if err != nil {
 		return err
@@ -2056,6 +2068,39 @@ func (d *deferredWrite) stillSafe(file int, content []byte, pol *ConnectPolicy) 
 		return errors.New("its directory holds more than it: what lies beside it would become the work tree of the repository it names")
 	}
 	return nil
+}
+
+// keepTarget records where a .git file or a commondir the guard let
+// land leads: p as spelled, read lexically, and where it leads now. No
+// symlink, nor anything moved, may be put there or on its way after
+// (targetAbove): what the file names would change without a write the
+// guard judges. Called under pol.calls.
+func (pol *ConnectPolicy) keepTarget(root int, p string) {
+	if len(pol.targets) >= maxKeptTargets {
+		return
+	}
+	pol.targets = append(pol.targets, path.Clean(p))
+	if fd, err := openat2(root, p, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS}); err == nil {
+		if real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd)); err == nil && strings.HasPrefix(real, "/") {
+			pol.targets = append(pol.targets, real)
+		}
+		unix.Close(fd)
+	}
+}
+
+// maxKeptTargets bounds the targets kept (past it, .git files and
+// commondirs are still judged, their targets no longer kept).
+const maxKeptTargets = 1 << 14
+
+// targetAbove reports whether full lies at or above where a .git file or
+// a commondir the guard let land leads (keepTarget).
+func (k *call) targetAbove(full string) bool {
+	for _, t := range k.pol.targets {
+		if policy.Under(t, full) {
+			return true
+		}
+	}
+	return false
 }
 
 // leadsInRoot reports an error unless p leads to a directory in the
@@ -3048,6 +3093,8 @@ func (k *call) rename(dir int, old string, dir2 int, name string, flags int) uni
 			return n, k.deny(unix.EACCES, "rename", full, rule, n)
 		case n == policy.GitConfig && (kind != unix.S_IFREG || flags != 0):
 			return n, k.deny(unix.EACCES, "rename", full, rule, n)
+		case k.targetAbove(full):
+			return n, k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "rename", Target: full, Reason: "a .git file or a commondir leads here: what is moved here would lead it to another repository"})
 		case p.name == ".git" && kind != unix.S_IFDIR:
 			var also []string
 			for _, q := range []place{src, dst} {

@@ -95,6 +95,7 @@ type ConnectPolicy struct {
 	// last step, which must see no call half made (see open).
 	calls   sync.Mutex
 	pending []*deferredWrite // deferred writes not yet settled, under calls
+	targets []string         // where landed .git files and commondirs lead, under calls
 
 	// initPid is the sandbox's init, as srt numbers it (0 in the
 	// fallback); sendInit sends it a request over the run's link, and

@@ -1853,6 +1853,9 @@ mkdir w1 && printf 'gitdir:  /.git\n' > w1/.git && ln -s "$P" 'w1/ '; put w1/.hu
 mkdir w2 && printf 'gitdir: l/../.git\n' > w2/.git && ln -s "$P/.husky" w2/l; put w2/.husky/_/pre-commit
 mkdir w3 && printf "gitdir: $P/.git\0x\n" > w3/.git; put w3/.husky/_/pre-commit
 mkdir w4 && printf "gitdir: /proc/self/root$P/.git\n" > w4/.git; put w4/.husky/_/pre-commit
+mkdir -p s1 d1 && printf 'gitdir: ../d1\n' > s1/.git; put s1/.husky/_/pre-commit; mv d1 d1x; ln -s "$P/.git" d1
+mkdir -p s2 l2/.git && printf 'gitdir: ../l2/.git\n' > s2/.git; put s2/.husky/_/pre-commit; mv l2 l2x; ln -s "$P" l2
+mkdir -p s3 d3 && printf 'gitdir: ../d3\n' > s3/.git; put s3/.husky/_/pre-commit; rmdir d3; ln -s "$P/.git" d3; mkdir -p m/.git && mv m d3 2>/dev/null
 mkdir -p w5/deep && printf "gitdir: /proc/self/cwd/../../../../../../../../../..$P/.git\n" > w5/.git; put w5/.husky/_/pre-commit
 mkdir -p w7 z/worktrees/g && printf "gitdir: $PWD/z/worktrees/g\n" > w7/.git && echo "ref: refs/heads/master" > z/worktrees/g/HEAD && printf "/proc/self/root$P/.git\n" > z/worktrees/g/commondir; touch w7/x; put w7/.husky/_/pre-commit
 mkdir w6 && printf "gitdir: $P/.git\n" > w6/.git && mkdir -p w6/.husky/_ 2>/dev/null || echo REFUSED-AT-ONCE
@@ -1871,7 +1874,7 @@ echo END`, evil, b.path("proj"))
 		if !strings.Contains(r.stdout, "REFUSED-AT-ONCE") {
 			t.Errorf("a .git file was not written by the command's next call: %+v", r)
 		}
-		for _, repo := range []string{"w1", "w2", "w3", "w4", "w5/deep", "w7", "h", "v1", "v2", "v4", "v5"} {
+		for _, repo := range []string{"w1", "w2", "w3", "w4", "w5/deep", "w7", "h", "v1", "v2", "v4", "v5", "s1", "s2", "s3"} {
 			cmd := exec.Command("git", "-c", "user.name=a", "-c", "user.email=a@example.com", "commit", "-q", "--allow-empty", "-m", "x")
 			cmd.Dir = b.path(repo)
 			cmd.CombinedOutput()
