@@ -1868,21 +1868,19 @@ func (k *call) open(dir int, name string, flags int, mode uint32) answer {
 		return a
 	}
 	if a.errno != 0 || a.fd < 0 {
-		unix.Close(d.dir)
 		unix.Close(d.root)
 		return a
 	}
 	var p [2]int
 	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
 		unix.Close(a.fd)
-		unix.Close(d.dir)
 		unix.Close(d.root)
 		return refused(errnoOf(err))
 	}
 	if !k.pol.deferredWrites.take(maxDeferredWrites) {
-		// Each holds four of srt's descriptors until the command
+		// Each holds three of srt's descriptors until the command
 		// closes its pipe: a command that keeps many open is refused.
-		for _, fd := range []int{a.fd, p[0], p[1], d.dir, d.root} {
+		for _, fd := range []int{a.fd, p[0], p[1], d.root} {
 			unix.Close(fd)
 		}
 		return refused(unix.EMFILE)
@@ -1928,7 +1926,6 @@ func (pol *ConnectPolicy) settle(d *deferredWrite) {
 	d.done = true
 	pol.pending = slices.DeleteFunc(pol.pending, func(x *deferredWrite) bool { return x == d })
 	defer unix.Close(d.file)
-	defer unix.Close(d.dir)
 	defer unix.Close(d.root)
 	defer unix.Close(d.r)
 	err := d.err
@@ -1946,23 +1943,18 @@ func (pol *ConnectPolicy) settle(d *deferredWrite) {
 	unix.Pwrite(d.file, d.content, 0)
 }
 
-// deferTo is the deferred write of the file at pl (see open): srt's own
-// copies of its directory and of the command's root.
+// deferTo is the deferred write of the file at pl (see open), with
+// srt's own copy of the command's root.
 func (k *call) deferTo(pl place, full string) (*deferredWrite, unix.Errno) {
 	root, e := k.rootFD()
 	if e != 0 {
 		return nil, e
 	}
-	d := &deferredWrite{name: pl.name, target: full, dir: -1, root: -1}
-	var err error
-	if d.dir, err = unix.Dup(pl.dir); err != nil {
+	r, err := unix.Dup(root)
+	if err != nil {
 		return nil, errnoOf(err)
 	}
-	if d.root, err = unix.Dup(root); err != nil {
-		unix.Close(d.dir)
-		return nil, errnoOf(err)
-	}
-	return d, 0
+	return &deferredWrite{name: pl.name, target: full, root: r}, 0
 }
 
 // isDirAt reports whether the name at pl is a directory (not followed).
@@ -1976,8 +1968,7 @@ func isDirAt(pl place) bool {
 type deferredWrite struct {
 	name   string // policy.WorktreeGitdir or ".git"
 	target string
-	dir    int // the file's directory (O_PATH), and the command's root: srt's own copies
-	root   int
+	root   int // the command's root: srt's own copy
 	file   int // srt's descriptor of the file
 	r      int // the pipe's end srt reads
 	// content is what arrived (err, why not all did), whole once
@@ -2064,7 +2055,7 @@ func (d *deferredWrite) stillSafe(file int, content []byte, pol *ConnectPolicy) 
 		return err
 	}
 	defer unix.Close(dir)
-	if names, err := namesAt(dir, "."); err != nil || slices.ContainsFunc(names, func(n string) bool { return n != ".git" }) {
+	if !onlyGit(dir) {
 		return errors.New("its directory holds more than it: what lies beside it would become the work tree of the repository it names")
 	}
 	return nil
@@ -2150,7 +2141,6 @@ func (k *call) openFile(dir int, name string, flags int, mode uint32) answer {
 		full := pl.full()
 		n, rule := k.judge(pl)
 		if k.deferred != nil {
-			unix.Close(k.deferred.dir)
 			unix.Close(k.deferred.root)
 			k.deferred = nil
 		}
@@ -2780,6 +2770,13 @@ func (k *call) mayMake(op string, pl place, hooksDir bool) unix.Errno {
 	return k.sealForMark(pl)
 }
 
+// onlyGit reports whether dir holds nothing but a .git (and the names
+// also), as read now.
+func onlyGit(dir int, also ...string) bool {
+	names, err := namesAt(dir, ".")
+	return err == nil && !slices.ContainsFunc(names, func(n string) bool { return n != ".git" && !slices.Contains(also, n) })
+}
+
 // gitFileAlone refuses (EACCES) a .git other than a directory (a file
 // naming a git directory, a symlink to one, anything at that name) made
 // or written at pl where its directory holds anything else. What lies
@@ -2791,8 +2788,7 @@ func (k *call) mayMake(op string, pl place, hooksDir bool) unix.Errno {
 // judged with the repository it names (hooksLater). The names also
 // (a file about to be renamed to .git there) may lie beside it.
 func (k *call) gitFileAlone(op string, pl place, also ...string) unix.Errno {
-	names, err := namesAt(pl.dir, ".")
-	if err == nil && !slices.ContainsFunc(names, func(n string) bool { return n != ".git" && !slices.Contains(also, n) }) {
+	if onlyGit(pl.dir, also...) {
 		return 0
 	}
 	return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: pl.full(),
