@@ -105,7 +105,6 @@ func ExplainStart(err error) error { return newBackend(nil).explainStart(err) }
 // fallback, each shown by a test (cmd/srt TestFallbackLacks).
 var fallbackLacks = []string{
 	"other processes of this user are visible in /proc, with their command lines (not their environment or memory; Landlock blocks signalling and tracing them)",
-	"denyWrite entries and protected names inside writable trees can be removed (Landlock cannot carve them out of a grant, and the path guard judges what is made, moved, linked and opened for writing, not what is removed; their content, mode, owner, times and attributes stay protected)",
 	"the names in a denyRead directory can be listed (not read)",
 	"reads are not judged while the command runs: a file made after launch at a denyRead path or matching a denyRead pattern can be read, and so can a hidden file through a hard link made before the run (the host's procfs there could not be opened for the command)",
 	"programs that ignore the proxy variables cannot connect (no transparent path, no DNS)",

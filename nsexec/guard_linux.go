@@ -452,6 +452,11 @@ func (k *call) guardCall(c seccomp.FileCall) answer {
 		return refused(k.link(dirArg(c.Dir), name, dirArg(c.Dir2), name2, flags))
 	case seccomp.FileRename:
 		return refused(k.rename(dirArg(c.Dir), name, dirArg(c.Dir2), name2, flags))
+	case seccomp.FileRemove:
+		if c.RemoveDir {
+			flags = unix.AT_REMOVEDIR
+		}
+		return refused(k.remove(dirArg(c.Dir), name, flags))
 	}
 	return refused(unix.ENOSYS)
 }
@@ -3188,6 +3193,81 @@ func (k *call) rename(dir int, old string, dir2 int, name string, flags int) uni
 		}
 	}
 	return errnoOf(unix.Renameat2(src.dir, src.name, dst.dir, dst.name, uint(flags)))
+}
+
+// remove performs a notified unlink, unlinkat or rmdir (flags
+// AT_REMOVEDIR). Removing a name is writing it: a name the command may not
+// make or write, it may not remove either — a protected name the host has
+// (a deeper .claude/settings.json whose deny rules the host's agent
+// reads, a hook, a .bashrc), a deny entry's path or a pattern's match,
+// and the hooks a repository keeps (hooksLater). What the command may
+// write by content — a repository's config, index or todo list — and
+// what runs nothing — a hook's sample, an empty hooks directory, a .git
+// or .claude that holds nothing — may go: replacing a config with an
+// empty one is allowed already. Nor does a .git file's or a commondir's
+// target hold a removal back (git worktree remove deletes both ends):
+// what is made there next is judged as it is made, and a symlink or a
+// rename there is refused (targetAbove). The kernel would refuse a mount point of
+// the caller's own namespace; srt is outside the sandbox's, so the guard
+// refuses one itself (EBUSY), or it would remove what lies beneath a
+// launch's mount.
+func (k *call) remove(dir int, name string, flags int) unix.Errno {
+	if flags&^unix.AT_REMOVEDIR != 0 {
+		return unix.EINVAL
+	}
+	rmdir := flags&unix.AT_REMOVEDIR != 0
+	op := "unlink"
+	if rmdir {
+		op = "rmdir"
+	}
+	pl, e := k.at(dir, name)
+	if e != 0 {
+		return e
+	}
+	defer pl.close()
+	switch {
+	case pl.name == "" || pl.proc:
+		return unix.EACCES
+	case pl.name == "." && rmdir:
+		if path.Base(strings.TrimRight(name, "/")) == ".." {
+			return unix.ENOTEMPTY
+		}
+		return unix.EINVAL
+	case pl.name == ".":
+		return unix.EISDIR
+	}
+	var at, here unix.Statx_t
+	if err := unix.Statx(pl.dir, pl.name, unix.AT_SYMLINK_NOFOLLOW|unix.AT_NO_AUTOMOUNT, unix.STATX_TYPE|unix.STATX_MNT_ID, &at); err != nil {
+		return errnoOf(err)
+	}
+	kind := uint32(at.Mode) & unix.S_IFMT
+	switch {
+	case rmdir && kind != unix.S_IFDIR, !rmdir && pl.slash && kind != unix.S_IFDIR:
+		return unix.ENOTDIR
+	case !rmdir && kind == unix.S_IFDIR:
+		return unix.EISDIR
+	}
+	if unix.Statx(pl.dir, "", unix.AT_EMPTY_PATH, unix.STATX_MNT_ID, &here) != nil || here.Mnt_id != at.Mnt_id {
+		return unix.EBUSY // a mount point (see mountPoint)
+	}
+	full := pl.full()
+	// refuse says what the kernel would say first on a read-only mount.
+	refuse := func(deny func() unix.Errno) unix.Errno {
+		if pl.isReadOnly() {
+			return unix.EROFS
+		}
+		return deny()
+	}
+	if n, rule := k.judge(pl); n == policy.Protected {
+		return refuse(func() unix.Errno { return k.deny(unix.EACCES, op, full, rule, n) })
+	}
+	if r, ok := k.later(full); ok {
+		return refuse(func() unix.Errno { return k.reportLater(op, full, r) })
+	}
+	if !k.writable(full) {
+		return refuse(func() unix.Errno { return k.notWritable(op, full) })
+	}
+	return errnoOf(unix.Unlinkat(pl.dir, pl.name, flags))
 }
 
 // laterBeneath reports whether a denyRead or denyWrite entry covers a

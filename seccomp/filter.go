@@ -80,10 +80,11 @@ var (
 		"setxattr": 188, "lsetxattr": 189, "fsetxattr": 190, "removexattr": 197, "lremovexattr": 198,
 		"fremovexattr": 199,
 		"openat":       257, "mkdirat": 258, "mknodat": 259, "renameat": 264, "linkat": 265,
-		"symlinkat": 266, "renameat2": 316, "truncate": 76, "umask": 95,
+		"symlinkat": 266, "renameat2": 316, "truncate": 76, "umask": 95, "unlinkat": 263,
 		// Older calls the generic table of arm64 dropped.
 		"chmod": 90, "chown": 92, "lchown": 94, "utime": 132, "utimes": 235, "futimesat": 261,
 		"open": 2, "creat": 85, "mkdir": 83, "mknod": 133, "rename": 82, "link": 86, "symlink": 88,
+		"unlink": 87, "rmdir": 84,
 	})
 	arm64Nr = withShared(map[string]uint32{
 		"read": 63, "ioctl": 29, "socket": 198, "connect": 203, "sendto": 206, "sendmsg": 211,
@@ -99,12 +100,12 @@ var (
 		"setxattr": 5, "lsetxattr": 6, "fsetxattr": 7, "removexattr": 14, "lremovexattr": 15,
 		"fremovexattr": 16,
 		"openat":       56, "mkdirat": 34, "mknodat": 33, "renameat": 38, "linkat": 37,
-		"symlinkat": 36, "renameat2": 276, "truncate": 45, "umask": 166,
+		"symlinkat": 36, "renameat2": 276, "truncate": 45, "umask": 166, "unlinkat": 35,
 	})
 	// legacyCalls are the names only some tables have (the generic
 	// table of arm64 dropped them for their *at forms).
 	legacyCalls = []string{"chmod", "chown", "lchown", "utime", "utimes", "futimesat",
-		"open", "creat", "mkdir", "mknod", "rename", "link", "symlink"}
+		"open", "creat", "mkdir", "mknod", "rename", "link", "symlink", "unlink", "rmdir"}
 )
 
 func withShared(m map[string]uint32) map[string]uint32 {

@@ -3,8 +3,8 @@ package seccomp
 import "runtime"
 
 // The path guard: every call that makes a name (a file, directory, node,
-// symlink or hard link), moves one (rename), or opens or truncates a file
-// for writing goes to srt's supervisor, which judges the name it would
+// symlink or hard link), moves one (rename), removes one (unlink, rmdir),
+// or opens or truncates a file for writing goes to srt's supervisor, which judges the name it would
 // make or write (policy.Guard) and performs the call itself. Plain reads
 // never leave the kernel: the filter tells an open for reading by its
 // flags. openat2, whose flags are in memory where the filter cannot read
@@ -25,6 +25,7 @@ const (
 	FileSymlink                    // symlink, symlinkat
 	FileTruncate                   // truncate
 	FileBind                       // bind: a Unix socket's path is a name
+	FileRemove                     // unlink, unlinkat, rmdir
 )
 
 // String names the operation as a violation's operation.
@@ -44,6 +45,8 @@ func (o FileOp) String() string {
 		return "symlink"
 	case FileBind:
 		return "bind"
+	case FileRemove:
+		return "unlink"
 	}
 	return "write"
 }
@@ -59,6 +62,8 @@ type FileCall struct {
 	Mode  int // the mode of a new file, directory or node
 	// Creat: flags O_CREAT|O_WRONLY|O_TRUNC whatever the arguments.
 	Creat bool
+	// RemoveDir: flags AT_REMOVEDIR whatever the arguments (rmdir).
+	RemoveDir bool
 }
 
 // Open flags the filter reads (the same on x86-64 and arm64).
@@ -90,6 +95,9 @@ var fileCalls = map[string]FileCall{
 	"symlink":   {Op: FileSymlink, Dir: -1, Path: 0, Dir2: -1, Path2: 1, Flags: -1, Mode: -1},
 	"symlinkat": {Op: FileSymlink, Dir: -1, Path: 0, Dir2: 1, Path2: 2, Flags: -1, Mode: -1},
 	"truncate":  {Op: FileTruncate, Dir: -1, Path: 0, Dir2: -1, Path2: -1, Flags: -1, Mode: -1},
+	"unlink":    {Op: FileRemove, Dir: -1, Path: 0, Dir2: -1, Path2: -1, Flags: -1, Mode: -1},
+	"unlinkat":  {Op: FileRemove, Dir: 0, Path: 1, Dir2: -1, Path2: -1, Flags: 2, Mode: -1},
+	"rmdir":     {Op: FileRemove, Dir: -1, Path: 0, Dir2: -1, Path2: -1, Flags: -1, Mode: -1, RemoveDir: true},
 	// bind's address is a struct in memory, not a path: the guard reads
 	// it whole (a Unix socket with a path, one from a stream socketpair
 	// included, makes a name; any other is bound as read).

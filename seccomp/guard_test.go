@@ -96,6 +96,8 @@ func TestFileCalls(t *testing.T) {
 		"renameat2": {Op: FileRename, Dir: 0, Path: 1, Dir2: 2, Path2: 3, Flags: 4, Mode: -1},    // (olddirfd, old, newdirfd, new, flags)
 		"symlinkat": {Op: FileSymlink, Dir: -1, Path: 0, Dir2: 1, Path2: 2, Flags: -1, Mode: -1}, // (target, newdirfd, linkpath)
 		"mknodat":   {Op: FileMknod, Dir: 0, Path: 1, Dir2: -1, Path2: -1, Flags: -1, Mode: 2},   // (dirfd, path, mode, dev)
+		"unlinkat":  {Op: FileRemove, Dir: 0, Path: 1, Dir2: -1, Path2: -1, Flags: 2, Mode: -1},  // (dirfd, path, flags)
+		"rmdir":     {Op: FileRemove, Dir: -1, Path: 0, Dir2: -1, Path2: -1, Flags: -1, Mode: -1, RemoveDir: true},
 	} {
 		if fileCalls[name] != want {
 			t.Errorf("%s: %+v, want %+v", name, fileCalls[name], want)

@@ -2296,3 +2296,78 @@ cd ../ip && git init -q && echo INIT-OK`
 		}
 	})
 }
+
+// Removing a name is writing it: a protected name deeper than the
+// launch's walk, one the host makes while the command runs, a deny
+// entry's match, a repository's hook and the hooks its core.hooksPath
+// keeps cannot be removed — by rm, unlink(2), rmdir(2), unlinkat from a
+// directory's descriptor, find -delete, through a symlink to their
+// directory (also one swapped by a racing loop) or /proc/self/cwd — nor
+// what a launch's mount keeps (srt is outside the sandbox's mount
+// namespace, where that mount does not stop it). What the command may
+// write it still removes: its own files and directories, a repository it
+// made, whole, a hook's sample. Judged from outside; both users.
+func TestGuardRemove(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		requireGit(t)
+		b := newBox(t)
+		const deep = "a/b/c/d/e"
+		names := []string{".bashrc", ".mcp.json", ".gitmodules", ".vscode/settings.json", ".idea/workspace.xml", ".claude/commands/x.md", ".env", "keys/k.pem"}
+		var kept []string
+		for _, f := range names {
+			kept = append(kept, deep+"/"+f, f) // deeper than the walk, and a launch's mount
+		}
+		b.write(deep+"/", "")
+		hostGit(t, b.path("a"), "init", "-q", "r")
+		hostGit(t, b.path(deep), "init", "-q", "h")
+		hostGit(t, b.path(deep+"/h"), "config", "core.hooksPath", ".githooks")
+		b.write(deep+"/h/.githooks/pre-commit", b.canary)
+		kept = append(kept, "a/r/.git/hooks/pre-commit", deep+"/h/.githooks/pre-commit")
+		for _, f := range kept {
+			b.write(f, b.canary)
+		}
+		late := []string{"late/.bashrc", "late/.vscode/settings.json", "late/.env", "late/keys/k.pem"}
+		b.write("late/", "")
+		b.whenReady("ready", "go", 10*time.Second, func() {
+			for _, f := range late {
+				b.write(f, b.canary)
+			}
+		})
+		kept = append(kept, late...)
+		script := `touch ready; for i in $(seq 200); do [ -e go ] && break; sleep 0.05; done
+for f in ` + strings.Join(kept, " ") + `; do
+  rm -f "$f"; perl -e 'unlink $ARGV[0]' "$f"; rm -f "/proc/self/cwd/$f"
+  python3 -c 'import os, sys; d, n = os.path.split(sys.argv[1]); os.unlink(n, dir_fd=os.open(d, os.O_RDONLY))' "$f" 2>/dev/null
+done
+ln -s ` + deep + ` via; rm -f via/.bashrc via/.vscode/settings.json via/keys/k.pem
+rm -rf ` + deep + `/.vscode ` + deep + `/.idea late/.vscode ` + deep + `/h/.githooks; perl -e 'rmdir $ARGV[0] or print "rmdir: $!\n"' ` + deep + `/.claude/commands
+find a late -name '*.pem' -delete
+mkdir own; (for i in $(seq 200); do ln -sfn ` + deep + ` sw; ln -sfn own sw; done) & for i in $(seq 200); do rm -f sw/.bashrc sw/.mcp.json 2>/dev/null; done; wait
+git init -q mine && git -C mine -c user.name=a -c user.email=a@example.com commit -q --allow-empty -m x && rm -rf mine && echo MINE-GONE
+mkdir -p x/y && echo 1 > x/y/f && perl -e 'unlink "x/y/f" and rmdir "x/y" and rmdir "x" and print "OWN-GONE\n"'
+python3 -c 'import os; os.mkdir("z"); open("z/f", "w").close(); d = os.open("z", os.O_RDONLY); os.unlink("f", dir_fd=d); os.rmdir("z"); print("AT-GONE")'
+rm ` + deep + `/h/.git/hooks/pre-push.sample && echo SAMPLE-GONE; echo END; exit 7`
+		r := b.run(fsMap{"allowWrite": []string{"."}, "denyWrite": []string{"**/.env", "**/*.pem"}}, script)
+		if !strings.Contains(r.stdout, "END") {
+			t.Fatalf("the script did not run: %+v", r)
+		}
+		for _, f := range kept {
+			if got := b.read(f); got != b.canary {
+				t.Errorf("%s was removed: %q", f, got)
+			}
+		}
+		for _, want := range []string{"MINE-GONE", "OWN-GONE", "AT-GONE", "SAMPLE-GONE"} {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("the command could not remove what it may write (%s): %+v", want, r)
+			}
+		}
+		for _, gone := range []string{"mine", "x", "z", deep + "/h/.git/hooks/pre-push.sample"} {
+			if _, err := os.Lstat(b.path(gone)); err == nil {
+				t.Errorf("%s was left", gone)
+			}
+		}
+		if !strings.Contains(r.stderr, "blocked: unlink") {
+			t.Errorf("no removal was reported: %+v", r)
+		}
+	})
+}

@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -143,6 +144,7 @@ func workloads(work string, concurrent int) ([]workload, func(), error) {
 		},
 		writes(work, "tar x of 10,000 files", []string{"tar", "xf", tarball, "-C", "out"}),
 		writes(work, "git clone of 5,000 files", []string{"git", "clone", "-q", "--no-hardlinks", clonable, "out/c"}),
+		writes(work, "rm -rf of 10,000 files", []string{"rm", "-rf", "out/t"}, "mkdir", "out/t", "&&", "tar", "xf", tarball, "-C", "out/t"),
 		{
 			name: "sandbox processes while sleep 1 runs", settings: base,
 			metrics: []metric{{", peak RSS", "MB"}, {", peak PSS", "MB"}},
@@ -257,9 +259,11 @@ func serveTLSDownload(work string, size int64) (srv *http.Server, url, caFile, b
 	return srv, "https://" + ln.Addr().String(), caFile, bundle, nil
 }
 
-// writes is a workload that writes many files into work/out, emptied
-// before each run (untimed), allowWrite there: what the path guard costs.
-func writes(work, name string, argv []string) workload {
+// writes is a workload that writes (or removes) many files in work/out,
+// emptied before each run, then filled by prepare, commands joined by
+// "&&" run bare in work (both untimed); allowWrite there: what the path
+// guard costs.
+func writes(work, name string, argv []string, prepare ...string) workload {
 	out := filepath.Join(work, "out")
 	return workload{name: name, metrics: []metric{{"", "ms"}}, makesFiles: true,
 		settings: `{` + noNetwork + `,"filesystem":{"denyRead":[],"allowWrite":["` + out + `"],"denyWrite":[]}}`,
@@ -275,6 +279,18 @@ func writes(work, name string, argv []string) workload {
 			}
 			if err := os.Mkdir(out, 0o755); err != nil {
 				return nil, err
+			}
+			for rest := prepare; len(rest) > 0; {
+				i := slices.Index(rest, "&&")
+				if i < 0 {
+					i = len(rest)
+				}
+				cmd := exec.Command(rest[0], rest[1:i]...)
+				cmd.Dir = work
+				if o, err := cmd.CombinedOutput(); err != nil {
+					return nil, fmt.Errorf("%v: %v: %s", rest[:i], err, o)
+				}
+				rest = rest[min(i+1, len(rest)):]
 			}
 			d, err := timed(im.argv(cfg, argv), work)
 			return []float64{ms(d)}, err
