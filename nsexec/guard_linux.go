@@ -1336,6 +1336,24 @@ func (k *call) judgedGitFiles(dir int) []string {
 	return names
 }
 
+// worktreeSafe judges a worktree's link back about to land (gitdirSafe),
+// reached through no symlink, and keeps the worktree's directory
+// (keepTarget): no symlink may be put at it or above it after, nor
+// anything moved there. The host's git worktree repair writes a .git
+// file where the link back leads, and git worktree remove --force
+// deletes the directory there, through any symlink on the way.
+func worktreeSafe(pol *ConnectPolicy, root int, content []byte) error {
+	if err := gitdirSafe(pol, content); err != nil {
+		return err
+	}
+	p, _ := policy.WorktreeGitdirPath(content)
+	if err := noSymlinkOnWay(root, path.Dir(p)); err != nil {
+		return err
+	}
+	pol.keepTarget(root, path.Dir(p))
+	return nil
+}
+
 // gitdirSafe judges a worktree's link back (worktrees/<id>/gitdir): it
 // must name a .git in a tree the command may write, as git writes it.
 func gitdirSafe(pol *ConnectPolicy, content []byte) error {
@@ -1413,7 +1431,11 @@ func (k *call) repoHashSize(dir int) int {
 // gitFileSafe judges the content of dir/name, a GitConfig file.
 func (k *call) gitFileSafe(dir int, name string, content []byte) error {
 	if path.Base(name) == policy.WorktreeGitdir {
-		return gitdirSafe(k.pol, content)
+		root, e := k.rootFD()
+		if e != 0 {
+			return e
+		}
+		return worktreeSafe(k.pol, root, content)
 	}
 	if !policy.IsIndexName(path.Base(name)) {
 		return policy.GitFileSafe(path.Base(name), content, 20)
@@ -2022,10 +2044,7 @@ func (d *deferredWrite) stillSafe(file int, content []byte, pol *ConnectPolicy) 
 	}
 	switch d.name {
 	case policy.WorktreeGitdir:
-		if err := gitdirSafe(pol, content); err != nil {
-			return err
-		}
-		return noSymlinkOnWay(d.root, path.Dir(strings.TrimSuffix(string(content), "\n")))
+		return worktreeSafe(pol, d.root, content)
 	case "commondir":
 		// It must lead, as git reads it, to a directory the guard can
 		// read too (no /proc/self/root, which git follows to the host's

@@ -1751,7 +1751,8 @@ sleep 0.3; echo END`, evil, b.path("h"), b.path("plain"))
 // where it leads, and git worktree remove deletes the directory. It
 // takes only a .git in a tree the command may write, judged as git
 // writes it (in place, through a pipe srt reads) or renamed over it;
-// git worktree add inside still records its worktree. The host repairs
+// git worktree add inside still records its worktree, whose directory
+// then takes no symlink at it or above it (made, or moved there). The host repairs
 // and removes after the run; the outside directories are untouched.
 // Both users.
 func TestGuardWorktreeGitdir(t *testing.T) {
@@ -1763,6 +1764,9 @@ func TestGuardWorktreeGitdir(t *testing.T) {
 			os.MkdirAll(filepath.Join(outside, d), 0o755)
 		}
 		os.WriteFile(filepath.Join(outside, "v1/wt1/precious"), []byte("x"), 0o644)
+		os.WriteFile(filepath.Join(outside, "v2/precious"), []byte("x"), 0o644)
+		os.MkdirAll(filepath.Join(outside, "wt4"), 0o755)
+		os.WriteFile(filepath.Join(outside, "wt4/precious"), []byte("x"), 0o644)
 		hostGit(t, b.W, "init", "-q", "r")
 		hostGit(t, b.path("r"), "commit", "-q", "--allow-empty", "-m", "1")
 		hostGit(t, b.path("r"), "worktree", "add", "-q", "../wt1")
@@ -1771,6 +1775,8 @@ mkdir -p .git/worktrees/w2 && cp .git/worktrees/wt1/HEAD .git/worktrees/w2/ && e
 echo %[1]s/v2/.git > .git/g3 && mv -f .git/g3 .git/worktrees/w2/gitdir
 ln -s %[1]s/v2 ../link && echo $(cd .. && pwd)/link/.git > .git/worktrees/w2/gitdir
 git worktree add -q ../wt3 && echo ADDED
+rm -rf ../wt3; ln -s %[1]s/v2 ../wt3; ln -s %[1]s/v2 ../t && mv -T ../t ../wt3
+mkdir -p ../p && git worktree add -q ../p/wt4 && mv ../p ../p2 && ln -s %[1]s ../p
 echo END`, outside)
 		r := b.run(fsMap{"allowWrite": []string{"."}}, script)
 		if !strings.Contains(r.stdout, "ADDED") || !strings.Contains(r.stdout, "END") {
@@ -1790,14 +1796,20 @@ echo END`, outside)
 		cmd := exec.Command("git", "worktree", "repair")
 		cmd.Dir = b.path("r")
 		cmd.CombinedOutput()
-		cmd = exec.Command("git", "worktree", "remove", "--force", "wt1")
-		cmd.Dir = b.path("r")
-		cmd.CombinedOutput()
-		if _, err := os.Stat(filepath.Join(outside, "v1/wt1/precious")); err != nil {
-			t.Errorf("the host's git worktree remove deleted a directory outside: %v", err)
+		for _, wt := range []string{"wt1", "wt3", "../p/wt4"} {
+			cmd = exec.Command("git", "worktree", "remove", "--force", wt)
+			cmd.Dir = b.path("r")
+			cmd.CombinedOutput()
 		}
-		if _, err := os.Lstat(filepath.Join(outside, "v2/.git")); err == nil {
-			t.Errorf("the host's git worktree repair wrote a .git file outside")
+		for _, f := range []string{"v1/wt1/precious", "v2/precious", "wt4/precious"} {
+			if _, err := os.Stat(filepath.Join(outside, f)); err != nil {
+				t.Errorf("the host's git worktree remove deleted a directory outside: %v", err)
+			}
+		}
+		for _, g := range []string{"v2/.git", "wt4/.git"} {
+			if _, err := os.Lstat(filepath.Join(outside, g)); err == nil {
+				t.Errorf("the host's git worktree repair wrote a .git file outside: %s", g)
+			}
 		}
 	})
 }
