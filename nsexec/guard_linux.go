@@ -271,6 +271,9 @@ type guardState struct {
 	trees    map[string][]string
 	gitFiles map[string]bool // by work tree: its .git is a file
 	hooks    map[string]*repoHooks
+	// kept is, by work tree, every hook the guard has kept there in this
+	// run, never forgotten (see keptHooks).
+	kept map[string]*repoHooks
 }
 
 // fileID names an inode.
@@ -299,7 +302,7 @@ const umaskFresh = 50 * time.Millisecond
 
 func newGuardState() *guardState {
 	return &guardState{root: -1, umasks: map[int]umaskEntry{}, pending: map[int]int{}, pidfds: map[int]int{}, ownLinks: map[fileID]bool{}, thread: -1, selfFDs: -1,
-		trees: map[string][]string{}, gitFiles: map[string]bool{}, hooks: map[string]*repoHooks{}}
+		trees: map[string][]string{}, gitFiles: map[string]bool{}, hooks: map[string]*repoHooks{}, kept: map[string]*repoHooks{}}
 }
 
 func (gs *guardState) close() {
@@ -1567,6 +1570,36 @@ func gitDirLike(dir int, rel string) bool {
 		}
 	}
 	return false
+}
+
+// lastMark reports whether name is the only mark left in dir that makes
+// it look like a git directory (gitDirLike), where the guard keeps
+// hooks and config that, without a mark, would be any directory's names.
+func lastMark(dir int, name string) bool {
+	if !gitMarks[name] {
+		return false
+	}
+	var st unix.Stat_t
+	for m := range gitMarks {
+		if err := unix.Fstatat(dir, m, &st, unix.AT_SYMLINK_NOFOLLOW); m != name && err != unix.ENOENT && err != unix.ENOTDIR {
+			return false
+		}
+	}
+	return true
+}
+
+// unmarks refuses (EACCES) taking away, at pl, the last mark of a git
+// directory not called .git (a bare repository) whose hooks hold more
+// than samples or whose config runs a program: the hooks and config
+// would become names the command may write, and the host's git takes
+// the directory for a repository again once a mark is back (git init
+// --bare there).
+func (k *call) unmarks(op string, pl place) unix.Errno {
+	if path.Base(pl.path) == ".git" || !lastMark(pl.dir, pl.name) || !k.unsafeToMark(pl.dir) {
+		return 0
+	}
+	return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: pl.full(),
+		Reason: "the last mark of a git directory whose hooks or config the guard keeps: without it they would be any directory's names"})
 }
 
 // gitDir reports whether the directory at dir/rel is one git takes for
@@ -3151,6 +3184,9 @@ func (k *call) rename(dir int, old string, dir2 int, name string, flags int) uni
 		if strings.EqualFold(p.name, ".claude") {
 			return k.deny(unix.EACCES, "rename", p.full(), p.full(), policy.Protected)
 		}
+		if e := k.unmarks("rename", p); e != 0 {
+			return e
+		}
 		if p.name == ".git" && k.keepsHooks(p.path) {
 			return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "rename", Target: p.full(),
 				Reason: "the repository's hooks (core.hooksPath, a hook's script, an included config) are kept by where its .git is"})
@@ -3182,8 +3218,13 @@ func (k *call) rename(dir int, old string, dir2 int, name string, flags int) uni
 	// call the guard judges. Copied, every file is judged. So does a
 	// directory holding a git directory moved into a work tree: copied,
 	// its marks are made one by one, and judged (see judge).
-	if srcKind == unix.S_IFDIR && (k.laterBeneath(src, dst) || gitDirMovedIn(src, dst) || k.hooksBeneath(dst.full()) || k.namesMovedIn(src, dst.full())) ||
-		dstKind == unix.S_IFDIR && (k.laterBeneath(dst, src) || gitDirMovedIn(dst, src) || k.hooksBeneath(src.full()) || k.namesMovedIn(dst, src.full())) {
+	//
+	// So does a directory that holds a repository's kept hooks moved away
+	// (a core.hooksPath directory, a hook's script): at their new path
+	// nothing keeps them, while the host's git config core.hooksPath
+	// would name them again. Copied, each one kept stays where it was.
+	if srcKind == unix.S_IFDIR && (k.laterBeneath(src, dst) || gitDirMovedIn(src, dst) || k.hooksBeneath(dst.full()) || k.hooksBeneath(src.full()) || k.namesMovedIn(src, dst.full())) ||
+		dstKind == unix.S_IFDIR && (k.laterBeneath(dst, src) || gitDirMovedIn(dst, src) || k.hooksBeneath(src.full()) || k.hooksBeneath(dst.full()) || k.namesMovedIn(dst, src.full())) {
 		return unix.EXDEV
 	}
 	// A symlink put where a literal deny entry's path goes through it
@@ -3285,6 +3326,9 @@ func (k *call) remove(dir int, name string, flags int) unix.Errno {
 	}
 	if !k.writable(full) {
 		return refuse(func() unix.Errno { return k.notWritable(op, full) })
+	}
+	if e := k.unmarks(op, pl); e != 0 {
+		return e
 	}
 	return errnoOf(unix.Unlinkat(pl.dir, pl.name, flags))
 }

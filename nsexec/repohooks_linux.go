@@ -48,6 +48,80 @@ func (h *repoHooks) keep(why string, paths ...string) {
 	}
 }
 
+// merge adds what o keeps that h does not.
+func (h *repoHooks) merge(o *repoHooks) {
+	for _, d := range o.dirs {
+		if !slices.Contains(h.dirs, d) {
+			h.dirs = append(h.dirs, d)
+		}
+	}
+	for i, t := range o.targets {
+		if !slices.Contains(h.targets, t) {
+			h.keep(o.why[i], t)
+		}
+	}
+	for _, v := range o.names {
+		if !slices.ContainsFunc(h.names, func(w []string) bool { return slices.Equal(v, w) }) {
+			h.names = append(h.names, v)
+		}
+	}
+}
+
+// keptHooks is what the guard keeps of tree's hooks: what reading its
+// repository found now (h, nil for none) and everything it found there
+// before in this run. What a repository keeps stays kept when its
+// config changes, or its .git goes: the command could unset
+// core.hooksPath (a config change the guard lets through, as it takes
+// keys away), write the hooks of that directory, and leave them for
+// the host's next git config core.hooksPath (a project's setup script,
+// husky's install) to run.
+func (k *call) keptHooks(tree string, h *repoHooks) *repoHooks {
+	kept := k.gs.kept[tree]
+	if h == nil || h.empty() {
+		return kept
+	}
+	if kept == nil {
+		if len(k.gs.kept) >= maxKeptTrees {
+			return h // past the bound, a tree keeps only what it has now
+		}
+		kept = &repoHooks{}
+		k.gs.kept[tree] = kept
+	}
+	kept.merge(h)
+	return kept
+}
+
+// maxKeptTrees bounds the work trees whose hooks are kept for the run.
+const maxKeptTrees = 1 << 12
+
+func (h *repoHooks) empty() bool {
+	return len(h.dirs) == 0 && len(h.targets) == 0 && len(h.names) == 0
+}
+
+// hookTrees lists the work trees whose hooks hold for dir: those around
+// it now (treesAround), and, after them, those that were once and kept
+// hooks (keptHooks), though their .git is gone.
+func (k *call) hookTrees(dir string) []string {
+	trees := k.treesAround(dir)
+	if len(k.gs.kept) == 0 {
+		return trees
+	}
+	var gone []string
+	for d := dir; ; d = path.Dir(d) {
+		if _, ok := k.gs.kept[d]; ok && !slices.Contains(trees, d) {
+			gone = append(gone, d)
+		}
+		if d == "/" || d == "." {
+			break
+		}
+	}
+	if gone == nil {
+		return trees
+	}
+	slices.Reverse(gone)
+	return append(trees[:len(trees):len(trees)], gone...)
+}
+
 // maxRepoDirs bounds the directories whose repositories the guard keeps
 // (past it, it forgets them all and reads again).
 const maxRepoDirs = 1 << 16
@@ -60,7 +134,7 @@ func (k *call) hooksLater(full string) (policy.LaterRule, bool) {
 	if !strings.HasPrefix(full, "/") || full == "/" {
 		return policy.LaterRule{}, false
 	}
-	for _, tree := range k.treesAround(path.Dir(full)) {
+	for _, tree := range k.hookTrees(path.Dir(full)) {
 		h := k.hooksOf(tree)
 		if h == nil {
 			continue
@@ -102,7 +176,7 @@ func relParts(tree, full string) []string {
 // it holds an entry by that path's first name, or dst ends with the
 // start of that path.
 func (k *call) namesMovedIn(src place, dst string) bool {
-	for _, tree := range k.treesAround(path.Dir(dst)) {
+	for _, tree := range k.hookTrees(path.Dir(dst)) {
 		h := k.hooksOf(tree)
 		if h == nil || len(h.names) == 0 {
 			continue
@@ -131,7 +205,7 @@ func (k *call) hooksBeneath(full string) bool {
 	if !strings.HasPrefix(full, "/") || full == "/" {
 		return false
 	}
-	for _, tree := range k.treesAround(path.Dir(full)) {
+	for _, tree := range k.hookTrees(path.Dir(full)) {
 		h := k.hooksOf(tree)
 		if h == nil {
 			continue
@@ -251,7 +325,7 @@ func (k *call) hooksOf(tree string) *repoHooks {
 	if h, ok := k.gs.hooks[key]; ok {
 		return h
 	}
-	h := k.readHooks(tree, gitFile, isFile == nil)
+	h := k.keptHooks(tree, k.readHooks(tree, gitFile, isFile == nil))
 	if !cache {
 		return h
 	}

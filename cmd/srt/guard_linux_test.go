@@ -2383,3 +2383,59 @@ rm ` + deep + `/h/.git/hooks/pre-push.sample && echo SAMPLE-GONE; echo END; exit
 		}
 	})
 }
+
+// What a repository keeps stays kept for the run: a core.hooksPath
+// directory's hooks once the command unsets the key (a config change the
+// guard lets through), removes the config, or removes the whole .git —
+// left writable, they would wait for the host's next git config
+// core.hooksPath (a project's setup script, husky's install) to run
+// them; nor is a directory that holds them moved away (copied, EXDEV,
+// they stay). And a bare repository's hooks stay its own: the last of its
+// marks (HEAD, objects, refs) is not removed or moved away while its
+// hooks hold more than samples. Judged from outside; both users.
+func TestGuardHooksStayKept(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		requireGit(t)
+		b := newBox(t)
+		const deep = "a/b/c/d"
+		b.write(deep+"/", "")
+		for _, r := range []string{"r1", "r2", deep + "/r3"} {
+			hostGit(t, b.W, "init", "-q", r)
+			hostGit(t, b.path(r), "config", "core.hooksPath", ".githooks")
+			b.write(r+"/.githooks/pre-commit", b.canary)
+		}
+		hostGit(t, b.W, "init", "-q", "r4")
+		hostGit(t, b.path("r4"), "config", "core.hooksPath", ".husky/_")
+		b.write("r4/.husky/_/pre-commit", b.canary)
+		hostGit(t, b.W, "init", "-q", "--bare", "bare.git")
+		b.write("bare.git/hooks/pre-receive", b.canary)
+		script := `(cd r1 && git config --unset core.hooksPath); ln -s x y; rm y
+rm -f r2/.git/config; ln -s x y; rm y
+rm -rf ` + deep + `/r3/.git; ln -s x y; rm y
+for r in r1 r2 ` + deep + `/r3; do echo EVIL > $r/.githooks/pre-commit; rm -f $r/.githooks/pre-commit; mv $r/.githooks $r/moved; done
+mv r4/.husky r4/h2; echo EVIL > r4/h2/_/pre-commit
+rm -rf bare.git/HEAD bare.git/objects bare.git/refs; mv bare.git/HEAD bare.git/H; rm -f bare.git/hooks/pre-receive; echo EVIL > bare.git/hooks/pre-receive
+echo END; exit 7`
+		r := b.run(fsMap{"allowWrite": []string{"."}}, script)
+		if !strings.Contains(r.stdout, "END") {
+			t.Fatalf("the script did not run: %+v", r)
+		}
+		for _, f := range []string{"r1/.githooks/pre-commit", "r2/.githooks/pre-commit", deep + "/r3/.githooks/pre-commit", "r4/.husky/_/pre-commit", "bare.git/hooks/pre-receive"} {
+			if got := b.read(f); got != b.canary {
+				t.Errorf("%s was written or removed: %q", f, got)
+			}
+		}
+		marked := false
+		for _, m := range []string{"HEAD", "objects", "refs"} {
+			if _, err := os.Lstat(b.path("bare.git/" + m)); err == nil {
+				marked = true
+			}
+		}
+		if !marked {
+			t.Errorf("the bare repository lost its last mark")
+		}
+		if !strings.Contains(r.stderr, "blocked: ") {
+			t.Errorf("nothing was reported: %+v", r)
+		}
+	})
+}
