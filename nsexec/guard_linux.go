@@ -1364,7 +1364,7 @@ func gitdirSafe(pol *ConnectPolicy, content []byte) error {
 	if !ok {
 		return fmt.Errorf("not the absolute path of a worktree's .git, as git writes it")
 	}
-	if pol.Guard != nil && pol.Guard.Policy != nil && !pol.Guard.Policy.View(path.Dir(p)).Writable || pol.Writable != nil && !pol.Writable(path.Dir(p)) {
+	if !pol.writableTree(path.Dir(p)) {
 		return fmt.Errorf("%s lies outside the trees the command may write, where the host's git worktree repair would write a .git file and git worktree remove delete the directory", p)
 	}
 	return nil
@@ -2086,7 +2086,7 @@ func (d *deferredWrite) stillSafe(file int, content []byte, pol *ConnectPolicy) 
 		if !strings.HasPrefix(v, "/") {
 			v = path.Dir(now) + "/" + v
 		}
-		if err := leadsInRoot(d.root, v); err != nil {
+		if err := pol.leadsInRoot(d.root, v); err != nil {
 			return err
 		}
 		pol.keepTarget(d.root, v)
@@ -2099,7 +2099,7 @@ func (d *deferredWrite) stillSafe(file int, content []byte, pol *ConnectPolicy) 
 	if !ok {
 		return errors.New(`not "gitdir: " and a path, as git writes it`)
 	}
-	if err := leadsInRoot(d.root, target); err != nil {
+	if err := pol.leadsInRoot(d.root, target); err != nil {
 		return err
 	}
 	defer func() {
@@ -2154,14 +2154,63 @@ func (k *call) targetAbove(full string) bool {
 // leadsInRoot reports an error unless p leads to a directory in the
 // command's root through no magic link (a /proc/self/… path git would
 // follow to the host's root, where the guard would not see the
-// repository it names).
-func leadsInRoot(root int, p string) error {
+// repository it names), in a tree the command may write: the host's
+// git in the work tree a .git names (or a worktree's commondir) writes
+// that repository's objects, refs and index, and would write them
+// outside the writable trees for the command.
+func (pol *ConnectPolicy) leadsInRoot(root int, p string) error {
 	fd, err := openat2(root, p, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS})
 	if err != nil {
 		return fmt.Errorf("%s does not lead to a directory the guard can read: %v", p, err)
 	}
+	real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
 	unix.Close(fd)
+	if err != nil || !strings.HasPrefix(real, "/") {
+		return fmt.Errorf("where %s leads cannot be told", p)
+	}
+	if !pol.writableTree(real) {
+		return fmt.Errorf("%s leads to %s, outside the trees the command may write, where the host's git there would write that repository's objects, refs and index", p, real)
+	}
 	return nil
+}
+
+// writableTree reports whether p lies in a tree the command may write.
+func (pol *ConnectPolicy) writableTree(p string) bool {
+	return !(pol.Guard != nil && pol.Guard.Policy != nil && !pol.Guard.Policy.View(p).Writable || pol.Writable != nil && !pol.Writable(p))
+}
+
+// gitLinkAt judges a .git or a commondir other than a directory landing
+// at pl by a call other than a write (op: symlink, link, rename): a
+// commondir, or a .git that is a regular file, is refused — git writes
+// both in place, where the guard judges what they name as they land,
+// while a file the command moves or links there it could still change
+// through another name or a descriptor; a .git symlink only if target
+// (as stored in the link) leads to a directory leadsInRoot takes, which
+// is kept from then on (keepTarget). regular: what lands is a file.
+func (k *call) gitLinkAt(op string, pl place, regular bool, target string) unix.Errno {
+	if pl.name != ".git" && pl.name != "commondir" {
+		return 0
+	}
+	why := ""
+	switch {
+	case pl.name == "commondir" || regular:
+		why = "a .git file or a commondir is made only by writing it, as git does, which the guard judges as it lands"
+	default:
+		root, e := k.rootFD()
+		if e != 0 {
+			return e
+		}
+		if !strings.HasPrefix(target, "/") {
+			target = pl.path + "/" + target
+		}
+		if err := k.pol.leadsInRoot(root, target); err != nil {
+			why = "a .git symlink: " + err.Error()
+		} else {
+			k.pol.keepTarget(root, target)
+			return 0
+		}
+	}
+	return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: pl.full(), Reason: why})
 }
 
 // noSymlinkOnWay reports an error if the directory p (absolute), or the
@@ -2952,6 +3001,9 @@ func (k *call) symlink(target string, dir int, name string) unix.Errno {
 	if e := k.aboveLater("symlink", pl.full(), target); e != 0 {
 		return e
 	}
+	if e := k.gitLinkAt("symlink", pl, false, target); e != 0 {
+		return e
+	}
 	return errnoOf(unix.Symlinkat(target, pl.dir, pl.name))
 }
 
@@ -3013,7 +3065,13 @@ func (k *call) link(dir int, old string, dir2 int, name string, flags int) unix.
 	// A second name for a symlink is a symlink made there, whether the
 	// symlink is named or a descriptor's (an O_PATH|O_NOFOLLOW one).
 	var lst unix.Stat_t
-	if unix.Fstatat(src.dir, src.name, &lst, unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH) == nil && lst.Mode&unix.S_IFMT == unix.S_IFLNK {
+	isLink := unix.Fstatat(src.dir, src.name, &lst, unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH) == nil && lst.Mode&unix.S_IFMT == unix.S_IFLNK
+	if !isLink {
+		if e := k.gitLinkAt("link", dst, true, ""); e != 0 {
+			return e
+		}
+	}
+	if isLink {
 		defer k.reposChanged() // a symlink made, under another name
 		target, err := readlinkat(src.dir, src.name)
 		if err != nil {
@@ -3026,6 +3084,9 @@ func (k *call) link(dir int, old string, dir2 int, name string, flags int) unix.
 			return k.mergeProgramDir("link", dst)
 		}
 		if e := k.aboveLater("link", dst.full(), target); e != 0 {
+			return e
+		}
+		if e := k.gitLinkAt("link", dst, false, target); e != 0 {
 			return e
 		}
 	}
@@ -3230,6 +3291,8 @@ func (k *call) rename(dir int, old string, dir2 int, name string, flags int) uni
 	// A symlink put where a literal deny entry's path goes through it
 	// would send what the host later writes there (a secret at a
 	// denyRead path that did not exist yet) where the command reads it.
+	// A .git or commondir moved there that is not a directory: see
+	// gitLinkAt.
 	for _, m := range []struct {
 		kind     uint32
 		from, at place
@@ -3240,6 +3303,13 @@ func (k *call) rename(dir int, old string, dir2 int, name string, flags int) uni
 				return errnoOf(err)
 			}
 			if e := k.aboveLater("rename", m.at.full(), target); e != 0 {
+				return e
+			}
+			if e := k.gitLinkAt("rename", m.at, false, target); e != 0 {
+				return e
+			}
+		} else if m.kind != 0 && m.kind != unix.S_IFDIR {
+			if e := k.gitLinkAt("rename", m.at, true, ""); e != 0 {
 				return e
 			}
 		}

@@ -2439,3 +2439,60 @@ echo END; exit 7`
 		}
 	})
 }
+
+// A .git other than a directory, and a worktree's commondir, lead only
+// into the trees the command may write: the host's git in a work tree
+// writes the objects, refs and index of the repository its .git names,
+// and a commit there would land on a branch outside. A .git file or a
+// commondir is written in place, as git writes them (judged as it lands);
+// moved or linked there it is refused (the command could still change it
+// through another name); a .git symlink must lead into a writable tree.
+// One that leads to the command's own repository, and git clone
+// --separate-git-dir, still work. Judged from outside with the host's
+// git; both users.
+func TestGuardGitFileLeadsInWritable(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		requireGit(t)
+		b := newBox(t)
+		outside := filepath.Join(filepath.Dir(b.W), "outside")
+		os.MkdirAll(outside, 0o755)
+		hostGit(t, outside, "init", "-q", "o")
+		hostGit(t, filepath.Join(outside, "o"), "commit", "-q", "--allow-empty", "-m", "base")
+		hostGit(t, b.W, "init", "-q", "r")
+		hostGit(t, b.path("r"), "commit", "-q", "--allow-empty", "-m", "r")
+		od := filepath.Join(outside, "o/.git")
+		script := fmt.Sprintf(`mkdir d1 d2 d3 d4 d5 d6
+echo "gitdir: %[1]s" > d1/.git
+echo "gitdir: %[1]s" > d2/t && mv d2/t d2/.git
+ln -s %[1]s d3/.git
+echo "gitdir: %[1]s" > t4 && ln t4 d4/.git
+ln -s %[2]s d5/link && ln -s link/.git d5/l && mv d5/l d5/.git
+cd r && mkdir -p .git/worktrees/w1 .git/worktrees/w2 && cp .git/HEAD .git/worktrees/w1/ && cp .git/HEAD .git/worktrees/w2/
+echo %[1]s > .git/worktrees/w1/commondir; echo %[1]s > c && mv c .git/worktrees/w2/commondir
+echo "gitdir: $PWD/.git/worktrees/w1" > ../d6/.git; mkdir ../d7 && echo "gitdir: $PWD/.git/worktrees/w2" > ../d7/.git
+cd .. && git init -q own && mkdir j && ln -s ../own/.git j/.git && git -C j status >/dev/null && echo OWN
+git clone -q --separate-git-dir="$PWD/sep" r cl && echo SEPARATE
+echo END`, od, outside)
+		r := b.run(fsMap{"allowWrite": []string{"."}}, script)
+		if !strings.Contains(r.stdout, "END") {
+			t.Fatalf("the script did not run: %+v", r)
+		}
+		for _, want := range []string{"OWN", "SEPARATE"} {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("%s failed inside: %+v", want, r)
+			}
+		}
+		time.Sleep(100 * time.Millisecond) // srt settles what the command wrote through a pipe
+		for _, d := range []string{"d1", "d2", "d3", "d4", "d5", "d6", "d7"} {
+			cmd := exec.Command("git", "-c", "user.name=h", "-c", "user.email=h@example.com", "commit", "-q", "--allow-empty", "-m", "host-"+d)
+			cmd.Dir = b.path(d)
+			cmd.CombinedOutput()
+		}
+		cmd := exec.Command("git", "log", "--format=%s")
+		cmd.Dir = filepath.Join(outside, "o")
+		out, err := cmd.CombinedOutput()
+		if err != nil || strings.TrimSpace(string(out)) != "base" {
+			t.Errorf("the host's git committed to a repository outside through a .git or commondir the command made: %v\n%s", err, out)
+		}
+	})
+}
