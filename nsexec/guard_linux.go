@@ -1203,7 +1203,7 @@ func (k *call) foundAgain(path string, st *unix.Stat_t) (place, bool) {
 // looks into a git directory for: a hook, a hooks directory, a config, a
 // mark. Any other name is judged by the name rules alone.
 func gitNamed(dir, name string) bool {
-	return dir == "hooks" || name == "hooks" || gitConfigNames[name] || gitMarks[name] ||
+	return dir == "hooks" || name == "hooks" || policy.IsLegacyRemotes(dir) || gitConfigNames[name] || gitMarks[name] ||
 		policy.IsGitStateDir(name) || policy.IsGitStateFile(dir, name) || policy.IsIndexName(name) || name == policy.MergeRR ||
 		name == policy.WorktreeGitdir ||
 		strings.EqualFold(name, ".git")
@@ -1226,7 +1226,7 @@ func (k *call) judge(pl place) (policy.Name, string) {
 		return n, rule
 	}
 	switch {
-	case path.Base(pl.path) == "hooks" && !isSample(pl.name):
+	case path.Base(pl.path) == "hooks" && !isSample(pl.name), policy.IsLegacyRemotes(path.Base(pl.path)):
 		if gitDirLike(pl.dir, "..") {
 			return policy.Protected, pl.path
 		}
@@ -1890,6 +1890,11 @@ func (k *call) unsafeToMark(dir int) bool {
 	for _, n := range hooks {
 		if !isSample(n) {
 			return true
+		}
+	}
+	for _, d := range []string{"remotes", "branches"} {
+		if names, err := namesAt(dir, d); len(names) > 0 || err != nil && err != unix.ENOENT {
+			return true // a legacy remote (see policy.IsLegacyRemotes)
 		}
 	}
 	for _, name := range k.judgedGitFiles(dir) {

@@ -226,6 +226,14 @@ func (k *call) hooksBeneath(full string) bool {
 			}
 		}
 	}
+	// A work tree at or beneath full that kept hooks in this run, though
+	// its .git is gone: moved away and back, it would bring them back
+	// written.
+	for tree, h := range k.gs.kept {
+		if policy.Under(tree, full) && !h.empty() {
+			return true
+		}
+	}
 	return false
 }
 

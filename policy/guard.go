@@ -227,6 +227,12 @@ func (g Guard) gitDir(parts, lower []string, at int) (Name, string) {
 		return Protected, rule(j + 1)
 	}
 	config := func(name string) bool { return name == "config" || name == "config.worktree" }
+	remotesAt := func(j int) (Name, string) {
+		if j == n-1 {
+			return Context, rule(j + 1) // the directory itself (git's templates make branches/)
+		}
+		return Protected, rule(j + 1)
+	}
 	if n-2 >= at && IsGitStateFile(lower[n-2], lower[n-1]) {
 		// In the git directory, a submodule's or a worktree's.
 		return GitConfig, rule(n)
@@ -239,12 +245,19 @@ func (g Guard) gitDir(parts, lower []string, at int) (Name, string) {
 	switch {
 	case lower[at] == "hooks":
 		return hooksAt(at)
+	case IsLegacyRemotes(lower[at]):
+		return remotesAt(at)
 	case at == n-1 && config(lower[at]):
 		return g.config(rule(n))
 	case lower[at] == "modules":
+		refs := false // past a refs or logs: refs/remotes/… are remote-tracking branches
 		for j := at + 2; j < n; j++ {
 			if lower[j] == "hooks" {
 				return hooksAt(j)
+			}
+			refs = refs || lower[j] == "refs" || lower[j] == "logs"
+			if !refs && IsLegacyRemotes(lower[j]) {
+				return remotesAt(j)
 			}
 		}
 		if n-1 >= at+2 && config(lower[n-1]) {
@@ -260,6 +273,15 @@ func (g Guard) gitDir(parts, lower []string, at int) (Name, string) {
 	}
 	return Free, ""
 }
+
+// IsLegacyRemotes reports whether name (in lower case, in a git
+// directory) is one of git's legacy remote directories: git still reads
+// remotes/<name> and branches/<name> for a remote the config gives no
+// URL, with their Push: lines (a refspec that deletes the remote's
+// branches at the host's git push, which the config may not hold:
+// remote.*.push is off its list). git never writes them; nothing is
+// made in them.
+func IsLegacyRemotes(name string) bool { return name == "remotes" || name == "branches" }
 
 func (g Guard) config(rule string) (Name, string) {
 	if g.GitConfig {

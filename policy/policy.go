@@ -332,8 +332,13 @@ func Under(path, base string) bool {
 }
 
 // Protected names (spec c.5): never writable wherever they are found.
+// The shell startup files the reference's list leaves out (bash's
+// .bash_login, which it reads before .profile, and .bash_logout; zsh's
+// .zshenv, .zlogin and .zlogout; csh's, tcsh's and ksh's) are the same
+// class and protected too.
 var (
-	protectedFiles  = []string{".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".zshrc", ".zprofile", ".profile", ".ripgreprc", ".mcp.json"}
+	protectedFiles = []string{".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".zshrc", ".zprofile", ".profile", ".ripgreprc", ".mcp.json",
+		".bash_login", ".bash_logout", ".zshenv", ".zlogin", ".zlogout", ".login", ".logout", ".cshrc", ".tcshrc", ".kshrc", ".mkshrc"}
 	protectedDirs   = []string{".vscode", ".idea"}
 	protectedClaude = []string{"commands", "agents"} // inside .claude
 	// protectedPaths end in a protected file named by more than its last

@@ -18,11 +18,17 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// guardNames are the protected names of spec c.5 as paths a command
-// would write: each file, and a file inside each protected directory.
-var guardNames = []string{".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".zshrc", ".zprofile", ".profile",
-	".ripgreprc", ".mcp.json", ".vscode/settings.json", ".idea/workspace.xml", ".claude/commands/x.md",
-	".claude/agents/a.md", ".git/hooks/pre-commit", ".git/config", ".config/git/config"}
+// guardNames are the protected names of spec c.5, and the shell startup
+// files and git's legacy remotes it leaves out, as paths a command would
+// write: each file, and a file inside each protected directory.
+var guardNames = append([]string{".vscode/settings.json", ".idea/workspace.xml", ".claude/commands/x.md",
+	".claude/agents/a.md", ".git/hooks/pre-commit", ".git/config", ".config/git/config",
+	".git/remotes/origin", ".git/branches/origin"}, protectedFiles...)
+
+// protectedFiles are the protected names that are files.
+var protectedFiles = []string{".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".zshrc", ".zprofile", ".profile",
+	".ripgreprc", ".mcp.json", ".bash_login", ".bash_logout", ".zshenv", ".zlogin", ".zlogout", ".login", ".logout",
+	".cshrc", ".tcshrc", ".kshrc", ".mkshrc"}
 
 // attacks are the ways a command may try to make path p (under root r)
 // with content c; i tells their scratch names apart.
@@ -72,11 +78,13 @@ func protectedBy(rel string) bool {
 			return i+2 < len(parts) // the hooks directory itself may be made (git's templates)
 		case p == ".git" && i+2 == len(parts) && parts[i+1] == "config":
 			return true
+		case p == ".git" && i+2 < len(parts) && (parts[i+1] == "remotes" || parts[i+1] == "branches"):
+			return true
 		case p == ".config" && i+3 == len(parts) && parts[i+1] == "git" && last == "config":
 			return true
 		}
 	}
-	for _, f := range []string{".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".zshrc", ".zprofile", ".profile", ".ripgreprc", ".mcp.json"} {
+	for _, f := range protectedFiles {
 		if last == f {
 			return true
 		}
@@ -2493,6 +2501,51 @@ echo END`, od, outside)
 		out, err := cmd.CombinedOutput()
 		if err != nil || strings.TrimSpace(string(out)) != "base" {
 			t.Errorf("the host's git committed to a repository outside through a .git or commondir the command made: %v\n%s", err, out)
+		}
+	})
+}
+
+// git reads a remote's legacy files (.git/remotes/<name>, and
+// .git/branches/<name>) when the config gives it no URL, with their
+// Push: lines, which the config may not hold (remote.*.push is off its
+// list: a refspec that deletes the remote's branches at the host's git
+// push). Nothing is made in those directories, written, moved or linked,
+// in a .git or a bare repository. Judged from outside with the host's
+// git push; both users.
+func TestGuardLegacyRemotes(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		requireGit(t)
+		b := newBox(t)
+		remote := filepath.Join(filepath.Dir(b.W), "remote.git")
+		hostGit(t, filepath.Dir(b.W), "init", "-q", "--bare", "-b", "main", remote)
+		hostGit(t, b.W, "clone", "-q", remote, "p")
+		hostGit(t, b.path("p"), "commit", "-q", "--allow-empty", "-m", "i")
+		hostGit(t, b.path("p"), "push", "-q", "origin", "main", "main:precious")
+		hostGit(t, b.W, "init", "-q", "--bare", "bare.git")
+		script := fmt.Sprintf(`cd p && git remote remove origin && git config branch.main.remote origin && git config branch.main.merge refs/heads/main
+mkdir -p .git/remotes .git/branches && echo MADE
+printf 'URL: %[1]s\nPush: :refs/heads/precious\n' > .git/remotes/origin
+printf '%[1]s\n' > .git/branches/origin
+mkdir -p ../prep/remotes && printf 'URL: %[1]s\nPush: :refs/heads/precious\n' > ../prep/remotes/origin; rmdir .git/remotes; mv ../prep/remotes .git/remotes
+printf 'URL: %[1]s\nPush: :refs/heads/precious\n' > r && mv r .git/remotes/origin; ln r .git/remotes/origin 2>/dev/null
+cd .. && mkdir -p bare.git/remotes && printf 'URL: %[1]s\nPush: :refs/heads/precious\n' > bare.git/remotes/origin
+echo END`, remote)
+		r := b.run(fsMap{"allowWrite": []string{"."}}, script)
+		if !strings.Contains(r.stdout, "MADE") || !strings.Contains(r.stdout, "END") {
+			t.Fatalf("the script did not run, or git's legacy directories could not be made: %+v", r)
+		}
+		for _, f := range []string{"p/.git/remotes/origin", "p/.git/branches/origin", "bare.git/remotes/origin"} {
+			if _, err := os.Lstat(b.path(f)); err == nil {
+				t.Errorf("%s was made: %q", f, b.read(f))
+			}
+		}
+		cmd := exec.Command("git", "push", "-q")
+		cmd.Dir = b.path("p")
+		cmd.CombinedOutput()
+		cmd = exec.Command("git", "branch", "--list", "precious")
+		cmd.Dir = remote
+		if out, _ := cmd.CombinedOutput(); !strings.Contains(string(out), "precious") {
+			t.Errorf("the host's git push deleted the remote's branch")
 		}
 	})
 }
