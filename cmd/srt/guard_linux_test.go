@@ -2407,7 +2407,7 @@ func TestGuardHooksStayKept(t *testing.T) {
 		b := newBox(t)
 		const deep = "a/b/c/d"
 		b.write(deep+"/", "")
-		for _, r := range []string{"r1", "r2", deep + "/r3"} {
+		for _, r := range []string{"r1", "r2", deep + "/r3", deep + "/r5"} {
 			hostGit(t, b.W, "init", "-q", r)
 			hostGit(t, b.path(r), "config", "core.hooksPath", ".githooks")
 			b.write(r+"/.githooks/pre-commit", b.canary)
@@ -2422,13 +2422,14 @@ rm -f r2/.git/config; ln -s x y; rm y
 rm -rf ` + deep + `/r3/.git; ln -s x y; rm y
 for r in r1 r2 ` + deep + `/r3; do echo EVIL > $r/.githooks/pre-commit; rm -f $r/.githooks/pre-commit; mv $r/.githooks $r/moved; done
 mv r4/.husky r4/h2; echo EVIL > r4/h2/_/pre-commit
+git -C ` + deep + `/r5 config --unset core.hooksPath; mv ` + deep + `/r5 ` + deep + `/r5x; echo EVIL > ` + deep + `/r5x/.githooks/pre-commit; mv ` + deep + `/r5x ` + deep + `/r5
 rm -rf bare.git/HEAD bare.git/objects bare.git/refs; mv bare.git/HEAD bare.git/H; rm -f bare.git/hooks/pre-receive; echo EVIL > bare.git/hooks/pre-receive
 echo END; exit 7`
 		r := b.run(fsMap{"allowWrite": []string{"."}}, script)
 		if !strings.Contains(r.stdout, "END") {
 			t.Fatalf("the script did not run: %+v", r)
 		}
-		for _, f := range []string{"r1/.githooks/pre-commit", "r2/.githooks/pre-commit", deep + "/r3/.githooks/pre-commit", "r4/.husky/_/pre-commit", "bare.git/hooks/pre-receive"} {
+		for _, f := range []string{"r1/.githooks/pre-commit", "r2/.githooks/pre-commit", deep + "/r3/.githooks/pre-commit", "r4/.husky/_/pre-commit", deep + "/r5/.githooks/pre-commit", "bare.git/hooks/pre-receive"} {
 			if got := b.read(f); got != b.canary {
 				t.Errorf("%s was written or removed: %q", f, got)
 			}
