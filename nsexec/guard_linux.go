@@ -274,6 +274,10 @@ type guardState struct {
 	// kept is, by work tree, every hook the guard has kept there in this
 	// run, never forgotten (see keptHooks).
 	kept map[string]*repoHooks
+	// outside are the kept hooks that lie outside their work trees;
+	// walkRead: the launch's repositories were read (readWalkRepos).
+	outside  []outsideHook
+	walkRead bool
 }
 
 // fileID names an inode.

@@ -88,7 +88,32 @@ func (k *call) keptHooks(tree string, h *repoHooks) *repoHooks {
 		k.gs.kept[tree] = kept
 	}
 	kept.merge(h)
+	for _, list := range [][]string{h.dirs, h.targets} {
+		for _, p := range list {
+			if !policy.Under(p, tree) && !slices.ContainsFunc(k.gs.outside, func(o outsideHook) bool { return o.path == p }) && len(k.gs.outside) < maxKeptTrees {
+				k.gs.outside = append(k.gs.outside, outsideHook{path: p, tree: tree})
+			}
+		}
+	}
 	return kept
+}
+
+// outsideHook is a hooks directory or a hook's script a repository keeps
+// outside its work tree (a core.hooksPath of ../shared-hooks, of an
+// absolute path, a script linked from a hook): a write there names no
+// work tree that would lead the guard to the repository.
+type outsideHook struct{ path, tree string }
+
+// readWalkRepos reads, once, the hooks of the repositories the launch's
+// walk found (Policy.Repos), before the guard judges its first write.
+func (k *call) readWalkRepos() {
+	if k.gs.walkRead || k.pol.Guard == nil || k.pol.Guard.Policy == nil {
+		return
+	}
+	k.gs.walkRead = true
+	for _, tree := range k.pol.Guard.Policy.Repos {
+		k.hooksOf(tree)
+	}
 }
 
 // maxKeptTrees bounds the work trees whose hooks are kept for the run.
@@ -133,6 +158,12 @@ const maxRepoDirs = 1 << 16
 func (k *call) hooksLater(full string) (policy.LaterRule, bool) {
 	if !strings.HasPrefix(full, "/") || full == "/" {
 		return policy.LaterRule{}, false
+	}
+	k.readWalkRepos()
+	for _, o := range k.gs.outside {
+		if policy.Under(full, o.path) {
+			return policy.LaterRule{Path: o.path, Why: "a repository's hooks, outside its work tree (core.hooksPath, a hook's script, an included config of " + o.tree + "): " + o.path}, true
+		}
 	}
 	for _, tree := range k.hookTrees(path.Dir(full)) {
 		h := k.hooksOf(tree)
@@ -224,6 +255,12 @@ func (k *call) hooksBeneath(full string) bool {
 					return true
 				}
 			}
+		}
+	}
+	k.readWalkRepos()
+	for _, o := range k.gs.outside {
+		if policy.Under(o.path, full) {
+			return true
 		}
 	}
 	// A work tree at or beneath full that kept hooks in this run, though

@@ -116,6 +116,12 @@ type Policy struct {
 	// path beneath its work tree is where git runs hooks from, so the
 	// guard keeps such a directory's contents wherever one is made.
 	HooksPaths []string `json:"hooksPaths,omitempty"`
+	// Repos are the work trees of the repositories the launch's walk
+	// found whose config the guard keeps by name (Env.GuardKeepsConfigs):
+	// it reads their hooks before it judges its first write, since a
+	// core.hooksPath may name a directory outside the work tree, where no
+	// write would lead it to the repository.
+	Repos []string `json:"-"`
 	// Home is Env's: where a repository's core.hooksPath of "~/…"
 	// leads, for the guard, which reads repositories while the command
 	// runs.

@@ -99,6 +99,9 @@ func (b *builder) protect(s *config.Settings) {
 			}
 			if f.config && !f.linked && b.env.GuardKeepsConfigs {
 				// Kept by name: git may replace it through the guard.
+				if filepath.Base(filepath.Dir(f.path)) == ".git" {
+					b.pol.Repos = append(b.pol.Repos, filepath.Dir(filepath.Dir(f.path)))
+				}
 				continue
 			}
 			if !f.linked {

@@ -2550,3 +2550,46 @@ echo END`, remote)
 		}
 	})
 }
+
+// A repository's core.hooksPath may name a directory outside its work
+// tree (../shared-hooks, an absolute path): a write there names no work
+// tree that would lead the guard to the repository, so the guard reads
+// the repositories the launch's walk found before it judges a first
+// write, and keeps such a directory wherever it is: no hook is made,
+// written or removed there, nor is it moved away. The host's next git
+// commit runs nothing of the command's. Both users.
+func TestGuardHooksPathOutsideTree(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		requireGit(t)
+		b := newBox(t)
+		ran := filepath.Join(filepath.Dir(b.W), "ran")
+		b.write("shared-hooks/post-commit", b.canary)
+		b.write("abs-hooks/", "")
+		hostGit(t, b.W, "init", "-q", "r1")
+		hostGit(t, b.path("r1"), "config", "core.hooksPath", "../shared-hooks")
+		hostGit(t, b.W, "init", "-q", "r2")
+		hostGit(t, b.path("r2"), "config", "core.hooksPath", b.path("abs-hooks"))
+		hook := fmt.Sprintf(`#!/bin/sh
+touch %s
+`, ran)
+		b.write("hook", hook)
+		r := b.run(fsMap{"allowWrite": []string{"."}}, `chmod +x hook
+cp hook shared-hooks/pre-commit; cp hook abs-hooks/pre-commit; rm -f shared-hooks/post-commit
+mkdir x && cp hook x/pre-commit && mv shared-hooks old && mv x shared-hooks; ln -s ../hook abs-hooks/commit-msg
+echo END`)
+		if !strings.Contains(r.stdout, "END") {
+			t.Fatalf("the script did not run: %+v", r)
+		}
+		if got := b.read("shared-hooks/post-commit"); got != b.canary {
+			t.Errorf("a hook in a hooks directory outside the work tree was removed or written: %q", got)
+		}
+		for _, repo := range []string{"r1", "r2"} {
+			cmd := exec.Command("git", "-c", "user.name=h", "-c", "user.email=h@example.com", "commit", "-q", "--allow-empty", "-m", "host")
+			cmd.Dir = b.path(repo)
+			cmd.CombinedOutput()
+		}
+		if _, err := os.Stat(ran); err == nil {
+			t.Errorf("the host's git commit ran a hook the command made outside the work tree: %+v", r)
+		}
+	})
+}
