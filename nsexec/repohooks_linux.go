@@ -112,7 +112,13 @@ func (k *call) readWalkRepos() {
 	}
 	k.gs.walkRead = true
 	for _, tree := range k.pol.Guard.Policy.Repos {
+		k.treesAround(tree) // which also tells a .git file from a directory
 		k.hooksOf(tree)
+	}
+	for _, dir := range k.pol.Guard.Policy.BareRepos {
+		if real, ok := k.resolved(dir); ok {
+			k.keptHooks(real, k.gitDirHooks(real, real))
+		}
 	}
 }
 
@@ -399,6 +405,14 @@ func (k *call) readHooks(tree string, gitFile []byte, isFile bool) *repoHooks {
 	if !ok {
 		return nil
 	}
+	return k.gitDirHooks(tree, gitDir)
+}
+
+// gitDirHooks reads the hooks of the repository whose git directory is
+// gitDir (resolved) and whose work tree is tree (for a bare repository,
+// gitDir itself: git takes a relative core.hooksPath from the
+// directory it runs in, there).
+func (k *call) gitDirHooks(tree, gitDir string) *repoHooks {
 	common := gitDir
 	if c, err := k.readInRoot(gitDir+"/commondir", 4096); err == nil {
 		// As git reads it: trailing line ends dropped, a relative path

@@ -1,6 +1,9 @@
 package policy
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // The path guard's rules: what a path's names make it, wherever it is.
 // Mounts protect the protected names that exist when a command starts;
@@ -133,6 +136,13 @@ func (g Guard) Judge(path string) (Name, string) {
 		return Protected, path
 	}
 	for _, pp := range protectedPaths {
+		// Beneath it (fish's directory: every file there is its
+		// startup's).
+		for i := 0; i+len(pp) < n; i++ {
+			if slices.Equal(lower[i:i+len(pp)], pp) {
+				return Protected, strings.Join(parts[:i+len(pp)], "/")
+			}
+		}
 		// The whole path, or a directory on its way as the last name (a
 		// directory moved there would bring the file unseen).
 		for k := len(pp); k >= 1; k-- {

@@ -117,11 +117,17 @@ type Policy struct {
 	// guard keeps such a directory's contents wherever one is made.
 	HooksPaths []string `json:"hooksPaths,omitempty"`
 	// Repos are the work trees of the repositories the launch's walk
-	// found whose config the guard keeps by name (Env.GuardKeepsConfigs):
+	// found (a .git directory, file or symlink), when the guard keeps
+	// their configs by name (Env.GuardKeepsConfigs):
 	// it reads their hooks before it judges its first write, since a
 	// core.hooksPath may name a directory outside the work tree, where no
 	// write would lead it to the repository.
 	Repos []string `json:"-"`
+	// BareRepos are the git directories not called .git (HEAD, objects
+	// and refs: a bare repository, a --separate-git-dir) the walk found:
+	// read likewise, each its own "work tree" (git takes a relative
+	// core.hooksPath there from the directory it runs in).
+	BareRepos []string `json:"-"`
 	// Home is Env's: where a repository's core.hooksPath of "~/…"
 	// leads, for the guard, which reads repositories while the command
 	// runs.
@@ -339,18 +345,22 @@ func Under(path, base string) bool {
 
 // Protected names (spec c.5): never writable wherever they are found.
 // The shell startup files the reference's list leaves out (bash's
-// .bash_login, which it reads before .profile, and .bash_logout; zsh's
-// .zshenv, .zlogin and .zlogout; csh's, tcsh's and ksh's) are the same
-// class and protected too.
+// .bash_login, which it reads before .profile, and .bash_logout; the
+// .bash_aliases Debian's .bashrc sources; readline's .inputrc, whose
+// macros type commands; zsh's .zshenv, .zlogin and .zlogout; csh's,
+// tcsh's, ksh's, and fish's directory) are the same class and protected
+// too.
 var (
 	protectedFiles = []string{".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".zshrc", ".zprofile", ".profile", ".ripgreprc", ".mcp.json",
-		".bash_login", ".bash_logout", ".zshenv", ".zlogin", ".zlogout", ".login", ".logout", ".cshrc", ".tcshrc", ".kshrc", ".mkshrc"}
+		".bash_login", ".bash_logout", ".zshenv", ".zlogin", ".zlogout", ".login", ".logout", ".cshrc", ".tcshrc", ".kshrc", ".mkshrc",
+		".bash_aliases", ".inputrc"}
 	protectedDirs   = []string{".vscode", ".idea"}
 	protectedClaude = []string{"commands", "agents"} // inside .claude
-	// protectedPaths end in a protected file named by more than its last
-	// name: git's global config where XDG puts it (~/.config/git/config,
-	// read as .gitconfig is).
-	protectedPaths = [][]string{{".config", "git", "config"}}
+	// protectedPaths end in a protected file or directory named by more
+	// than its last name: git's global config where XDG puts it
+	// (~/.config/git/config, read as .gitconfig is), and fish's startup
+	// directory (~/.config/fish: config.fish, conf.d, functions).
+	protectedPaths = [][]string{{".config", "git", "config"}, {".config", "fish"}}
 )
 
 // ProtectedPaths returns the protected paths of more than one name

@@ -79,6 +79,14 @@ func (b *builder) protect(s *config.Settings) {
 		hits = append(hits, findProtected(b.env.Dirs, root, s.MandatoryDenySearchDepth, s.Filesystem.AllowGitConfig, b.writableSomewhereUnder, hooks)...)
 	}
 	for _, f := range hits {
+		switch {
+		case f.repo:
+			b.pol.Repos = append(b.pol.Repos, f.path)
+			continue
+		case f.bare:
+			b.pol.BareRepos = append(b.pol.BareRepos, f.path)
+			continue
+		}
 		{
 			why := "protected name " + f.path
 			if f.inside != "" {
@@ -99,9 +107,6 @@ func (b *builder) protect(s *config.Settings) {
 			}
 			if f.config && !f.linked && b.env.GuardKeepsConfigs {
 				// Kept by name: git may replace it through the guard.
-				if filepath.Base(filepath.Dir(f.path)) == ".git" {
-					b.pol.Repos = append(b.pol.Repos, filepath.Dir(filepath.Dir(f.path)))
-				}
 				continue
 			}
 			if !f.linked {
@@ -253,6 +258,11 @@ type found struct {
 	// missing: a hooks directory core.hooksPath names, which does not
 	// exist: the guard keeps it from being made.
 	missing bool
+	// repo: path is a work tree whose .git the walk found (a directory,
+	// a file, a symlink); bare: a git directory not called .git (HEAD,
+	// objects and refs), such as a bare repository. Neither is protected
+	// itself: the guard reads their hooks before the first write.
+	repo, bare bool
 }
 
 // hooksContext is what the walk needs to find a repository's hooks
@@ -431,7 +441,12 @@ func findProtected(dirs DirReader, root string, depth int, gitConfig bool, relev
 		read.Add(1)
 		var hits []found
 		var subdirs []string
+		var marks int // git's marks seen: HEAD, objects, refs
 		err := dirs.ReadDir(dir, func(name []byte, kind Kind) {
+			switch string(name) { // no allocation: a conversion compared
+			case "HEAD", "objects", "refs":
+				marks++
+			}
 			// Every protected name starts with a dot: only those are
 			// looked at, and only those and directories become strings.
 			var lower string
@@ -460,10 +475,15 @@ func findProtected(dirs DirReader, root string, depth int, gitConfig bool, relev
 				hits = append(hits, gitProtected(dirs, p, inside, isLink, gitConfig)...)
 				if !hc.guardReads {
 					hits = append(hits, repoHooksPaths(dirs, inside, dir, hc)...)
+				} else {
+					hits = append(hits, found{path: dir, repo: true})
 				}
 				return // objects, refs and the index stay writable; nothing else inside is sourced
 			case lower == ".git" && kind == KindRegular:
 				hits = append(hits, found{path: path()})
+				if hc.guardReads {
+					hits = append(hits, found{path: dir, repo: true})
+				}
 			case (isDir || isLink) && contains(protectedDirs, lower):
 				hits = append(hits, protectedDir(dirs, path(), isLink)...)
 				return
@@ -492,6 +512,9 @@ func findProtected(dirs DirReader, root string, depth int, gitConfig bool, relev
 		})
 		if err != nil {
 			return
+		}
+		if marks == 3 {
+			hits = append(hits, found{path: dir, bare: true})
 		}
 		for _, p := range subdirs {
 			if read.Load() < parallelAfter {

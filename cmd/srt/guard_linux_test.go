@@ -23,12 +23,12 @@ import (
 // write: each file, and a file inside each protected directory.
 var guardNames = append([]string{".vscode/settings.json", ".idea/workspace.xml", ".claude/commands/x.md",
 	".claude/agents/a.md", ".git/hooks/pre-commit", ".git/config", ".config/git/config",
-	".git/remotes/origin", ".git/branches/origin"}, protectedFiles...)
+	".git/remotes/origin", ".git/branches/origin", ".config/fish/config.fish", ".config/fish/conf.d/x.fish"}, protectedFiles...)
 
 // protectedFiles are the protected names that are files.
 var protectedFiles = []string{".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".zshrc", ".zprofile", ".profile",
 	".ripgreprc", ".mcp.json", ".bash_login", ".bash_logout", ".zshenv", ".zlogin", ".zlogout", ".login", ".logout",
-	".cshrc", ".tcshrc", ".kshrc", ".mkshrc"}
+	".cshrc", ".tcshrc", ".kshrc", ".mkshrc", ".bash_aliases", ".inputrc"}
 
 // attacks are the ways a command may try to make path p (under root r)
 // with content c; i tells their scratch names apart.
@@ -81,6 +81,8 @@ func protectedBy(rel string) bool {
 		case p == ".git" && i+2 < len(parts) && (parts[i+1] == "remotes" || parts[i+1] == "branches"):
 			return true
 		case p == ".config" && i+3 == len(parts) && parts[i+1] == "git" && last == "config":
+			return true
+		case p == ".config" && i+2 < len(parts) && parts[i+1] == "fish":
 			return true
 		}
 	}
@@ -2569,6 +2571,26 @@ func TestGuardHooksPathOutsideTree(t *testing.T) {
 		hostGit(t, b.path("r1"), "config", "core.hooksPath", "../shared-hooks")
 		hostGit(t, b.W, "init", "-q", "r2")
 		hostGit(t, b.path("r2"), "config", "core.hooksPath", b.path("abs-hooks"))
+		// Repositories the walk knows otherwise: a bare one (relative to
+		// itself), a linked worktree whose main repository lies outside
+		// the writable trees, a submodule, a worktree's config.worktree.
+		hostGit(t, b.W, "init", "-q", "--bare", "b.git")
+		hostGit(t, b.path("b.git"), "config", "core.hooksPath", "../h-bare")
+		main := filepath.Join(filepath.Dir(b.W), "main")
+		hostGit(t, filepath.Dir(b.W), "init", "-q", main)
+		hostGit(t, main, "commit", "-q", "--allow-empty", "-m", "i")
+		hostGit(t, main, "config", "core.hooksPath", b.path("h-wt"))
+		hostGit(t, main, "worktree", "add", "-q", b.path("wt"))
+		hostGit(t, b.W, "init", "-q", "sub")
+		hostGit(t, b.path("sub"), "commit", "-q", "--allow-empty", "-m", "i")
+		hostGit(t, b.W, "init", "-q", "sup")
+		hostGit(t, b.path("sup"), "submodule", "add", "-q", b.path("sub"), "s")
+		hostGit(t, b.path("sup/s"), "config", "core.hooksPath", b.path("h-sub"))
+		hostGit(t, b.W, "init", "-q", "m2")
+		hostGit(t, b.path("m2"), "commit", "-q", "--allow-empty", "-m", "i")
+		hostGit(t, b.path("m2"), "config", "extensions.worktreeConfig", "true")
+		hostGit(t, b.path("m2"), "worktree", "add", "-q", "../wt2")
+		hostGit(t, b.path("wt2"), "config", "--worktree", "core.hooksPath", b.path("h-cw"))
 		hook := fmt.Sprintf(`#!/bin/sh
 touch %s
 `, ran)
@@ -2576,6 +2598,7 @@ touch %s
 		r := b.run(fsMap{"allowWrite": []string{"."}}, `chmod +x hook
 cp hook shared-hooks/pre-commit; cp hook abs-hooks/pre-commit; rm -f shared-hooks/post-commit
 mkdir x && cp hook x/pre-commit && mv shared-hooks old && mv x shared-hooks; ln -s ../hook abs-hooks/commit-msg
+for d in h-bare h-wt h-sub h-cw; do mkdir $d; cp hook $d/pre-commit; cp hook $d/pre-receive; done
 echo END`)
 		if !strings.Contains(r.stdout, "END") {
 			t.Fatalf("the script did not run: %+v", r)
@@ -2583,10 +2606,18 @@ echo END`)
 		if got := b.read("shared-hooks/post-commit"); got != b.canary {
 			t.Errorf("a hook in a hooks directory outside the work tree was removed or written: %q", got)
 		}
-		for _, repo := range []string{"r1", "r2"} {
+		for _, repo := range []string{"r1", "r2", "wt", "sup/s", "wt2"} {
 			cmd := exec.Command("git", "-c", "user.name=h", "-c", "user.email=h@example.com", "commit", "-q", "--allow-empty", "-m", "host")
 			cmd.Dir = b.path(repo)
 			cmd.CombinedOutput()
+		}
+		cmd := exec.Command("git", "push", "-q", b.path("b.git"), "HEAD:main")
+		cmd.Dir = b.path("r1")
+		cmd.CombinedOutput()
+		for _, d := range []string{"h-bare", "h-wt", "h-sub", "h-cw"} {
+			if _, err := os.Lstat(b.path(d + "/pre-commit")); err == nil {
+				t.Errorf("a hook was made in %s, a hooks directory outside a repository's work tree", d)
+			}
 		}
 		if _, err := os.Stat(ran); err == nil {
 			t.Errorf("the host's git commit ran a hook the command made outside the work tree: %+v", r)
