@@ -237,8 +237,9 @@ type call struct {
 	listener int
 	req      *seccompNotif
 	pid      int
-	root     int // O_PATH of the process's root, opened on first use (when not the sandbox's, cached)
-	umask    int // -1 until read
+	root     int    // O_PATH of the process's root, opened on first use (when not the sandbox's, cached)
+	umask    int    // -1 until read
+	mntNS    uint64 // the caller's mount namespace, once read (aliasJudge)
 }
 
 // guardState is what the guard keeps between calls, on the one thread
@@ -278,6 +279,10 @@ type guardState struct {
 	// walkRead: the launch's repositories were read (readWalkRepos).
 	outside  []outsideHook
 	walkRead bool
+	// baseNS is the sandbox's mount namespace; mounts the last nested
+	// one's table (see aliasJudge).
+	baseNS uint64
+	mounts *mountTable
 }
 
 // fileID names an inode.
@@ -317,6 +322,9 @@ func (gs *guardState) close() {
 	}
 	gs.forget()
 	gs.forgetPidfds()
+	if gs.mounts != nil {
+		gs.mounts.file.Close()
+	}
 }
 
 // forgetPidfds empties the pidfd cache.
@@ -1226,6 +1234,11 @@ func gitNamed(dir, name string) bool {
 func (k *call) judge(pl place) (policy.Name, string) {
 	full := pl.full()
 	n, rule := k.pol.Guard.Judge(full)
+	if n == policy.Free || n == policy.Context {
+		if an, arule := k.aliasJudge(pl); an != policy.Free {
+			return an, arule
+		}
+	}
 	if n != policy.Free && n != policy.Context || pl.name == "" || pl.name == "." || pl.dir < 0 || !gitNamed(path.Base(pl.path), pl.name) {
 		return n, rule
 	}

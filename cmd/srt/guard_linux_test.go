@@ -2624,3 +2624,64 @@ echo END`)
 		}
 	})
 }
+
+// nsBind is a Python program that makes a user and a mount namespace of
+// its own (which allowNestedUserNamespaces allows), binds each pair of
+// its arguments (source, then where) up to "--", and runs the rest.
+const nsBind = `import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.unshare(0x10000000 | 0x00020000) != 0:
+    print("NO-NESTED", os.strerror(ctypes.get_errno())); sys.exit(0)
+cut = sys.argv.index("--")
+pairs, cmd = sys.argv[1:cut], sys.argv[cut+1:]
+for i in range(0, len(pairs), 2):
+    if libc.mount(pairs[i].encode(), pairs[i+1].encode(), None, 4096 | 16384, None) != 0:
+        print("NO-BIND", pairs[i], os.strerror(ctypes.get_errno())); sys.exit(0)
+os.execvp(cmd[0], cmd)
+`
+
+// Under allowNestedUserNamespaces, a protected directory or file the
+// guard alone keeps (deeper than the launch's walk, or made by the host
+// during the run) bound at an ordinary name in a mount namespace of the
+// command's is judged as its mount's source names it: a .vscode bound
+// as alias, a .bashrc onto foo, a hook directory as hk, take no write,
+// removal or new file there. Judged from outside; both users.
+func TestGuardNestedAlias(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		const deep = "a/b/c/d/e"
+		b.write(deep+"/.vscode/settings.json", b.canary)
+		b.write(deep+"/.bashrc", b.canary)
+		b.write(deep+"/r/.git/HEAD", "ref: refs/heads/main\n")
+		b.write(deep+"/r/.git/hooks/pre-commit", b.canary)
+		b.write("alias/", "")
+		b.write("hk/", "")
+		b.write("foo", "")
+		b.write("bind.py", nsBind)
+		settings := map[string]any{
+			"allowNestedUserNamespaces": true,
+			"network":                   map[string]any{"allowedDomains": []string{}, "deniedDomains": []string{}},
+			"filesystem":                fsMap{"allowWrite": []string{"."}, "denyRead": []string{}, "denyWrite": []string{}},
+		}
+		script := `python3 bind.py ` + deep + `/.vscode alias ` + deep + `/.bashrc foo ` + deep + `/r/.git/hooks hk -- sh -c '
+echo EVIL > alias/settings.json; echo EVIL >> foo; rm -f alias/settings.json hk/pre-commit; echo EVIL > alias/tasks.json; echo EVIL > hk/post-checkout
+mv alias/settings.json alias/x; echo BOUND'; echo END`
+		r := b.runSettings(settings, nil, script)
+		if !strings.Contains(r.stdout, "END") {
+			t.Fatalf("the script did not run: %+v", r)
+		}
+		if strings.Contains(r.stdout, "NO-") || !strings.Contains(r.stdout, "BOUND") {
+			t.Skipf("the command could not bind in a namespace of its own here: %+v", r)
+		}
+		for _, f := range []string{deep + "/.vscode/settings.json", deep + "/.bashrc", deep + "/r/.git/hooks/pre-commit"} {
+			if got := b.read(f); got != b.canary {
+				t.Errorf("%s was written or removed through a bind at another name: %q", f, got)
+			}
+		}
+		for _, f := range []string{deep + "/.vscode/tasks.json", deep + "/r/.git/hooks/post-checkout"} {
+			if _, err := os.Lstat(b.path(f)); err == nil {
+				t.Errorf("%s was made through a bind at another name", f)
+			}
+		}
+	})
+}
