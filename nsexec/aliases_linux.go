@@ -14,126 +14,140 @@ import (
 
 // Under allowNestedUserNamespaces a process may make a mount namespace of
 // its own and bind a directory or file at another name: a .vscode bound
-// as alias, a .bashrc onto foo. The guard judges a call by the path the
-// process names; there the protected name is gone. So for a process in
-// a mount namespace other than the sandbox's, the guard also judges the
-// name as the mount's source names it: the mount's root (the path of
-// that directory or file within its filesystem, from the process's
-// mountinfo) and the rest of the path beneath it. Names are judged
-// there, not deny entries, whose paths are the host's and not the
-// filesystem's.
+// as alias, a .bashrc onto foo, a denyWrite file elsewhere. The guard
+// judges a call by its path; there the protected name, or the deny
+// entry's path, is gone. So for a process in a mount namespace other than
+// the sandbox's, the guard judges the path as the sandbox names what
+// the process reaches there (sourcePath): the mount the name lies on
+// (or is, for a file bound onto it) has a root within its filesystem
+// (the caller's mountinfo), and the sandbox's own mounts say where that
+// filesystem's directories are (the init's mountinfo). Every rule then
+// applies — names, deny entries, a repository's kept hooks. A filesystem
+// the sandbox does not mount (a tmpfs of the caller's own) holds nothing
+// of the host's, and is judged by the caller's path.
 
-// aliasJudge returns what the name at pl is as its mount's source names
-// it, when the calling process is in a mount namespace of its own and
-// that is stricter than Free or Context (Free otherwise).
-func (k *call) aliasJudge(pl place) (policy.Name, string) {
-	if !k.pol.NestedNamespaces || pl.dir < 0 || pl.name == "" {
-		return policy.Free, ""
-	}
-	if k.mntNS == 0 {
-		if ns, ok := k.mountNS(k.pid); ok {
-			k.mntNS = ns
-		}
-	}
-	ns, ok := k.mntNS, k.mntNS != 0
-	if !ok {
-		return policy.Protected, pl.full() + " (the caller's mount namespace cannot be told)"
-	}
-	if base, ok := k.baseMountNS(); ok && ns == base {
-		return policy.Free, ""
-	}
-	mounts, ok := k.gs.mountsOf(k.pol.Proc, k.pid, ns)
-	if !ok {
-		return policy.Protected, pl.full() + " (the caller's mounts cannot be read)"
-	}
-	var full string
-	if pl.name != "." {
-		// The name itself may be a mount's root (a file bound onto it).
-		var x, d unix.Statx_t
-		if unix.Statx(pl.dir, pl.name, unix.AT_SYMLINK_NOFOLLOW|unix.AT_NO_AUTOMOUNT, unix.STATX_MNT_ID, &x) == nil &&
-			unix.Statx(pl.dir, "", unix.AT_EMPTY_PATH, unix.STATX_MNT_ID, &d) == nil && x.Mnt_id != d.Mnt_id {
-			if m, ok := mounts.byID[x.Mnt_id]; ok {
-				full = m
-			}
-		}
-	}
-	if full == "" {
-		// pl.path lies beneath its mount's point; what follows that is
-		// beneath the mount's root.
-		var x unix.Statx_t
-		root, ok := "", false
-		if unix.Statx(pl.dir, "", unix.AT_EMPTY_PATH, unix.STATX_MNT_ID, &x) == nil {
-			root, ok = mounts.byID[x.Mnt_id]
-		}
+// sourcePath is where the sandbox's own mounts put what the caller
+// reaches at pl (ok false when that cannot be told, which refuses the
+// call); "" when the caller is in the sandbox's own mount namespace, or
+// what it reaches is on no filesystem the sandbox mounts.
+func (k *call) sourcePath(pl place) (string, bool) {
+	if k.view == (viewID{}) {
+		v, ok := k.viewOf(k.pid)
 		if !ok {
-			return policy.Protected, pl.full() + " (its mount cannot be found in the caller's mounts)"
+			return "", false
 		}
-		point := mounts.point[x.Mnt_id]
-		rest := strings.TrimPrefix(strings.TrimPrefix(pl.path, point), "/")
-		if point != "/" && pl.path != point && !strings.HasPrefix(pl.path, point+"/") {
-			return policy.Protected, pl.full() + " (its mount's point is not on its path)"
+		k.view = v
+	}
+	base, ok := k.baseView()
+	if !ok {
+		return "", false
+	}
+	if k.view == base {
+		return "", true
+	}
+	mounts, ok := k.gs.mountsOf(&k.gs.mounts, k.pol.Proc, k.pid, k.view)
+	if !ok {
+		return "", false
+	}
+	sandbox, ok := k.gs.mountsOf(&k.gs.baseMounts, k.pol.Proc, int(k.pol.initPid.Load()), base)
+	if !ok {
+		return "", false
+	}
+	var dir, at unix.Statx_t
+	if unix.Statx(pl.dir, "", unix.AT_EMPTY_PATH, unix.STATX_MNT_ID, &dir) != nil {
+		return "", false
+	}
+	id, rest := dir.Mnt_id, ""
+	if pl.name != "." && pl.name != "" && unix.Statx(pl.dir, pl.name, unix.AT_SYMLINK_NOFOLLOW|unix.AT_NO_AUTOMOUNT, unix.STATX_MNT_ID, &at) == nil && at.Mnt_id != dir.Mnt_id {
+		id = at.Mnt_id // a mount's root at the name itself (a file bound onto it)
+	} else {
+		m, ok := mounts.byID[id]
+		if !ok || !policy.Under(pl.path, m.point) {
+			return "", false
 		}
-		full = path.Join(root, rest)
-		if pl.name != "." {
-			full = path.Join(full, pl.name)
+		rest = strings.TrimPrefix(strings.TrimPrefix(pl.path, m.point), "/")
+		if pl.name != "." && pl.name != "" {
+			rest = path.Join(rest, pl.name)
 		}
 	}
-	n, rule := k.pol.Guard.Judge(full)
-	if n == policy.Free || n == policy.Context {
-		return policy.Free, ""
+	m, ok := mounts.byID[id]
+	if !ok {
+		return "", false
 	}
-	return n, rule + " (bound at " + pl.full() + ")"
+	// The sandbox's mount of the same filesystem whose root holds m's,
+	// the most specific: where it is, and the rest of m's root beneath.
+	best, bestRoot := "", -1
+	for _, s := range sandbox.byID {
+		if s.dev == m.dev && policy.Under(m.root, s.root) && len(s.root) > bestRoot {
+			best, bestRoot = path.Join(s.point, strings.TrimPrefix(m.root, s.root)), len(s.root)
+		}
+	}
+	if bestRoot < 0 {
+		return "", true // a filesystem of the caller's own
+	}
+	return path.Join(best, rest), true
 }
 
-// mountNS is the inode of pid's mount namespace.
-func (k *call) mountNS(pid int) (uint64, bool) {
-	var st unix.Stat_t
-	if err := unix.Stat(k.pol.Proc+"/"+strconv.Itoa(pid)+"/ns/mnt", &st); err != nil {
-		return 0, false
+// viewID is how a process sees the tree: its mount namespace and its
+// root directory (chroot, pivot_root), by inode. A process with the
+// sandbox's view names everything as the sandbox does.
+type viewID struct{ ns, rootDev, rootIno uint64 }
+
+// viewOf is pid's view.
+func (k *call) viewOf(pid int) (viewID, bool) {
+	var ns, root unix.Stat_t
+	p := k.pol.Proc + "/" + strconv.Itoa(pid)
+	if unix.Stat(p+"/ns/mnt", &ns) != nil || unix.Stat(p+"/root", &root) != nil {
+		return viewID{}, false
 	}
-	return st.Ino, true
+	return viewID{ns.Ino, root.Dev, root.Ino}, true
 }
 
-// baseMountNS is the inode of the sandbox's own mount namespace (its
-// init's), once known.
-func (k *call) baseMountNS() (uint64, bool) {
-	if k.gs.baseNS != 0 {
-		return k.gs.baseNS, true
+// baseView is the sandbox's own view (its init's), once known.
+func (k *call) baseView() (viewID, bool) {
+	if k.gs.baseView != (viewID{}) {
+		return k.gs.baseView, true
 	}
 	init := int(k.pol.initPid.Load())
 	if init <= 0 {
-		return 0, false
+		return viewID{}, false
 	}
-	ns, ok := k.mountNS(init)
+	v, ok := k.viewOf(init)
 	if ok {
-		k.gs.baseNS = ns
+		k.gs.baseView = v
 	}
-	return ns, ok
+	return v, ok
 }
 
-// mountTable is a mount namespace's mounts by id: each one's root (the
-// path of its top within its filesystem) and point (where it is, in the
-// process's root).
+// mountTable is a mount namespace's mounts by id.
 type mountTable struct {
-	ns    uint64
-	file  *os.File // the mountinfo it was read from, polled for changes
-	byID  map[uint64]string
-	point map[uint64]string
+	view viewID
+	file *os.File // the mountinfo it was read from, polled for changes
+	byID map[uint64]mountEntry
 }
 
-// mountsOf returns the mounts of pid's namespace ns: read again when the
-// kernel says the table changed since (a mountinfo file polls
-// POLLPRI|POLLERR then), or for another namespace.
-func (gs *guardState) mountsOf(proc string, pid int, ns uint64) (*mountTable, bool) {
-	if t := gs.mounts; t != nil && t.ns == ns {
+// mountEntry is one mount: its filesystem (major:minor), its root (the
+// path of its top within that filesystem) and its point (where it is,
+// in the reading process's root).
+type mountEntry struct{ dev, root, point string }
+
+// mountsOf returns the mounts pid sees (its view: points are in its
+// root), cached in *cache: read again when the kernel says the table
+// changed since (a mountinfo file polls POLLPRI then), or for another
+// view.
+func (gs *guardState) mountsOf(cache **mountTable, proc string, pid int, view viewID) (*mountTable, bool) {
+	if t := *cache; t != nil && t.view == view {
 		fds := []unix.PollFd{{Fd: int32(t.file.Fd()), Events: unix.POLLPRI}}
 		if n, err := unix.Poll(fds, 0); err == nil && n == 0 {
 			return t, true
 		}
 	}
-	if gs.mounts != nil {
-		gs.mounts.file.Close()
-		gs.mounts = nil
+	if *cache != nil {
+		(*cache).file.Close()
+		*cache = nil
+	}
+	if pid <= 0 {
+		return nil, false
 	}
 	f, err := os.Open(proc + "/" + strconv.Itoa(pid) + "/mountinfo")
 	if err != nil {
@@ -144,8 +158,16 @@ func (gs *guardState) mountsOf(proc string, pid int, ns uint64) (*mountTable, bo
 		f.Close()
 		return nil, false
 	}
-	t := &mountTable{ns: ns, file: f, byID: map[uint64]string{}, point: map[uint64]string{}}
-	for _, line := range strings.Split(string(data), "\n") {
+	t := &mountTable{view: view, file: f, byID: parseMountinfo(string(data))}
+	*cache = t
+	return t, true
+}
+
+// parseMountinfo reads a mountinfo file's lines: "id parent major:minor
+// root point options …".
+func parseMountinfo(data string) map[uint64]mountEntry {
+	out := map[uint64]mountEntry{}
+	for _, line := range strings.Split(data, "\n") {
 		fields := strings.Fields(line)
 		if len(fields) < 5 {
 			continue
@@ -154,11 +176,9 @@ func (gs *guardState) mountsOf(proc string, pid int, ns uint64) (*mountTable, bo
 		if err != nil {
 			continue
 		}
-		t.byID[id] = unescapeMount(fields[3])
-		t.point[id] = unescapeMount(fields[4])
+		out[id] = mountEntry{dev: fields[2], root: unescapeMount(fields[3]), point: unescapeMount(fields[4])}
 	}
-	gs.mounts = t
-	return t, true
+	return out
 }
 
 // unescapeMount reads mountinfo's octal escapes (\040 for a space, \011,

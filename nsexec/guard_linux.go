@@ -239,7 +239,7 @@ type call struct {
 	pid      int
 	root     int    // O_PATH of the process's root, opened on first use (when not the sandbox's, cached)
 	umask    int    // -1 until read
-	mntNS    uint64 // the caller's mount namespace, once read (aliasJudge)
+	view     viewID // the caller's mount namespace and root, once read (sourcePath)
 }
 
 // guardState is what the guard keeps between calls, on the one thread
@@ -281,8 +281,9 @@ type guardState struct {
 	walkRead bool
 	// baseNS is the sandbox's mount namespace; mounts the last nested
 	// one's table (see aliasJudge).
-	baseNS uint64
-	mounts *mountTable
+	baseView   viewID
+	mounts     *mountTable
+	baseMounts *mountTable
 }
 
 // fileID names an inode.
@@ -322,8 +323,10 @@ func (gs *guardState) close() {
 	}
 	gs.forget()
 	gs.forgetPidfds()
-	if gs.mounts != nil {
-		gs.mounts.file.Close()
+	for _, t := range []*mountTable{gs.mounts, gs.baseMounts} {
+		if t != nil {
+			t.file.Close()
+		}
 	}
 }
 
@@ -371,6 +374,9 @@ type place struct {
 	unlinked bool
 	// fileFlags are a descriptor's file status flags (F_GETFL).
 	fileFlags int
+	// as is, for a caller in a mount namespace of its own, the path the
+	// sandbox gives what it reaches there (sourcePath): the one judged.
+	as string
 }
 
 // writesAlready reports whether a descriptor's place is open for writing:
@@ -380,6 +386,9 @@ func (p place) writesAlready() bool {
 }
 
 func (p place) full() string {
+	if p.as != "" {
+		return p.as
+	}
 	if p.name == "." || p.name == "" {
 		return p.path
 	}
@@ -975,6 +984,16 @@ func (k *call) at(dir int, name string) (place, unix.Errno) {
 			return place{dir: -1}, unix.ENOENT
 		}
 		pl.proc, pl.readOnly = fs.Type == unix.PROC_SUPER_MAGIC, fs.Flags&unix.ST_RDONLY != 0
+		if !pl.proc {
+			src, ok := k.sourcePath(pl)
+			if !ok {
+				unix.Close(fd)
+				return place{dir: -1}, unix.EACCES // where it is cannot be told
+			}
+			if src != "" && src != pl.full() {
+				pl.as = src
+			}
+		}
 	} else {
 		// Else the only procfs is the one at /proc: nothing inside may
 		// mount.
@@ -1234,11 +1253,7 @@ func gitNamed(dir, name string) bool {
 func (k *call) judge(pl place) (policy.Name, string) {
 	full := pl.full()
 	n, rule := k.pol.Guard.Judge(full)
-	if n == policy.Free || n == policy.Context {
-		if an, arule := k.aliasJudge(pl); an != policy.Free {
-			return an, arule
-		}
-	}
+
 	if n != policy.Free && n != policy.Context || pl.name == "" || pl.name == "." || pl.dir < 0 || !gitNamed(path.Base(pl.path), pl.name) {
 		return n, rule
 	}

@@ -1282,7 +1282,8 @@ func TestGuardReplacedDenyReadDir(t *testing.T) {
 // it in the sandbox's own mount namespace: once the host replaces the
 // file (which takes the mask's mount with it), neither a plain read nor
 // one through a nested namespace's bind mount of the host's new file
-// onto itself gets the real value. Judged from outside; run as both
+// onto itself, or at another path (a user namespace with no map, made
+// by nsBind), gets the real value. Judged from outside; run as both
 // users (as root, unshare -r cannot write its map here: that part is
 // skipped, and said).
 func TestGuardReplacedMask(t *testing.T) {
@@ -1301,7 +1302,9 @@ func TestGuardReplacedMask(t *testing.T) {
 		}
 		script := `echo "MASK=$(cat ~/.tok)"; touch ready; for i in $(seq 200); do [ -e go ] && break; sleep 0.05; done
 cat ~/.tok; unshare -Ur true 2>/dev/null || echo NO-NESTED-MAP
-unshare -Urm sh -c 'mount --bind ~/.tok ~/.tok && cat ~/.tok'; echo END`
+unshare -Urm sh -c 'mount --bind ~/.tok ~/.tok && cat ~/.tok'
+touch seen; python3 bind.py ~/.tok seen -- cat seen; echo END`
+		b.write("bind.py", nsBind)
 		r := b.runSettings(settings, nil, script)
 		if !strings.Contains(r.stdout, "END") || !strings.Contains(r.stdout, "MASK=fake_value_") {
 			t.Fatalf("the script did not run, or the mask did not read as one: %+v", r)
@@ -2640,32 +2643,62 @@ for i in range(0, len(pairs), 2):
 os.execvp(cmd[0], cmd)
 `
 
-// Under allowNestedUserNamespaces, a protected directory or file the
-// guard alone keeps (deeper than the launch's walk, or made by the host
-// during the run) bound at an ordinary name in a mount namespace of the
-// command's is judged as its mount's source names it: a .vscode bound
-// as alias, a .bashrc onto foo, a hook directory as hk, take no write,
-// removal or new file there. Judged from outside; both users.
+// nsChroot is a Python program that makes a user namespace of its own
+// (no mount namespace), chroots into its first argument and writes each
+// other argument there, then removes the first of them.
+const nsChroot = `import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.unshare(0x10000000) != 0:
+    print("NO-NESTED", os.strerror(ctypes.get_errno())); sys.exit(0)
+os.chroot(sys.argv[1]); os.chdir("/")
+for name in sys.argv[2:]:
+    try:
+        with open("/" + name, "w") as f: f.write("EVIL")
+    except OSError: pass
+try: os.unlink("/" + sys.argv[2])
+except OSError: pass
+print("CHROOTED")
+`
+
+// Under allowNestedUserNamespaces, what the guard alone keeps (deeper
+// than the launch's walk, or made by the host during the run) bound at an
+// ordinary name in a mount namespace of the command's is judged where the
+// sandbox has it: a .vscode bound as alias, a .bashrc onto foo, a hooks
+// directory as hk, a denyWrite match the host made during the run onto
+// bar, a repository's core.hooksPath directory as hp take no write,
+// removal or new file there; nor does a .vscode a process chroots into
+// (in the sandbox's own mount namespace). Judged from outside; both
+// users.
 func TestGuardNestedAlias(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		requireGit(t)
 		b := newBox(t)
 		const deep = "a/b/c/d/e"
 		b.write(deep+"/.vscode/settings.json", b.canary)
 		b.write(deep+"/.bashrc", b.canary)
 		b.write(deep+"/r/.git/HEAD", "ref: refs/heads/main\n")
 		b.write(deep+"/r/.git/hooks/pre-commit", b.canary)
+		hostGit(t, b.path(deep), "init", "-q", "r2")
+		hostGit(t, b.path(deep+"/r2"), "config", "core.hooksPath", ".hk")
+		b.write(deep+"/r2/.hk/pre-commit", b.canary)
+		b.whenReady("ready", "go", 10*time.Second, func() { b.write(deep+"/.env", b.canary) })
+		b.write("hp/", "")
+		b.write("bar", "")
 		b.write("alias/", "")
 		b.write("hk/", "")
 		b.write("foo", "")
 		b.write("bind.py", nsBind)
+		b.write("chroot.py", nsChroot)
 		settings := map[string]any{
 			"allowNestedUserNamespaces": true,
 			"network":                   map[string]any{"allowedDomains": []string{}, "deniedDomains": []string{}},
-			"filesystem":                fsMap{"allowWrite": []string{"."}, "denyRead": []string{}, "denyWrite": []string{}},
+			"filesystem":                fsMap{"allowWrite": []string{"."}, "denyRead": []string{}, "denyWrite": []string{"**/.env"}},
 		}
-		script := `python3 bind.py ` + deep + `/.vscode alias ` + deep + `/.bashrc foo ` + deep + `/r/.git/hooks hk -- sh -c '
+		script := `touch ready; for i in $(seq 200); do [ -e go ] && break; sleep 0.05; done; touch ` + deep + `/r2/x
+python3 bind.py ` + deep + `/.vscode alias ` + deep + `/.bashrc foo ` + deep + `/r/.git/hooks hk ` + deep + `/.env bar ` + deep + `/r2/.hk hp -- sh -c '
 echo EVIL > alias/settings.json; echo EVIL >> foo; rm -f alias/settings.json hk/pre-commit; echo EVIL > alias/tasks.json; echo EVIL > hk/post-checkout
-mv alias/settings.json alias/x; echo BOUND'; echo END`
+echo EVIL > bar; echo EVIL > hp/pre-commit; echo EVIL > hp/post-commit
+mv alias/settings.json alias/x; echo BOUND'; python3 chroot.py ` + deep + `/.vscode settings.json launch.json; echo END`
 		r := b.runSettings(settings, nil, script)
 		if !strings.Contains(r.stdout, "END") {
 			t.Fatalf("the script did not run: %+v", r)
@@ -2673,12 +2706,15 @@ mv alias/settings.json alias/x; echo BOUND'; echo END`
 		if strings.Contains(r.stdout, "NO-") || !strings.Contains(r.stdout, "BOUND") {
 			t.Skipf("the command could not bind in a namespace of its own here: %+v", r)
 		}
-		for _, f := range []string{deep + "/.vscode/settings.json", deep + "/.bashrc", deep + "/r/.git/hooks/pre-commit"} {
+		for _, f := range []string{deep + "/.vscode/settings.json", deep + "/.bashrc", deep + "/r/.git/hooks/pre-commit", deep + "/.env", deep + "/r2/.hk/pre-commit"} {
 			if got := b.read(f); got != b.canary {
 				t.Errorf("%s was written or removed through a bind at another name: %q", f, got)
 			}
 		}
-		for _, f := range []string{deep + "/.vscode/tasks.json", deep + "/r/.git/hooks/post-checkout"} {
+		if !strings.Contains(r.stdout, "CHROOTED") {
+			t.Errorf("the chroot was not tried: %+v", r)
+		}
+		for _, f := range []string{deep + "/.vscode/tasks.json", deep + "/.vscode/launch.json", deep + "/r/.git/hooks/post-checkout", deep + "/r2/.hk/post-commit"} {
 			if _, err := os.Lstat(b.path(f)); err == nil {
 				t.Errorf("%s was made through a bind at another name", f)
 			}
