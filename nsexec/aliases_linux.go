@@ -27,10 +27,14 @@ import (
 // of the host's, and is judged by the caller's path.
 
 // sourcePath is where the sandbox's own mounts put what the caller
-// reaches at pl (ok false when that cannot be told, which refuses the
-// call); "" when the caller is in the sandbox's own mount namespace, or
-// what it reaches is on no filesystem the sandbox mounts.
-func (k *call) sourcePath(pl place) (string, bool) {
+// reaches at name in the directory fd (or, with name "", the file fd
+// itself: a descriptor of the caller's). ok is false when that cannot be
+// told, which refuses the call; the path is "" when the caller has the
+// sandbox's own view, or what it reaches is on no filesystem the
+// sandbox mounts. Paths are compared as srt reads them (a descriptor's
+// path, the caller's root's): the caller's mountinfo names its mount
+// points from its root, which may be a chroot.
+func (k *call) sourcePath(fd int, name string) (string, bool) {
 	if k.view == (viewID{}) {
 		v, ok := k.viewOf(k.pid)
 		if !ok {
@@ -54,20 +58,36 @@ func (k *call) sourcePath(pl place) (string, bool) {
 		return "", false
 	}
 	var dir, at unix.Statx_t
-	if unix.Statx(pl.dir, "", unix.AT_EMPTY_PATH, unix.STATX_MNT_ID, &dir) != nil {
+	if unix.Statx(fd, "", unix.AT_EMPTY_PATH, unix.STATX_MNT_ID, &dir) != nil {
 		return "", false
 	}
 	id, rest := dir.Mnt_id, ""
-	if pl.name != "." && pl.name != "" && unix.Statx(pl.dir, pl.name, unix.AT_SYMLINK_NOFOLLOW|unix.AT_NO_AUTOMOUNT, unix.STATX_MNT_ID, &at) == nil && at.Mnt_id != dir.Mnt_id {
+	if name != "." && name != "" && unix.Statx(fd, name, unix.AT_SYMLINK_NOFOLLOW|unix.AT_NO_AUTOMOUNT, unix.STATX_MNT_ID, &at) == nil && at.Mnt_id != dir.Mnt_id {
 		id = at.Mnt_id // a mount's root at the name itself (a file bound onto it)
 	} else {
 		m, ok := mounts.byID[id]
-		if !ok || !policy.Under(pl.path, m.point) {
+		if !ok {
 			return "", false
 		}
-		rest = strings.TrimPrefix(strings.TrimPrefix(pl.path, m.point), "/")
-		if pl.name != "." && pl.name != "" {
-			rest = path.Join(rest, pl.name)
+		root, e := k.rootFD()
+		if e != 0 {
+			return "", false
+		}
+		rootPath, err := k.gs.pathOf(root)
+		if err != nil {
+			return "", false
+		}
+		here, err := k.gs.pathOf(fd)
+		if err != nil {
+			return "", false
+		}
+		point := path.Join(rootPath, m.point)
+		if !policy.Under(here, point) {
+			return "", false
+		}
+		rest = strings.TrimPrefix(strings.TrimPrefix(here, point), "/")
+		if name != "." && name != "" {
+			rest = path.Join(rest, name)
 		}
 	}
 	m, ok := mounts.byID[id]

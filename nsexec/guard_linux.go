@@ -985,7 +985,7 @@ func (k *call) at(dir int, name string) (place, unix.Errno) {
 		}
 		pl.proc, pl.readOnly = fs.Type == unix.PROC_SUPER_MAGIC, fs.Flags&unix.ST_RDONLY != 0
 		if !pl.proc {
-			src, ok := k.sourcePath(pl)
+			src, ok := k.sourcePath(pl.dir, pl.name)
 			if !ok {
 				unix.Close(fd)
 				return place{dir: -1}, unix.EACCES // where it is cannot be told
@@ -1040,7 +1040,20 @@ func (k *call) ofDescriptor(n int) (place, unix.Errno) {
 		return place{dir: -1}, unix.EBADF
 	}
 	trimmed := strings.TrimSuffix(p, " (deleted)")
-	return place{dir: fd, path: trimmed, unlinked: trimmed != p, fileFlags: fl}, 0
+	pl := place{dir: fd, path: trimmed, unlinked: trimmed != p, fileFlags: fl}
+	if k.pol.NestedNamespaces && !pl.unlinked && strings.HasPrefix(p, "/") {
+		// Reached through another view (a nested bind, a chroot): judged
+		// where the sandbox has it.
+		src, ok := k.sourcePath(fd, "")
+		if !ok {
+			unix.Close(fd)
+			return place{dir: -1}, unix.EACCES
+		}
+		if src != "" {
+			pl.as = src
+		}
+	}
+	return pl, 0
 }
 
 // fdOf is a copy of the command's descriptor n, taken through a pidfd of
@@ -1195,8 +1208,8 @@ func (k *call) judgeAt(pl place) (policy.Name, string) {
 	if pl.name != "" || !strings.HasPrefix(pl.path, "/") {
 		return k.judge(pl)
 	}
-	if !gitNamed(path.Base(path.Dir(pl.path)), path.Base(pl.path)) {
-		return k.pol.Guard.Judge(pl.path) // no name judge looks into
+	if p := pl.full(); !gitNamed(path.Base(path.Dir(p)), path.Base(p)) {
+		return k.pol.Guard.Judge(p) // no name judge looks into
 	}
 	// Found again at its path, it is judged there — if it is the same
 	// file: one that cannot be (a directory on the way the guard may not

@@ -2689,6 +2689,7 @@ func TestGuardNestedAlias(t *testing.T) {
 		b.write("foo", "")
 		b.write("bind.py", nsBind)
 		b.write("chroot.py", nsChroot)
+		b.write("fchmod.py", "import os, sys\nfor p in sys.argv[1:]:\n    try: os.fchmod(os.open(p, os.O_RDONLY), 0o755)\n    except OSError: pass\n")
 		settings := map[string]any{
 			"allowNestedUserNamespaces": true,
 			"network":                   map[string]any{"allowedDomains": []string{}, "deniedDomains": []string{}},
@@ -2697,6 +2698,7 @@ func TestGuardNestedAlias(t *testing.T) {
 		script := `touch ready; for i in $(seq 200); do [ -e go ] && break; sleep 0.05; done; touch ` + deep + `/r2/x
 python3 bind.py ` + deep + `/.vscode alias ` + deep + `/.bashrc foo ` + deep + `/r/.git/hooks hk ` + deep + `/.env bar ` + deep + `/r2/.hk hp -- sh -c '
 echo EVIL > alias/settings.json; echo EVIL >> foo; rm -f alias/settings.json hk/pre-commit; echo EVIL > alias/tasks.json; echo EVIL > hk/post-checkout
+python3 fchmod.py hk/pre-commit alias/settings.json foo hp/pre-commit
 echo EVIL > bar; echo EVIL > hp/pre-commit; echo EVIL > hp/post-commit
 mv alias/settings.json alias/x; echo BOUND'; python3 chroot.py ` + deep + `/.vscode settings.json launch.json; echo END`
 		r := b.runSettings(settings, nil, script)
@@ -2709,6 +2711,11 @@ mv alias/settings.json alias/x; echo BOUND'; python3 chroot.py ` + deep + `/.vsc
 		for _, f := range []string{deep + "/.vscode/settings.json", deep + "/.bashrc", deep + "/r/.git/hooks/pre-commit", deep + "/.env", deep + "/r2/.hk/pre-commit"} {
 			if got := b.read(f); got != b.canary {
 				t.Errorf("%s was written or removed through a bind at another name: %q", f, got)
+			}
+		}
+		for _, f := range []string{deep + "/.vscode/settings.json", deep + "/.bashrc", deep + "/r/.git/hooks/pre-commit", deep + "/r2/.hk/pre-commit"} {
+			if fi, err := os.Stat(b.path(f)); err == nil && fi.Mode().Perm() != 0o644 {
+				t.Errorf("%s changed mode through a descriptor opened at another name: %v", f, fi.Mode())
 			}
 		}
 		if !strings.Contains(r.stdout, "CHROOTED") {
