@@ -1,7 +1,6 @@
 package nsexec
 
 import (
-	"io"
 	"os"
 	"path"
 	"strconv"
@@ -34,78 +33,97 @@ import (
 // sandbox mounts. Paths are compared as srt reads them (a descriptor's
 // path, the caller's root's): the caller's mountinfo names its mount
 // points from its root, which may be a chroot.
-func (k *call) sourcePath(fd int, name string) (string, bool) {
+func (k *call) sourcePath(fd int, name string) (src string, mountRoot, ok bool) {
 	if k.view == (viewID{}) {
 		v, ok := k.viewOf(k.pid)
 		if !ok {
-			return "", false
+			return "", false, false
 		}
 		k.view = v
 	}
 	base, ok := k.baseView()
 	if !ok {
-		return "", false
+		return "", false, false
 	}
 	if k.view == base {
-		return "", true
+		return "", false, true
 	}
-	mounts, ok := k.gs.mountsOf(&k.gs.mounts, k.pol.Proc, k.pid, k.view)
-	if !ok {
-		return "", false
-	}
-	sandbox, ok := k.gs.mountsOf(&k.gs.baseMounts, k.pol.Proc, int(k.pol.initPid.Load()), base)
-	if !ok {
-		return "", false
-	}
+	// fd holds its mount: its id is no other's while the guard looks.
+	// The caller's table is read after, each call (mount ids are given
+	// again once free, and a mountinfo file does not reliably say it
+	// changed); the sandbox's own, once (the command cannot mount there).
 	var dir, at unix.Statx_t
 	if unix.Statx(fd, "", unix.AT_EMPTY_PATH, unix.STATX_MNT_ID, &dir) != nil {
-		return "", false
+		return "", false, false
 	}
-	id, rest := dir.Mnt_id, ""
 	if name != "." && name != "" && unix.Statx(fd, name, unix.AT_SYMLINK_NOFOLLOW|unix.AT_NO_AUTOMOUNT, unix.STATX_MNT_ID, &at) == nil && at.Mnt_id != dir.Mnt_id {
-		id = at.Mnt_id // a mount's root at the name itself (a file bound onto it)
-	} else {
-		m, ok := mounts.byID[id]
+		// A mount's root at the name itself (a file bound onto it): the
+		// guard holds nothing of that mount, which another thread may
+		// swap before the call is made. What would change or read what
+		// is there is refused (place.mountRoot); what only meets the
+		// name (mkdir: EEXIST; unlink, rename: EBUSY) goes on.
+		return "", true, true
+	}
+	mounts, ok := readMounts(k.pol.Proc, k.pid)
+	if !ok {
+		return "", false, false
+	}
+	if k.gs.baseMounts == nil || k.gs.baseView != base {
+		t, ok := readMounts(k.pol.Proc, int(k.pol.initPid.Load()))
 		if !ok {
-			return "", false
+			return "", false, false
 		}
+		k.gs.baseMounts = t
+	}
+	sandbox := k.gs.baseMounts
+	here, err := k.gs.pathOf(fd)
+	if err != nil {
+		return "", false, false
+	}
+	var point string
+	m, ok := mounts[dir.Mnt_id]
+	switch {
+	case ok:
+		// Its point is named from the caller's root.
 		root, e := k.rootFD()
 		if e != 0 {
-			return "", false
+			return "", false, false
 		}
 		rootPath, err := k.gs.pathOf(root)
 		if err != nil {
-			return "", false
+			return "", false, false
 		}
-		here, err := k.gs.pathOf(fd)
-		if err != nil {
-			return "", false
+		point = path.Join(rootPath, m.point)
+	case k.view.ns == base.ns:
+		// A chroot in the sandbox's own namespace: the caller's table
+		// leaves out the mount that holds its root, which is one of
+		// the sandbox's, named from the sandbox's root.
+		if m, ok = sandbox[dir.Mnt_id]; !ok {
+			return "", false, false
 		}
-		point := path.Join(rootPath, m.point)
-		if !policy.Under(here, point) {
-			return "", false
-		}
-		rest = strings.TrimPrefix(strings.TrimPrefix(here, point), "/")
-		if name != "." && name != "" {
-			rest = path.Join(rest, name)
-		}
+		point = m.point
+	default:
+		return "", false, false
 	}
-	m, ok := mounts.byID[id]
-	if !ok {
-		return "", false
+	if !policy.Under(here, point) {
+		return "", false, false
+	}
+	rest := strings.TrimPrefix(strings.TrimPrefix(here, point), "/")
+	if name != "." && name != "" {
+		rest = path.Join(rest, name)
 	}
 	// The sandbox's mount of the same filesystem whose root holds m's,
 	// the most specific: where it is, and the rest of m's root beneath.
 	best, bestRoot := "", -1
-	for _, s := range sandbox.byID {
+	for _, s := range sandbox {
 		if s.dev == m.dev && policy.Under(m.root, s.root) && len(s.root) > bestRoot {
 			best, bestRoot = path.Join(s.point, strings.TrimPrefix(m.root, s.root)), len(s.root)
 		}
 	}
 	if bestRoot < 0 {
-		return "", true // a filesystem of the caller's own
+		return "", false, true // a filesystem of the caller's own
 	}
-	return path.Join(best, rest), true
+	return path.Join(best, rest), false, true
 }
 
 // viewID is how a process sees the tree: its mount namespace and its
@@ -139,56 +157,31 @@ func (k *call) baseView() (viewID, bool) {
 	return v, ok
 }
 
-// mountTable is a mount namespace's mounts by id.
-type mountTable struct {
-	view viewID
-	file *os.File // the mountinfo it was read from, polled for changes
-	byID map[uint64]mountEntry
-}
-
 // mountEntry is one mount: its filesystem (major:minor), its root (the
 // path of its top within that filesystem) and its point (where it is,
 // in the reading process's root).
 type mountEntry struct{ dev, root, point string }
 
-// mountsOf returns the mounts pid sees (its view: points are in its
-// root), cached in *cache: read again when the kernel says the table
-// changed since (a mountinfo file polls POLLPRI then), or for another
-// view.
-func (gs *guardState) mountsOf(cache **mountTable, proc string, pid int, view viewID) (*mountTable, bool) {
-	if t := *cache; t != nil && t.view == view {
-		fds := []unix.PollFd{{Fd: int32(t.file.Fd()), Events: unix.POLLPRI}}
-		if n, err := unix.Poll(fds, 0); err == nil && n == 0 {
-			return t, true
-		}
-	}
-	if *cache != nil {
-		(*cache).file.Close()
-		*cache = nil
-	}
+// readMounts reads the mounts pid sees, by id.
+func readMounts(proc string, pid int) (map[uint64]mountEntry, bool) {
 	if pid <= 0 {
 		return nil, false
 	}
-	f, err := os.Open(proc + "/" + strconv.Itoa(pid) + "/mountinfo")
+	data, err := os.ReadFile(proc + "/" + strconv.Itoa(pid) + "/mountinfo")
 	if err != nil {
 		return nil, false
 	}
-	data, err := io.ReadAll(io.LimitReader(f, 16<<20))
-	if err != nil {
-		f.Close()
-		return nil, false
-	}
-	t := &mountTable{view: view, file: f, byID: parseMountinfo(string(data))}
-	*cache = t
-	return t, true
+	return parseMountinfo(string(data)), true
 }
 
 // parseMountinfo reads a mountinfo file's lines: "id parent major:minor
-// root point options …".
+// root point options …", fields split at single spaces (the kernel
+// escapes a space, tab, newline and backslash in a path, and nothing
+// else: a \v or \u00a0 in a name is the name's).
 func parseMountinfo(data string) map[uint64]mountEntry {
 	out := map[uint64]mountEntry{}
 	for _, line := range strings.Split(data, "\n") {
-		fields := strings.Fields(line)
+		fields := strings.Split(line, " ")
 		if len(fields) < 5 {
 			continue
 		}

@@ -19,3 +19,26 @@ func TestUnescapeMount(t *testing.T) {
 		}
 	}
 }
+
+// A mountinfo line splits at single spaces only: a vertical tab, a form
+// feed or a no-break space in a path is the path's (the kernel escapes
+// only a space, tab, newline and backslash).
+func TestParseMountinfo(t *testing.T) {
+	data := "240 226 0:40 /w/x\vy/.vscode /w/d3 rw,relatime - tmpfs tmpfs rw\n" +
+		"241 226 0:40 /w/a\u00a0b/c /w/d\\040e rw - tmpfs tmpfs rw\n" +
+		"242 226 8:1 / / rw - ext4 /dev/vda1 rw\n"
+	got := parseMountinfo(data)
+	want := map[uint64]mountEntry{
+		240: {dev: "0:40", root: "/w/x\vy/.vscode", point: "/w/d3"},
+		241: {dev: "0:40", root: "/w/a\u00a0b/c", point: "/w/d e"},
+		242: {dev: "8:1", root: "/", point: "/"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("parseMountinfo = %v", got)
+	}
+	for id, w := range want {
+		if got[id] != w {
+			t.Errorf("mount %d = %+v, want %+v", id, got[id], w)
+		}
+	}
+}

@@ -282,8 +282,7 @@ type guardState struct {
 	// baseNS is the sandbox's mount namespace; mounts the last nested
 	// one's table (see aliasJudge).
 	baseView   viewID
-	mounts     *mountTable
-	baseMounts *mountTable
+	baseMounts map[uint64]mountEntry
 }
 
 // fileID names an inode.
@@ -323,11 +322,6 @@ func (gs *guardState) close() {
 	}
 	gs.forget()
 	gs.forgetPidfds()
-	for _, t := range []*mountTable{gs.mounts, gs.baseMounts} {
-		if t != nil {
-			t.file.Close()
-		}
-	}
 }
 
 // forgetPidfds empties the pidfd cache.
@@ -376,7 +370,11 @@ type place struct {
 	fileFlags int
 	// as is, for a caller in a mount namespace of its own, the path the
 	// sandbox gives what it reaches there (sourcePath): the one judged.
-	as string
+	// mountRoot: the name itself is a mount's root in the caller's own
+	// view, which may change before the call is made: nothing is opened,
+	// read or changed there.
+	as        string
+	mountRoot bool
 }
 
 // writesAlready reports whether a descriptor's place is open for writing:
@@ -985,7 +983,7 @@ func (k *call) at(dir int, name string) (place, unix.Errno) {
 		}
 		pl.proc, pl.readOnly = fs.Type == unix.PROC_SUPER_MAGIC, fs.Flags&unix.ST_RDONLY != 0
 		if !pl.proc {
-			src, ok := k.sourcePath(pl.dir, pl.name)
+			src, mountRoot, ok := k.sourcePath(pl.dir, pl.name)
 			if !ok {
 				unix.Close(fd)
 				return place{dir: -1}, unix.EACCES // where it is cannot be told
@@ -993,6 +991,7 @@ func (k *call) at(dir int, name string) (place, unix.Errno) {
 			if src != "" && src != pl.full() {
 				pl.as = src
 			}
+			pl.mountRoot = mountRoot
 		}
 	} else {
 		// Else the only procfs is the one at /proc: nothing inside may
@@ -1044,7 +1043,7 @@ func (k *call) ofDescriptor(n int) (place, unix.Errno) {
 	if k.pol.NestedNamespaces && !pl.unlinked && strings.HasPrefix(p, "/") {
 		// Reached through another view (a nested bind, a chroot): judged
 		// where the sandbox has it.
-		src, ok := k.sourcePath(fd, "")
+		src, _, ok := k.sourcePath(fd, "")
 		if !ok {
 			unix.Close(fd)
 			return place{dir: -1}, unix.EACCES
@@ -2392,8 +2391,21 @@ func (k *call) hop(pl place, e unix.Errno, hops, flags int) (a answer, done bool
 		return refused(unix.ELOOP), true
 	case pl.name == "":
 		return k.reopen(pl, flags), true
+	case pl.mountRoot:
+		return refused(k.atMountRoot("open", pl)), true
 	}
 	return answer{}, false
+}
+
+// atMountRoot refuses (EACCES) opening or changing what is at pl, a
+// mount's root in the caller's own view (a file bound onto the name):
+// another thread may swap that mount between the guard's look and the
+// call (see sourcePath).
+func (k *call) atMountRoot(op string, pl place) unix.Errno {
+	full := pl.full()
+	pl.close()
+	return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: full,
+		Reason: "a mount in the command's own mount namespace at the name itself, which could change before the call is made"})
 }
 
 // createAt makes the file at pl, judged free, for open(flags, mode): the

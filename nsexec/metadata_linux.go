@@ -204,6 +204,8 @@ func (k *call) metaTarget(c seccomp.MetaCall) (pl place, target int, st unix.Sta
 			return fail(unix.EPERM)
 		case pl.name == "" || pl.name == ".":
 			return done(pl) // a descriptor of the command's, or a directory
+		case pl.mountRoot:
+			return fail(k.atMountRoot(c.Op.String(), pl))
 		}
 		// The file is pinned first and then looked at, so what is judged
 		// is what is changed, whatever replaces the name meanwhile.

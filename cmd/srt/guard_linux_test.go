@@ -2660,6 +2660,34 @@ except OSError: pass
 print("CHROOTED")
 `
 
+// nsRebind is a Python program that makes a user and a mount namespace
+// of its own, binds its directory own at its second argument and a
+// directory whose path holds a vertical tab (third argument) at its
+// fourth, writes settings.json in the latter and a file in the former,
+// then, ten times, unbinds own and binds its first argument there
+// instead (the kernel gives the freed mount id again), writes
+// settings.json there, and binds own back.
+const nsRebind = `import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.unshare(0x10000000 | 0x00020000) != 0:
+    print("NO-NESTED"); sys.exit(0)
+def write(p):
+    try:
+        with open(p, "w") as f: f.write("EVIL")
+    except OSError: pass
+libc.mount(b"own", sys.argv[2].encode(), None, 4096, None)
+libc.mount(sys.argv[3].encode(), sys.argv[4].encode(), None, 4096, None)
+write(sys.argv[4] + "/settings.json")
+for i in range(10):
+    write(sys.argv[2] + "/x")
+    libc.umount2(sys.argv[2].encode(), 0)
+    libc.mount(sys.argv[1].encode(), sys.argv[2].encode(), None, 4096, None)
+    write(sys.argv[2] + "/settings.json")
+    libc.umount2(sys.argv[2].encode(), 0)
+    libc.mount(b"own", sys.argv[2].encode(), None, 4096, None)
+print("REBOUND")
+`
+
 // Under allowNestedUserNamespaces, what the guard alone keeps (deeper
 // than the launch's walk, or made by the host during the run) bound at an
 // ordinary name in a mount namespace of the command's is judged where the
@@ -2689,6 +2717,12 @@ func TestGuardNestedAlias(t *testing.T) {
 		b.write("foo", "")
 		b.write("bind.py", nsBind)
 		b.write("chroot.py", nsChroot)
+		b.write("rebind.py", nsRebind)
+		b.write("d2/", "")
+		b.write("own/", "")
+		b.write("cr/", "")
+		b.write("m/n/o/p/q/.vscode/settings.json", b.canary)
+		b.write("d3/", "")
 		b.write("fchmod.py", "import os, sys\nfor p in sys.argv[1:]:\n    try: os.fchmod(os.open(p, os.O_RDONLY), 0o755)\n    except OSError: pass\n")
 		settings := map[string]any{
 			"allowNestedUserNamespaces": true,
@@ -2700,7 +2734,8 @@ python3 bind.py ` + deep + `/.vscode alias ` + deep + `/.bashrc foo ` + deep + `
 echo EVIL > alias/settings.json; echo EVIL >> foo; rm -f alias/settings.json hk/pre-commit; echo EVIL > alias/tasks.json; echo EVIL > hk/post-checkout
 python3 fchmod.py hk/pre-commit alias/settings.json foo hp/pre-commit
 echo EVIL > bar; echo EVIL > hp/pre-commit; echo EVIL > hp/post-commit
-mv alias/settings.json alias/x; echo BOUND'; python3 chroot.py ` + deep + `/.vscode settings.json launch.json; echo END`
+mv alias/settings.json alias/x; echo BOUND'; python3 chroot.py ` + deep + `/.vscode settings.json launch.json; python3 chroot.py cr gone kept
+V=$(printf '\v'); mv m/n/o/p "m/n/o/x${V}y" && python3 rebind.py "m/n/o/x${V}y/q/.vscode" d2 "m/n/o/x${V}y/q/.vscode" d3; mv "m/n/o/x${V}y" m/n/o/p; echo END`
 		r := b.runSettings(settings, nil, script)
 		if !strings.Contains(r.stdout, "END") {
 			t.Fatalf("the script did not run: %+v", r)
@@ -2708,7 +2743,7 @@ mv alias/settings.json alias/x; echo BOUND'; python3 chroot.py ` + deep + `/.vsc
 		if strings.Contains(r.stdout, "NO-") || !strings.Contains(r.stdout, "BOUND") {
 			t.Skipf("the command could not bind in a namespace of its own here: %+v", r)
 		}
-		for _, f := range []string{deep + "/.vscode/settings.json", deep + "/.bashrc", deep + "/r/.git/hooks/pre-commit", deep + "/.env", deep + "/r2/.hk/pre-commit"} {
+		for _, f := range []string{deep + "/.vscode/settings.json", deep + "/.bashrc", deep + "/r/.git/hooks/pre-commit", deep + "/.env", deep + "/r2/.hk/pre-commit", "m/n/o/p/q/.vscode/settings.json"} {
 			if got := b.read(f); got != b.canary {
 				t.Errorf("%s was written or removed through a bind at another name: %q", f, got)
 			}
@@ -2717,6 +2752,9 @@ mv alias/settings.json alias/x; echo BOUND'; python3 chroot.py ` + deep + `/.vsc
 			if fi, err := os.Stat(b.path(f)); err == nil && fi.Mode().Perm() != 0o644 {
 				t.Errorf("%s changed mode through a descriptor opened at another name: %v", f, fi.Mode())
 			}
+		}
+		if b.read("cr/kept") != "EVIL" {
+			t.Errorf("a process chrooted into a directory of its own could not write there: %+v", r)
 		}
 		if !strings.Contains(r.stdout, "CHROOTED") {
 			t.Errorf("the chroot was not tried: %+v", r)
