@@ -33,20 +33,20 @@ import (
 // sandbox mounts. Paths are compared as srt reads them (a descriptor's
 // path, the caller's root's): the caller's mountinfo names its mount
 // points from its root, which may be a chroot.
-func (k *call) sourcePath(fd int, name string) (src string, mountRoot, ok bool) {
+func (k *call) sourcePath(fd int, name string) (src string, mnt uint64, ok bool) {
 	if k.view == (viewID{}) {
 		v, ok := k.viewOf(k.pid)
 		if !ok {
-			return "", false, false
+			return "", 0, false
 		}
 		k.view = v
 	}
 	base, ok := k.baseView()
 	if !ok {
-		return "", false, false
+		return "", 0, false
 	}
 	if k.view == base {
-		return "", false, true
+		return "", 0, true
 	}
 	// fd holds its mount: its id is no other's while the guard looks.
 	// The caller's table is read after, each call (mount ids are given
@@ -54,31 +54,47 @@ func (k *call) sourcePath(fd int, name string) (src string, mountRoot, ok bool) 
 	// changed); the sandbox's own, once (the command cannot mount there).
 	var dir, at unix.Statx_t
 	if unix.Statx(fd, "", unix.AT_EMPTY_PATH, unix.STATX_MNT_ID, &dir) != nil {
-		return "", false, false
+		return "", 0, false
+	}
+	mnt, ok = uniqueMount(fd)
+	if !ok {
+		return "", 0, false
 	}
 	if name != "." && name != "" && unix.Statx(fd, name, unix.AT_SYMLINK_NOFOLLOW|unix.AT_NO_AUTOMOUNT, unix.STATX_MNT_ID, &at) == nil && at.Mnt_id != dir.Mnt_id {
 		// A mount's root at the name itself (a file bound onto it): the
-		// guard holds nothing of that mount, which another thread may
-		// swap before the call is made. What would change or read what
-		// is there is refused (place.mountRoot); what only meets the
-		// name (mkdir: EEXIST; unlink, rename: EBUSY) goes on.
-		return "", true, true
+		// guard pins it, and judges where the sandbox has its root; what
+		// the call then opens or changes there must be on that very
+		// mount (verified by its unique id, which no other mount is
+		// ever given), else another thread swapped it meanwhile.
+		pin, err := unix.Openat(fd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return "", 0, false
+		}
+		defer unix.Close(pin)
+		var p unix.Statx_t
+		if unix.Statx(pin, "", unix.AT_EMPTY_PATH, unix.STATX_MNT_ID, &p) != nil {
+			return "", 0, false
+		}
+		if mnt, ok = uniqueMount(pin); !ok {
+			return "", 0, false
+		}
+		fd, name, dir = pin, "", p
 	}
 	mounts, ok := readMounts(k.pol.Proc, k.pid)
 	if !ok {
-		return "", false, false
+		return "", 0, false
 	}
 	if k.gs.baseMounts == nil || k.gs.baseView != base {
 		t, ok := readMounts(k.pol.Proc, int(k.pol.initPid.Load()))
 		if !ok {
-			return "", false, false
+			return "", 0, false
 		}
 		k.gs.baseMounts = t
 	}
 	sandbox := k.gs.baseMounts
 	here, err := k.gs.pathOf(fd)
 	if err != nil {
-		return "", false, false
+		return "", 0, false
 	}
 	var point string
 	m, ok := mounts[dir.Mnt_id]
@@ -87,11 +103,11 @@ func (k *call) sourcePath(fd int, name string) (src string, mountRoot, ok bool) 
 		// Its point is named from the caller's root.
 		root, e := k.rootFD()
 		if e != 0 {
-			return "", false, false
+			return "", 0, false
 		}
 		rootPath, err := k.gs.pathOf(root)
 		if err != nil {
-			return "", false, false
+			return "", 0, false
 		}
 		point = path.Join(rootPath, m.point)
 	case k.view.ns == base.ns:
@@ -99,14 +115,14 @@ func (k *call) sourcePath(fd int, name string) (src string, mountRoot, ok bool) 
 		// leaves out the mount that holds its root, which is one of
 		// the sandbox's, named from the sandbox's root.
 		if m, ok = sandbox[dir.Mnt_id]; !ok {
-			return "", false, false
+			return "", 0, false
 		}
 		point = m.point
 	default:
-		return "", false, false
+		return "", 0, false
 	}
 	if !policy.Under(here, point) {
-		return "", false, false
+		return "", 0, false
 	}
 	rest := strings.TrimPrefix(strings.TrimPrefix(here, point), "/")
 	if name != "." && name != "" {
@@ -121,9 +137,56 @@ func (k *call) sourcePath(fd int, name string) (src string, mountRoot, ok bool) 
 		}
 	}
 	if bestRoot < 0 {
-		return "", false, true // a filesystem of the caller's own
+		// A filesystem the sandbox does not mount: one of the caller's
+		// own making. A fresh tmpfs (or the like) holds nothing of the
+		// host's; an overlay's layers, or anything else, may show the
+		// host's files, which cannot be named where the sandbox has
+		// them.
+		if !freshFS[m.fstype] {
+			return "", 0, false
+		}
+		return "", mnt, true
 	}
-	return path.Join(best, rest), false, true
+	return path.Join(best, rest), mnt, true
+}
+
+// uniqueMount is the unique id of the mount fd lies on (no other mount
+// is ever given it).
+func uniqueMount(fd int) (uint64, bool) {
+	var x unix.Statx_t
+	if unix.Statx(fd, "", unix.AT_EMPTY_PATH, unix.STATX_MNT_ID_UNIQUE, &x) != nil || x.Mask&unix.STATX_MNT_ID_UNIQUE == 0 {
+		return 0, false
+	}
+	return x.Mnt_id, true
+}
+
+// openAt opens pl's name for the guard with flags (O_NOFOLLOW and
+// O_CLOEXEC added by the caller) and mode. For a caller with its own
+// view (pl.mnt set), the file opened must lie on the mount the guard
+// judged: a mount another thread puts at the name after the judge would
+// otherwise be crossed. O_TRUNC waits until that is known.
+func (k *call) openAt(pl place, flags int, mode uint32) (int, error) {
+	if pl.mnt == 0 {
+		return unix.Openat(pl.dir, pl.name, flags, mode)
+	}
+	fd, err := unix.Openat(pl.dir, pl.name, flags&^unix.O_TRUNC, mode)
+	if err != nil {
+		return -1, err
+	}
+	if id, ok := uniqueMount(fd); !ok || id != pl.mnt {
+		unix.Close(fd)
+		return -1, unix.EACCES
+	}
+	if flags&unix.O_TRUNC != 0 && flags&unix.O_ACCMODE != unix.O_RDONLY {
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
+			if err := unix.Ftruncate(fd, 0); err != nil {
+				unix.Close(fd)
+				return -1, err
+			}
+		}
+	}
+	return fd, nil
 }
 
 // viewID is how a process sees the tree: its mount namespace and its
@@ -157,10 +220,14 @@ func (k *call) baseView() (viewID, bool) {
 	return v, ok
 }
 
-// mountEntry is one mount: its filesystem (major:minor), its root (the
-// path of its top within that filesystem) and its point (where it is,
-// in the reading process's root).
-type mountEntry struct{ dev, root, point string }
+// mountEntry is one mount: its filesystem (major:minor) and its type,
+// its root (the path of its top within that filesystem) and its point
+// (where it is, in the reading process's root).
+type mountEntry struct{ dev, root, point, fstype string }
+
+// freshFS are the filesystem types a process makes empty and of its own
+// (a new instance holds nothing of the host's).
+var freshFS = map[string]bool{"tmpfs": true, "ramfs": true, "devpts": true, "mqueue": true, "sysfs": true, "cgroup2": true, "cgroup": true}
 
 // readMounts reads the mounts pid sees, by id.
 func readMounts(proc string, pid int) (map[uint64]mountEntry, bool) {
@@ -189,7 +256,14 @@ func parseMountinfo(data string) map[uint64]mountEntry {
 		if err != nil {
 			continue
 		}
-		out[id] = mountEntry{dev: fields[2], root: unescapeMount(fields[3]), point: unescapeMount(fields[4])}
+		e := mountEntry{dev: fields[2], root: unescapeMount(fields[3]), point: unescapeMount(fields[4])}
+		for i := 5; i+1 < len(fields); i++ {
+			if fields[i] == "-" {
+				e.fstype = fields[i+1]
+				break
+			}
+		}
+		out[id] = e
 	}
 	return out
 }

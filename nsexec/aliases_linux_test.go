@@ -29,9 +29,9 @@ func TestParseMountinfo(t *testing.T) {
 		"242 226 8:1 / / rw - ext4 /dev/vda1 rw\n"
 	got := parseMountinfo(data)
 	want := map[uint64]mountEntry{
-		240: {dev: "0:40", root: "/w/x\vy/.vscode", point: "/w/d3"},
-		241: {dev: "0:40", root: "/w/a\u00a0b/c", point: "/w/d e"},
-		242: {dev: "8:1", root: "/", point: "/"},
+		240: {dev: "0:40", root: "/w/x\vy/.vscode", point: "/w/d3", fstype: "tmpfs"},
+		241: {dev: "0:40", root: "/w/a\u00a0b/c", point: "/w/d e", fstype: "tmpfs"},
+		242: {dev: "8:1", root: "/", point: "/", fstype: "ext4"},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("parseMountinfo = %v", got)

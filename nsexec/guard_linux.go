@@ -370,11 +370,11 @@ type place struct {
 	fileFlags int
 	// as is, for a caller in a mount namespace of its own, the path the
 	// sandbox gives what it reaches there (sourcePath): the one judged.
-	// mountRoot: the name itself is a mount's root in the caller's own
-	// view, which may change before the call is made: nothing is opened,
-	// read or changed there.
-	as        string
-	mountRoot bool
+	// mnt, for such a caller, is the unique id of the mount the guard
+	// judged (the directory's, or the one at the name): what it opens
+	// there must lie on it (openAt).
+	as  string
+	mnt uint64
 }
 
 // writesAlready reports whether a descriptor's place is open for writing:
@@ -983,7 +983,7 @@ func (k *call) at(dir int, name string) (place, unix.Errno) {
 		}
 		pl.proc, pl.readOnly = fs.Type == unix.PROC_SUPER_MAGIC, fs.Flags&unix.ST_RDONLY != 0
 		if !pl.proc {
-			src, mountRoot, ok := k.sourcePath(pl.dir, pl.name)
+			src, mnt, ok := k.sourcePath(pl.dir, pl.name)
 			if !ok {
 				unix.Close(fd)
 				return place{dir: -1}, unix.EACCES // where it is cannot be told
@@ -991,7 +991,7 @@ func (k *call) at(dir int, name string) (place, unix.Errno) {
 			if src != "" && src != pl.full() {
 				pl.as = src
 			}
-			pl.mountRoot = mountRoot
+			pl.mnt = mnt
 		}
 	} else {
 		// Else the only procfs is the one at /proc: nothing inside may
@@ -2391,21 +2391,8 @@ func (k *call) hop(pl place, e unix.Errno, hops, flags int) (a answer, done bool
 		return refused(unix.ELOOP), true
 	case pl.name == "":
 		return k.reopen(pl, flags), true
-	case pl.mountRoot:
-		return refused(k.atMountRoot("open", pl)), true
 	}
 	return answer{}, false
-}
-
-// atMountRoot refuses (EACCES) opening or changing what is at pl, a
-// mount's root in the caller's own view (a file bound onto the name):
-// another thread may swap that mount between the guard's look and the
-// call (see sourcePath).
-func (k *call) atMountRoot(op string, pl place) unix.Errno {
-	full := pl.full()
-	pl.close()
-	return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: full,
-		Reason: "a mount in the command's own mount namespace at the name itself, which could change before the call is made"})
 }
 
 // createAt makes the file at pl, judged free, for open(flags, mode): the
@@ -2426,7 +2413,7 @@ func (k *call) createAt(pl place, flags int, mode uint32) (a answer, opened bool
 	}
 	var fd int
 	if e := k.creating(func() (err error) {
-		fd, err = unix.Openat(pl.dir, pl.name, flags|unix.O_NOFOLLOW|unix.O_NOCTTY|unix.O_CLOEXEC, mode)
+		fd, err = k.openAt(pl, flags|unix.O_NOFOLLOW|unix.O_NOCTTY|unix.O_CLOEXEC, mode)
 		return err
 	}); e != 0 {
 		return refused(e), true
@@ -2484,7 +2471,7 @@ func (k *call) openExisting(pl place, st *unix.Stat_t, full string, n policy.Nam
 		}
 		var fd int
 		e := k.creating(func() (err error) {
-			fd, err = unix.Openat(pl.dir, pl.name, flags|unix.O_NOFOLLOW|unix.O_NOCTTY|unix.O_CLOEXEC, mode)
+			fd, err = k.openAt(pl, flags|unix.O_NOFOLLOW|unix.O_NOCTTY|unix.O_CLOEXEC, mode)
 			return err
 		})
 		if e == unix.ELOOP && flags&unix.O_NOFOLLOW == 0 {
@@ -2548,7 +2535,7 @@ func (k *call) openReadAt(pl place, st *unix.Stat_t, flags int) (answer, bool) {
 			return k.reopenAt(pl, flags, true), false
 		}
 	}
-	fd, err := unix.Openat(pl.dir, pl.name, flags|unix.O_NOFOLLOW|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	fd, err := k.openAt(pl, flags|unix.O_NOFOLLOW|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if err == unix.ELOOP && flags&(unix.O_NOFOLLOW|unix.O_PATH) == 0 {
 		return answer{}, true
 	}
@@ -2699,7 +2686,7 @@ func (k *call) ofInit(n int) bool {
 // it (the node itself, whatever replaces the name meanwhile); mayBlock:
 // on a thread of its own.
 func (k *call) reopenAt(pl place, flags int, mayBlock bool) answer {
-	fd, err := unix.Openat(pl.dir, pl.name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := k.openAt(pl, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return refused(errnoOf(err))
 	}

@@ -204,12 +204,10 @@ func (k *call) metaTarget(c seccomp.MetaCall) (pl place, target int, st unix.Sta
 			return fail(unix.EPERM)
 		case pl.name == "" || pl.name == ".":
 			return done(pl) // a descriptor of the command's, or a directory
-		case pl.mountRoot:
-			return fail(k.atMountRoot(c.Op.String(), pl))
 		}
 		// The file is pinned first and then looked at, so what is judged
 		// is what is changed, whatever replaces the name meanwhile.
-		fd, err := unix.Openat(pl.dir, pl.name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		fd, err := k.openAt(pl, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err != nil {
 			pl.close()
 			return fail(errnoOf(err))

@@ -2695,7 +2695,8 @@ print("REBOUND")
 // directory as hk, a denyWrite match the host made during the run onto
 // bar, a repository's core.hooksPath directory as hp take no write,
 // removal or new file there; nor does a .vscode a process chroots into
-// (in the sandbox's own mount namespace). Judged from outside; both
+// (in the sandbox's own mount namespace); nor is a denyRead file the
+// host made during the run read through an overlay of its directory. Judged from outside; both
 // users.
 func TestGuardNestedAlias(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
@@ -2709,7 +2710,13 @@ func TestGuardNestedAlias(t *testing.T) {
 		hostGit(t, b.path(deep), "init", "-q", "r2")
 		hostGit(t, b.path(deep+"/r2"), "config", "core.hooksPath", ".hk")
 		b.write(deep+"/r2/.hk/pre-commit", b.canary)
-		b.whenReady("ready", "go", 10*time.Second, func() { b.write(deep+"/.env", b.canary) })
+		b.write("z/", "")
+		b.write("zz/", "")
+		b.write("ov/", "")
+		b.whenReady("ready", "go", 10*time.Second, func() {
+			b.write(deep+"/.env", b.canary)
+			b.write("z/secret.txt", "LATE-"+b.canary)
+		})
 		b.write("hp/", "")
 		b.write("bar", "")
 		b.write("alias/", "")
@@ -2727,7 +2734,7 @@ func TestGuardNestedAlias(t *testing.T) {
 		settings := map[string]any{
 			"allowNestedUserNamespaces": true,
 			"network":                   map[string]any{"allowedDomains": []string{}, "deniedDomains": []string{}},
-			"filesystem":                fsMap{"allowWrite": []string{"."}, "denyRead": []string{}, "denyWrite": []string{"**/.env"}},
+			"filesystem":                fsMap{"allowWrite": []string{"."}, "denyRead": []string{"**/secret.txt"}, "denyWrite": []string{"**/.env"}},
 		}
 		script := `touch ready; for i in $(seq 200); do [ -e go ] && break; sleep 0.05; done; touch ` + deep + `/r2/x
 python3 bind.py ` + deep + `/.vscode alias ` + deep + `/.bashrc foo ` + deep + `/r/.git/hooks hk ` + deep + `/.env bar ` + deep + `/r2/.hk hp -- sh -c '
@@ -2735,6 +2742,7 @@ echo EVIL > alias/settings.json; echo EVIL >> foo; rm -f alias/settings.json hk/
 python3 fchmod.py hk/pre-commit alias/settings.json foo hp/pre-commit
 echo EVIL > bar; echo EVIL > hp/pre-commit; echo EVIL > hp/post-commit
 mv alias/settings.json alias/x; echo BOUND'; python3 chroot.py ` + deep + `/.vscode settings.json launch.json; python3 chroot.py cr gone kept
+python3 -c 'import ctypes, os; l = ctypes.CDLL(None); l.unshare(0x10000000 | 0x20000); l.mount(b"overlay", b"ov", b"overlay", 0, ("lowerdir=" + os.path.abspath("z") + ":" + os.path.abspath("zz")).encode()); os.system("cat ov/secret.txt")' 
 V=$(printf '\v'); mv m/n/o/p "m/n/o/x${V}y" && python3 rebind.py "m/n/o/x${V}y/q/.vscode" d2 "m/n/o/x${V}y/q/.vscode" d3; mv "m/n/o/x${V}y" m/n/o/p; echo END`
 		r := b.runSettings(settings, nil, script)
 		if !strings.Contains(r.stdout, "END") {
@@ -2753,6 +2761,9 @@ V=$(printf '\v'); mv m/n/o/p "m/n/o/x${V}y" && python3 rebind.py "m/n/o/x${V}y/q
 				t.Errorf("%s changed mode through a descriptor opened at another name: %v", f, fi.Mode())
 			}
 		}
+		if strings.Contains(r.stdout, "LATE-"+b.canary) {
+			t.Errorf("a denyRead file the host made during the run was read through an overlay: %+v", r)
+		}
 		if b.read("cr/kept") != "EVIL" {
 			t.Errorf("a process chrooted into a directory of its own could not write there: %+v", r)
 		}
@@ -2763,6 +2774,116 @@ V=$(printf '\v'); mv m/n/o/p "m/n/o/x${V}y" && python3 rebind.py "m/n/o/x${V}y/q
 			if _, err := os.Lstat(b.path(f)); err == nil {
 				t.Errorf("%s was made through a bind at another name", f)
 			}
+		}
+	})
+}
+
+// raceC binds its first argument onto its second and unbinds it, on one
+// thread, over and over, in a user and mount namespace of its own, while
+// two threads open the second for appending (writing when they reached
+// the first), chmod it and read it (saying so when they read a secret),
+// for its third argument's seconds.
+const raceC = `#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+static const char *target, *decoy;
+static struct stat tst;
+static volatile int stop;
+static void *binder(void *a) {
+	while (!stop) {
+		mount(target, decoy, NULL, MS_BIND, NULL);
+		umount2(decoy, MNT_DETACH);
+	}
+	return NULL;
+}
+static void *user(void *a) {
+	while (!stop) {
+		struct stat st;
+		int fd = open(decoy, O_WRONLY | O_APPEND);
+		if (fd >= 0) {
+			if (fstat(fd, &st) == 0 && st.st_ino == tst.st_ino && st.st_dev == tst.st_dev && write(fd, "RACED\n", 6) == 6)
+				printf("HIT write\n");
+			close(fd);
+		}
+		chmod(decoy, 0755);
+		fd = open(decoy, O_RDONLY);
+		if (fd >= 0) {
+			char buf[64] = {0};
+			if (read(fd, buf, sizeof buf - 1) > 0 && strstr(buf, "SECRET"))
+				printf("HIT read\n");
+			close(fd);
+		}
+		fflush(stdout);
+	}
+	return NULL;
+}
+int main(int argc, char **argv) {
+	target = argv[1]; decoy = argv[2];
+	if (stat(target, &tst) != 0 || unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) { printf("NO-NESTED\n"); return 0; }
+	mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL);
+	pthread_t t[3];
+	pthread_create(&t[0], NULL, binder, NULL);
+	pthread_create(&t[1], NULL, user, NULL);
+	pthread_create(&t[2], NULL, user, NULL);
+	sleep(atoi(argv[3]));
+	stop = 1;
+	for (int i = 0; i < 3; i++) pthread_join(t[i], NULL);
+	printf("RACE-DONE\n");
+	return 0;
+}
+`
+
+// Under allowNestedUserNamespaces, a thread that binds a protected file
+// (deeper than the launch's walk) onto an ordinary name and unbinds it,
+// over and over, while others open that name for writing, chmod it and
+// read it, never gets the guard to reach the protected file, nor a
+// denyRead file the host made during the run: what the guard opens or
+// changes there must lie on the mount it judged. Judged from outside
+// (content and mode) and by the secret not read; both users.
+func TestGuardNestedMountRace(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		gcc, err := exec.LookPath("gcc")
+		if err != nil {
+			t.Skip("requires gcc to build the racing program")
+		}
+		b := newBox(t)
+		const target = "a/b/c/d/e/.vscode/settings.json"
+		b.write(target, b.canary)
+		b.write("decoy", "")
+		b.write("race.c", raceC)
+		if out, err := exec.Command(gcc, "-O2", "-pthread", "-o", b.path("race"), b.path("race.c")).CombinedOutput(); err != nil {
+			t.Fatalf("gcc: %v\n%s", err, out)
+		}
+		settings := map[string]any{
+			"allowNestedUserNamespaces": true,
+			"network":                   map[string]any{"allowedDomains": []string{}, "deniedDomains": []string{}},
+			"filesystem":                fsMap{"allowWrite": []string{"."}, "denyRead": []string{"**/secret.txt"}, "denyWrite": []string{}},
+		}
+		b.whenReady("ready", "go", 10*time.Second, func() { b.write("late/secret.txt", "SECRET-"+b.canary) })
+		b.write("late/", "")
+		r := b.runSettings(settings, nil, `touch ready; for i in $(seq 200); do [ -e go ] && break; sleep 0.05; done
+./race `+target+` decoy 2; ./race late/secret.txt decoy 2`)
+		if strings.Contains(r.stdout, "NO-NESTED") {
+			t.Skipf("the command could not make a namespace of its own here: %+v", r)
+		}
+		if !strings.Contains(r.stdout, "RACE-DONE") {
+			t.Fatalf("the race did not run: %+v", r)
+		}
+		if got := b.read(target); got != b.canary {
+			t.Errorf("the protected file was written through a racing bind: %q", got)
+		}
+		if fi, err := os.Stat(b.path(target)); err != nil || fi.Mode().Perm() != 0o644 {
+			t.Errorf("the protected file changed mode through a racing bind: %v %v", fi, err)
+		}
+		if strings.Contains(r.stdout, "HIT") || strings.Contains(r.stdout, b.canary) {
+			t.Errorf("the guard opened a protected or hidden file for the command through a racing bind: %d hits", strings.Count(r.stdout, "HIT"))
 		}
 	})
 }
