@@ -113,7 +113,7 @@ func (pol *ConnectPolicy) guard(gs *guardState, listener int, req *seccompNotif,
 			}
 			runtime.LockOSThread() // answerGuard masks this thread's signals for a moment
 			defer runtime.UnlockOSThread()
-			answerGuard(listener, &r, b)
+			answerGuard(listener, &r, b, false)
 		}()
 		return
 	}
@@ -125,7 +125,7 @@ func (pol *ConnectPolicy) guard(gs *guardState, listener int, req *seccompNotif,
 		// other end is opened for a moment, which ends the wait.
 		if !pol.blocked.take(maxBlockedOpens) {
 			open.release()
-			answerGuard(listener, req, refused(unix.EMFILE))
+			answerGuard(listener, req, refused(unix.EMFILE), false)
 			return
 		}
 		r := *req
@@ -156,11 +156,11 @@ func (pol *ConnectPolicy) guard(gs *guardState, listener int, req *seccompNotif,
 			}
 			runtime.LockOSThread() // answerGuard masks this thread's signals for a moment
 			defer runtime.UnlockOSThread()
-			answerGuard(listener, &r, b)
+			answerGuard(listener, &r, b, false)
 		}()
 		return
 	}
-	answerGuard(listener, req, a)
+	answerGuard(listener, req, a, gs.syncWake)
 }
 
 // Bounds on opens that wait for a FIFO's other end.
@@ -192,31 +192,54 @@ func (c *counter) give() {
 	c.mu.Unlock()
 }
 
-// answerGuard answers req with a.
-func answerGuard(listener int, req *seccompNotif, a answer) {
+// answerGuard answers req with a. sameCPU says it runs on the sandbox's
+// serving thread, whose listener wakes it on the caller's CPU
+// (SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP): the caller is then held on that
+// CPU while its descriptor goes in (cpuPin).
+func answerGuard(listener int, req *seccompNotif, a answer, sameCPU bool) {
+	resp := seccompNotifResp{ID: req.ID}
 	if a.errno == 0 && a.fd >= 0 {
 		add := seccompNotifAddfd{ID: req.ID, Srcfd: uint32(a.fd)}
 		if a.cloexec {
 			add.NewfdFlags = unix.O_CLOEXEC
 		}
-		// ADDFD with SEND installs and answers in one step, sparing the
-		// command a wake-up. A signal that interrupted it after the
-		// kernel marked the call answered, before the descriptor was
+		// A signal that interrupted ADDFD with SEND after the kernel
+		// marked the call answered, before the descriptor was
 		// installed, would leave the command's call returning 0 (seen
 		// here): so no signal may, for its length.
-		add.Flags = addfdFlagSend
 		var all, old [1]uint64
 		all[0] = ^uint64(0)
 		unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_BLOCK, uintptr(unsafe.Pointer(&all)), uintptr(unsafe.Pointer(&old)), 8, 0, 0)
-		_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(listener), seccompIoctlNotifAddfd, uintptr(unsafe.Pointer(&add)))
+		var pin cpuPin
+		if sameCPU {
+			pin = pinCPU(int(req.Pid))
+		}
+		if !pin.held {
+			// ADDFD with SEND installs and answers in one step,
+			// sparing the command a wake-up.
+			add.Flags = addfdFlagSend
+		}
+		fd, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(listener), seccompIoctlNotifAddfd, uintptr(unsafe.Pointer(&add)))
+		// Held, the caller installed the descriptor and waits again,
+		// its mask put back before it runs a line of its own (a child
+		// it forked would keep the one-CPU mask); the answer below
+		// wakes it here. Its wait is killable only (the sync wake-ups
+		// came in 6.6, WAIT_KILLABLE_RECV in 5.19), so no signal ends
+		// the call between the two steps with the descriptor in.
+		pin.release()
 		unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&old)), 0, 8, 0, 0)
 		unix.Close(a.fd)
-		if e == 0 || e == unix.ENOENT {
-			return // answered, or the caller is gone
+		switch {
+		case e == unix.ENOENT:
+			return // the caller is gone
+		case e != 0:
+			a.errno = e // EMFILE, say: the call still waits
+		case !pin.held:
+			return // answered
+		default:
+			resp.Val = int64(fd)
 		}
-		a.errno = e // EMFILE, say: the call still waits
 	}
-	resp := seccompNotifResp{ID: req.ID}
 	switch {
 	case a.cont:
 		resp.Flags = userNotifFlagContinue
@@ -283,6 +306,9 @@ type guardState struct {
 	// one's table (see aliasJudge).
 	baseView   viewID
 	baseMounts map[uint64]mountEntry
+	// syncWake: the listener wakes the serving thread on the caller's
+	// CPU (see answerGuard).
+	syncWake bool
 }
 
 // fileID names an inode.

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sync"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -101,4 +102,64 @@ func unprivilegedThread() error {
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData // every set empty
 	return unix.Capset(&hdr, &data[0])
+}
+
+// cpuPin holds a guarded call's caller and the serving thread on the
+// CPU the serving thread runs on while a descriptor is handed over
+// (answerGuard). SECCOMP_IOCTL_NOTIF_ADDFD wakes the caller with an
+// ordinary wake-up while the serving thread still runs, so the
+// scheduler sends the caller to another CPU, and then the serving
+// thread, woken when the caller has installed the descriptor, back to
+// its own: two cross-CPU wake-ups for every file opened, each costing
+// tens of microseconds where that CPU is an idle vCPU of a VM (the
+// common host of agent farms), where a plain answer with
+// SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP costs none. Held on one CPU, the
+// caller runs where the serving thread sleeps. The caller's own mask
+// is put back as soon as the descriptor is in, unless the command
+// changed it meanwhile; a caller whose mask leaves out this CPU is not
+// moved (its mask is never widened), nor is one srt may not move.
+type cpuPin struct {
+	tid          int
+	cpu          int
+	caller, self unix.CPUSet
+	held         bool
+}
+
+// pinCPU holds tid, a thread waiting for its guarded call's answer,
+// and the calling thread on the calling thread's CPU (best effort).
+func pinCPU(tid int) (p cpuPin) {
+	var cpu uint32
+	if _, _, e := unix.RawSyscall(unix.SYS_GETCPU, uintptr(unsafe.Pointer(&cpu)), 0, 0); e != 0 {
+		return p
+	}
+	if unix.SchedGetaffinity(tid, &p.caller) != nil || !p.caller.IsSet(int(cpu)) {
+		return p // not ours to move, or not here
+	}
+	if unix.SchedGetaffinity(0, &p.self) != nil {
+		return p
+	}
+	var one unix.CPUSet
+	one.Set(int(cpu))
+	if unix.SchedSetaffinity(0, &one) != nil {
+		return p
+	}
+	if unix.SchedSetaffinity(tid, &one) != nil {
+		unix.SchedSetaffinity(0, &p.self)
+		return p
+	}
+	p.tid, p.cpu, p.held = tid, int(cpu), true
+	return p
+}
+
+// release puts both threads' masks back: the caller's only if it is
+// still the one pinCPU set (the command may have set another since).
+func (p *cpuPin) release() {
+	if !p.held {
+		return
+	}
+	var now unix.CPUSet
+	if unix.SchedGetaffinity(p.tid, &now) == nil && now.Count() == 1 && now.IsSet(p.cpu) {
+		unix.SchedSetaffinity(p.tid, &p.caller)
+	}
+	unix.SchedSetaffinity(0, &p.self)
 }

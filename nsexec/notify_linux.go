@@ -160,8 +160,9 @@ const (
 )
 
 func (pol *ConnectPolicy) serve(listener int) error {
-	unix.Syscall(unix.SYS_IOCTL, uintptr(listener), seccompIoctlNotifSetFlags, userNotifFDSyncWakeUp) // best effort (6.6)
+	_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(listener), seccompIoctlNotifSetFlags, userNotifFDSyncWakeUp) // best effort (6.6)
 	gs := newGuardState()
+	gs.syncWake = e == 0
 	defer gs.close()
 	for {
 		// RECV waits for a notification; it says ENOENT when the caller

@@ -2887,3 +2887,50 @@ func TestGuardNestedMountRace(t *testing.T) {
 		}
 	})
 }
+
+// The guard holds a caller on the serving thread's CPU while it hands
+// over a descriptor (cpuPin): the command must never see that. A child
+// forked right after each guarded open, and the caller itself, keep the
+// command's mask; a mask the command chose stays chosen. It fails on a
+// guard that lets the caller run, or fork, before the mask is back.
+// Run as both users.
+func TestGuardKeepsCPUMask(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		if _, err := exec.LookPath("python3"); err != nil {
+			t.Skip("needs python3")
+		}
+		var set unix.CPUSet
+		if err := unix.SchedGetaffinity(0, &set); err != nil || set.Count() < 2 {
+			t.Skipf("needs two CPUs to run on (%d): one CPU holds nothing to keep", set.Count())
+		}
+		b := newBox(t)
+		b.write("mask.py", `import os
+cpus = os.sched_getaffinity(0)
+bad = []
+for i in range(400):
+    fd = os.open("f%d" % i, os.O_WRONLY | os.O_CREAT, 0o644)
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0 if os.sched_getaffinity(0) == cpus else 1)
+    if os.sched_getaffinity(0) != cpus:
+        bad.append("caller %d: %s" % (i, sorted(os.sched_getaffinity(0))))
+    os.close(fd)
+    if os.waitpid(pid, 0)[1] != 0:
+        bad.append("child %d" % i)
+last = {max(cpus)}
+os.sched_setaffinity(0, last)
+for i in range(400):
+    os.close(os.open("g%d" % i, os.O_WRONLY | os.O_CREAT, 0o644))
+    if os.sched_getaffinity(0) != last:
+        bad.append("chosen %d: %s" % (i, sorted(os.sched_getaffinity(0))))
+print("BAD %d %s" % (len(bad), bad[:5]) if bad else "KEPT")
+`)
+		r := b.run(fsMap{"allowWrite": []string{"."}}, "python3 mask.py")
+		if !strings.Contains(r.stdout, "KEPT") {
+			t.Errorf("the command's CPU mask changed under it: %+v", r)
+		}
+		if _, err := os.Stat(b.path("g399")); err != nil {
+			t.Errorf("the files were not made: %v", err)
+		}
+	})
+}

@@ -56,8 +56,12 @@ type workload struct {
 }
 
 // metric is one figure a workload yields, with its unit and chart panel.
-// noGuardImpl names srt-go built without the path guard.
-const noGuardImpl = "srt-go, no guard"
+// noGuardImpl names srt-go built without the path guard; baselineImpl,
+// an earlier build given by -baseline.
+const (
+	noGuardImpl  = "srt-go, no guard"
+	baselineImpl = "srt-go, before"
+)
 
 type metric struct {
 	suffix string // appended to the workload name ("" for the only one)
@@ -99,6 +103,7 @@ func main() {
 	reference := flag.String("reference", "", "path of the reference srt (default: srt on PATH)")
 	ours := flag.String("srt", "", "path of this srt (default: built from ./cmd/srt)")
 	noGuard := flag.String("srt-noguard", "", "path of this srt built with -tags srt_noguard, without the path guard (default: built from ./cmd/srt)")
+	baseline := flag.String("baseline", "", "path of an earlier srt build, measured beside this one in the same interleaved run (before and after a change)")
 	concurrent := flag.Int("concurrent", 50, "sandboxes started at once in the concurrency workload")
 	flag.Parse()
 	if *pngOut != "" && *jsonOut == "" {
@@ -110,13 +115,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "compare: -only:", err)
 		os.Exit(2)
 	}
-	if err := run(*runs, *concurrent, filter, *jsonOut, *pngOut, *reference, *ours, *noGuard); err != nil {
+	if err := run(*runs, *concurrent, filter, *jsonOut, *pngOut, *reference, *ours, *noGuard, *baseline); err != nil {
 		fmt.Fprintln(os.Stderr, "compare:", err)
 		os.Exit(1)
 	}
 }
 
-func run(runs, concurrent int, only *regexp.Regexp, jsonOut, pngOut, reference, ours, noGuard string) error {
+func run(runs, concurrent int, only *regexp.Regexp, jsonOut, pngOut, reference, ours, noGuard, baseline string) error {
 	if runs < 1 {
 		return errors.New("-runs must be at least 1")
 	}
@@ -154,6 +159,10 @@ func run(runs, concurrent int, only *regexp.Regexp, jsonOut, pngOut, reference, 
 	impls[2].sandboxed, impls[2].network = impls[2].argv != nil, true
 	impls[3].sandboxed, impls[3].network = true, true
 	impls[4].sandboxed, impls[4].network = true, true
+	if baseline != "" {
+		impls = append(impls, impl{name: baselineImpl, sandboxed: true, network: true,
+			argv: func(settings string, cmd []string) []string { return srtArgv(baseline, settings, cmd) }})
+	}
 
 	workloads, cleanup, err := workloads(work, concurrent)
 	if err != nil {
