@@ -3554,6 +3554,56 @@ func (k *call) laterBeneath(src, dst place) bool {
 // maxMovedTree bounds the entries laterBeneath looks through.
 const maxMovedTree = 10_000
 
+// localRepo judges a repository on this machine that a config's new URL
+// names (policy.LocalRepo), by its absolute path in the caller's root: a
+// push there runs its hooks. Outside every tree the command may write,
+// it is the host's own. Inside one it must be a repository now (a work
+// tree whose .git is a directory, or a bare one), whose hooks the guard
+// keeps from the command, and one the launch found, or one no other work
+// tree holds: there the host's git, checking out a commit of the
+// command's, could write a repository with hooks in its place once the
+// command removed it.
+func (k *call) localRepo(p string) error {
+	if !k.pol.writableTree(p) {
+		return nil
+	}
+	root, e := k.rootFD()
+	if e != 0 {
+		return e
+	}
+	fd, err := openat2(root, p, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS})
+	if err != nil {
+		return fmt.Errorf("no repository there (%v)", err)
+	}
+	defer unix.Close(fd)
+	real, err := k.gs.pathOf(fd)
+	if err != nil {
+		return err
+	}
+	if !k.pol.writableTree(real) {
+		return nil
+	}
+	is := func(name string, kind uint32) bool {
+		var st unix.Stat_t
+		return unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == kind
+	}
+	if !(is(".git", unix.S_IFDIR) && is(".git/HEAD", unix.S_IFREG) || is("HEAD", unix.S_IFREG) && is("objects", unix.S_IFDIR) && is("refs", unix.S_IFDIR)) {
+		return errors.New("not a repository (a work tree with a .git directory, or a bare one) in a tree the command may write: a push there would run whatever hooks it came to hold")
+	}
+	if pol := k.pol.Guard.Policy; pol != nil && (slices.Contains(pol.Repos, real) || slices.Contains(pol.BareRepos, real)) {
+		return nil
+	}
+	rel := ".."
+	for range strings.Count(real, "/") {
+		var st unix.Stat_t
+		if err := unix.Fstatat(fd, rel+"/.git", &st, unix.AT_SYMLINK_NOFOLLOW); err == nil || err != unix.ENOENT && err != unix.ENOTDIR {
+			return errors.New("a repository inside another's work tree, made in this run: the host's git could check out a repository with hooks in its place")
+		}
+		rel += "/.."
+	}
+	return nil
+}
+
 // replaceConfig puts a repository's config in place from the file at
 // src (git's config.lock): the content is read once, judged, and written
 // by the guard to a file of its own, which replaces src's name and then
@@ -3579,7 +3629,7 @@ func (k *call) replaceConfig(src, dst place) unix.Errno {
 		// A config: what the one it replaces holds off the list (the
 		// host's core.hooksPath, a credential helper) may stay as it is.
 		old, _ := readAt(dst.dir, dst.name, maxGitConfig)
-		err = policy.GitConfigSafeBeside(content, old)
+		err = policy.GitConfigSafeBeside(content, old, k.localRepo)
 	} else {
 		err = k.gitFileSafe(dst.dir, dst.name, content)
 	}

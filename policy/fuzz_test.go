@@ -4,6 +4,7 @@ import (
 	"crypto/sha1"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -166,12 +167,38 @@ func FuzzGitConfigSafeBeside(f *testing.F) {
 	f.Add([]byte("[core]\n\tbare = false\n"), []byte("[core]\n\tfsmonitor = x\n"))
 	f.Fuzz(func(t *testing.T, old, content []byte) {
 		safe := GitConfigSafe(content) == nil
-		beside := GitConfigSafeBeside(content, old) == nil
+		beside := GitConfigSafeBeside(content, old, nil) == nil
 		if safe && !beside {
 			t.Fatalf("taken alone, refused beside %q: %q", old, content)
 		}
 		if GitConfigSafe(old) == nil && beside != safe {
 			t.Fatalf("beside a safe %q, taken %v, alone %v: %q", old, beside, safe, content)
+		}
+	})
+}
+
+// FuzzRemoteSafe: a URL taken with no repository judge asks none with
+// one; the judge is asked only about absolute, clean paths.
+func FuzzRemoteSafe(f *testing.F) {
+	for _, u := range []string{"https://example.com/x.git", "git@github.com:x/y", "/abs/repo", "file:///abs/r", "ssh://localhost/abs/r",
+		"localhost:/abs", "ext::sh -c x", "../rel", "[::1]:/abs", "ssh://[::1]:22/abs/../r", "https::example.com/x"} {
+		f.Add(u)
+	}
+	f.Fuzz(func(t *testing.T, u string) {
+		var asked []string
+		judge := func(p string) error {
+			asked = append(asked, p)
+			return nil
+		}
+		alone := remoteSafe(u, nil)
+		judged := remoteSafe(u, judge)
+		if alone == nil && (judged != nil || len(asked) > 0) {
+			t.Fatalf("%q: taken alone, but judged (%v, asked %q)", u, judged, asked)
+		}
+		for _, p := range asked {
+			if !strings.HasPrefix(p, "/") || path.Clean(p) != p {
+				t.Fatalf("%q: the judge was asked %q", u, p)
+			}
 		}
 	})
 }

@@ -2,7 +2,9 @@ package policy
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"maps"
 	"path"
 	"regexp"
 	"slices"
@@ -257,16 +259,22 @@ func GitConfigSafe(content []byte) error {
 	return gitConfigSafe(content, nil)
 }
 
+// LocalRepo judges a repository on this machine that a new URL of a
+// config names, by its absolute path (see remoteSafe).
+type LocalRepo func(path string) error
+
 // gitConfigSafe judges a config as GitConfigSafe does, but for the keys
 // off the list that kept takes: each is given as one entry (section,
 // subsection, key and its value as spelled, continued lines included).
 func gitConfigSafe(content []byte, kept func(entry string) bool) error {
-	return gitConfigFrozen(content, kept, nil)
+	return gitConfigFrozen(content, kept, nil, newValuesSafe(nil, nil))
 }
 
 // gitConfigFrozen is gitConfigSafe with the keys frozen (by name, as
-// safeGitKeys spells them) taken only as kept takes them too.
-func gitConfigFrozen(content []byte, kept func(entry string) bool, frozen map[string]bool) error {
+// safeGitKeys spells them) taken only as kept takes them too; values, if
+// set, judges every entry taken by its value (see newValuesSafe), after
+// the whole file is read.
+func gitConfigFrozen(content []byte, kept func(entry string) bool, frozen map[string]bool, values *valuesSafe) error {
 	if len(content) > 1<<20 {
 		return fmt.Errorf("a config of %d bytes is more than the guard reads", len(content))
 	}
@@ -328,6 +336,10 @@ func gitConfigFrozen(content []byte, kept func(entry string) bool, frozen map[st
 				return fmt.Errorf("line %d: extensions.objectFormat other than once, as \"= sha1\" or \"= sha256\"", n+1)
 			}
 		}
+		value := ""
+		if v != "" && v[0] == '=' {
+			value, _ = gitValueText(v[1:], lines, n)
+		}
 		quoted := false
 		for {
 			cont, open, err := gitValue(v, quoted)
@@ -351,6 +363,12 @@ func gitConfigFrozen(content []byte, kept func(entry string) bool, frozen map[st
 			}
 			return fmt.Errorf("%s is not a key the sandbox lets a repository's config hold (it holds only keys known to run no program on the host: policy/gitconfig.go)", full)
 		}
+		if values != nil {
+			values.add(name, full, section+"\x00"+sub+"\x00"+strconv.FormatBool(hasSub)+"\x00"+key+"\x00"+raw, sub, value)
+		}
+	}
+	if values != nil {
+		return values.judge()
 	}
 	return nil
 }
@@ -369,9 +387,10 @@ func gitConfigFrozen(content []byte, kept func(entry string) bool, frozen map[st
 // directory it runs in), and, beside a kept http or credential key (an
 // extraHeader, a helper, which git gives the remote it fetches from),
 // every URL git would fetch or push to.
-func GitConfigSafeBeside(content, old []byte) error {
+func GitConfigSafeBeside(content, old []byte, local LocalRepo) error {
 	have := map[string]int{}
 	keeps, credentials := false, false
+	oldValues := &valuesSafe{recordOnly: true}
 	if gitConfigFrozen(old, func(entry string) bool {
 		have[entry]++
 		section, _, _ := strings.Cut(entry, "\x00")
@@ -380,7 +399,7 @@ func GitConfigSafeBeside(content, old []byte) error {
 			credentials = credentials || section == "http" || section == "credential"
 		}
 		return true
-	}, meaningKeys) != nil {
+	}, meaningKeys, oldValues) != nil {
 		have, keeps = nil, false // an old config the guard cannot read keeps nothing
 	}
 	frozen := map[string]bool{}
@@ -397,7 +416,137 @@ func GitConfigSafeBeside(content, old []byte) error {
 		}
 		have[entry]--
 		return true
-	}, frozen)
+	}, frozen, newValuesSafe(oldValues.entries, local))
+}
+
+// valuesSafe judges a config's entries by their values, once the whole
+// file is read (a branch's remote may be defined below it). A push or
+// fetch to a repository on this machine runs git there, with that
+// repository's hooks (receive-pack runs pre-receive, update,
+// post-receive...) — so a URL may lead to one only where the command
+// cannot have shaped it, now or through what the host's git later
+// checks out: the guard's LocalRepo says where. Without one, no URL
+// may lead to this machine. And a push may not check files out in the
+// repository it lands in (receive.denyCurrentBranch=updateInstead):
+// the command's commit would write, through the host's git, a
+// repository with hooks for the next push to run.
+type valuesSafe struct {
+	recordOnly bool           // only read (the config being replaced)
+	old        map[string]int // the replaced config's entries: taken as they are
+	local      LocalRepo
+	entries    map[string]int  // every entry read, as gitConfigFrozen spells it
+	remotes    map[string]bool // the remotes the config defines
+	taken      []valueEntry    // in order
+}
+
+type valueEntry struct{ name, full, entry, value string }
+
+func newValuesSafe(old map[string]int, local LocalRepo) *valuesSafe {
+	return &valuesSafe{old: maps.Clone(old), local: local}
+}
+
+func (v *valuesSafe) add(name, full, entry, sub, value string) {
+	if v.entries == nil {
+		v.entries, v.remotes = map[string]int{}, map[string]bool{}
+	}
+	v.entries[entry]++
+	if strings.HasPrefix(name, "remote.*.") {
+		v.remotes[sub] = true
+	}
+	v.taken = append(v.taken, valueEntry{name, full, entry, value})
+}
+
+func (v *valuesSafe) judge() error {
+	if v.recordOnly {
+		return nil
+	}
+	for _, e := range v.taken {
+		if v.old[e.entry] > 0 {
+			v.old[e.entry]-- // the host's, as it was
+			continue
+		}
+		var err error
+		switch e.name {
+		case "receive.denycurrentbranch":
+			if strings.EqualFold(strings.TrimSpace(e.value), "updateinstead") {
+				err = errors.New("a push would check the pushed files out into this repository's work tree, where the host's git would write what the command committed (a repository with hooks, for the next push to run)")
+			}
+		case "remote.*.url", "remote.*.pushurl":
+			err = remoteSafe(e.value, v.local)
+		case "branch.*.remote", "branch.*.pushremote":
+			// A name no remote of this config has is a URL or a path
+			// to git.
+			if e.value != "." && !v.remotes[e.value] {
+				err = remoteSafe(e.value, v.local)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("%s = %q: %v", e.full, e.value, err)
+		}
+	}
+	return nil
+}
+
+// networkURL is a URL git reaches over the network; its host, when it is
+// this machine by name (loopbackHost), runs git here too.
+var (
+	networkURL   = regexp.MustCompile(`(?i)^(?:https?|ftps?|git|ssh|git\+ssh|ssh\+git)://(?:[^@/]*@)?(\[[^\]]*\]|[^:/]*)([^/]*)(/.*)?$`)
+	sshURL       = regexp.MustCompile(`(?i)^(?:ssh|git\+ssh|ssh\+git)://`)
+	helperURL    = regexp.MustCompile(`(?i)^(?:https?|ftps?)::`)
+	loopbackHost = regexp.MustCompile(`(?i)^(?:localhost(?:\.localdomain)?|127(?:\.[0-9]{1,3}){3}|\[?::1\]?|\[?::ffff:127(?:\.[0-9]{1,3}){3}\]?|0\.0\.0\.0|\[?::\]?)$`)
+)
+
+// remoteSafe judges a URL (or a path) a config gives git to fetch from or
+// push to: one over the network to another machine is taken; one that
+// leads to this machine (a path, file://, ssh to localhost) only by
+// local, given an absolute path; anything else (a relative path, which
+// git reads from wherever it runs, a transport helper) is refused.
+func remoteSafe(u string, local LocalRepo) error {
+	var p string
+	switch {
+	case u == "":
+		return errors.New("an empty URL")
+	case helperURL.MatchString(u):
+		return nil
+	case strings.Contains(u, "::"):
+		return errors.New("a remote helper's URL (<transport>::<address>), which runs a program")
+	case networkURL.MatchString(u):
+		// Only ssh runs git on the machine it reaches in a path of that
+		// machine's; http and git's daemon serve what they export.
+		m := networkURL.FindStringSubmatch(u)
+		if !sshURL.MatchString(u) || !loopbackHost.MatchString(m[1]) {
+			return nil
+		}
+		p = m[3]
+	case len(u) > 7 && strings.EqualFold(u[:7], "file://"):
+		p = u[7:]
+	case isSCPLike(u):
+		host, rest, _ := strings.Cut(u, ":")
+		if _, h, ok := strings.Cut(host, "@"); ok {
+			host = h
+		}
+		if !loopbackHost.MatchString(host) {
+			return nil
+		}
+		p = rest
+	default:
+		p = u
+	}
+	if !strings.HasPrefix(p, "/") {
+		return errors.New("a relative path to a repository on this machine, which git reads from wherever it runs")
+	}
+	if local == nil {
+		return errors.New("a repository on this machine, whose hooks a push there would run")
+	}
+	return local(path.Clean(p))
+}
+
+// isSCPLike says whether git reads u as [user@]host:path (ssh): a colon
+// before any slash.
+func isSCPLike(u string) bool {
+	colon := strings.IndexByte(u, ':')
+	slash := strings.IndexByte(u, '/')
+	return colon > 0 && (slash < 0 || colon < slash)
 }
 
 // urlKeys are the keys that say where git fetches and pushes; meaningKeys

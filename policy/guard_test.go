@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -100,7 +101,7 @@ func TestGitConfigSafe(t *testing.T) {
 		"[core]\n\tbare = false\n[user]\n\tname = x\n[remote \"o\"]\n\turl = https://x\n\tfetch = +refs/heads/*:refs/remotes/o/*\n[branch \"main\"]\n\tremote = o\n\tmerge = refs/heads/main\n",
 		"; comment\n# comment\n[user]\n\tname = \"a \\\"quoted\\\" # name\" ; trailing\n",
 		"[user] name = x\n",
-		"[remote.o]\n\turl = x\n",
+		"[remote.o]\n\turl = git@example.com:x\n",
 		"[user]\n\tname = a \\\n  continued\n",
 		"[user]\n\tname = \"a\\\n # still quoted\"\n",
 		"[user]\n\tname = a # a comment ends the value, its backslash too \\\n\temail = b\n",
@@ -176,12 +177,20 @@ func TestGitConfigSafeAcceptsGit(t *testing.T) {
 	run("-C", "r", "worktree", "add", "-q", "../wt")
 	run("-C", "c", "sparse-checkout", "init", "--cone", "--sparse-index")
 	run("-C", "c", "branch", "-q", "--track", "t", "origin/HEAD")
+	// The clone's remote is the repository it was made from, a path:
+	// taken where the guard takes that repository.
+	source := func(p string) error {
+		if p != filepath.Join(dir, "r") {
+			return fmt.Errorf("not the clone's source: %s", p)
+		}
+		return nil
+	}
 	for _, f := range []string{"r/.git/config", "c/.git/config", "c/.git/config.worktree"} {
 		b, err := os.ReadFile(filepath.Join(dir, f))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := GitConfigSafe(b); err != nil {
+		if err := GitConfigSafeBeside(b, nil, source); err != nil {
 			t.Errorf("%s refused: %v\n%s", f, err, b)
 		}
 	}
@@ -401,7 +410,7 @@ func TestGitConfigSafeBeside(t *testing.T) {
 		"[credential]\n\thelper = store\n[core]\n\thooksPath = .husky/_\n[user]\n\tname = x\n",
 		"[core]\n\tbare = false\n",
 	} {
-		if err := GitConfigSafeBeside([]byte(c), []byte(old)); err != nil {
+		if err := GitConfigSafeBeside([]byte(c), []byte(old), nil); err != nil {
 			t.Errorf("%q refused beside the old config: %v", c, err)
 		}
 	}
@@ -414,14 +423,14 @@ func TestGitConfigSafeBeside(t *testing.T) {
 		"[credential \"https://h\"]\n\thelper = store\n",
 		"[core]\n\thooksPath = .husky/_\\\n\n",
 	} {
-		if GitConfigSafeBeside([]byte(c), []byte(old)) == nil {
+		if GitConfigSafeBeside([]byte(c), []byte(old), nil) == nil {
 			t.Errorf("%q taken beside the old config", c)
 		}
 		if GitConfigSafe([]byte(c)) == nil {
 			t.Errorf("%q taken alone", c)
 		}
 	}
-	if GitConfigSafeBeside([]byte(old), []byte("[core]\n\tbare = false\n")) == nil {
+	if GitConfigSafeBeside([]byte(old), []byte("[core]\n\tbare = false\n"), nil) == nil {
 		t.Errorf("a config's keys off the list taken beside one without them")
 	}
 }
@@ -433,12 +442,12 @@ func TestGitConfigSafeBesideFrozen(t *testing.T) {
 	hooks := "[core]\n\thooksPath = .husky/_\n[remote \"origin\"]\n\turl = /up\n"
 	creds := "[http]\n\textraHeader = Authorization: Bearer x\n[remote \"origin\"]\n\turl = /up\n"
 	for _, c := range []struct{ content, old string }{
-		{hooks + "[remote \"o2\"]\n\turl = /x\n", hooks},
+		{hooks + "[remote \"o2\"]\n\turl = https://example.com/x\n", hooks},
 		{hooks + "[user]\n\tname = x\n", hooks},
 		{creds + "[user]\n\tname = x\n", creds},
 		{"[core]\n\tbare = true\n", "[core]\n\tbare = false\n"},
 	} {
-		if err := GitConfigSafeBeside([]byte(c.content), []byte(c.old)); err != nil {
+		if err := GitConfigSafeBeside([]byte(c.content), []byte(c.old), nil); err != nil {
 			t.Errorf("%q refused beside %q: %v", c.content, c.old, err)
 		}
 	}
@@ -450,9 +459,83 @@ func TestGitConfigSafeBesideFrozen(t *testing.T) {
 		{creds + "[branch \"m\"]\n\tremote = http://evil/\n", creds},
 		{creds + "[submodule \"s\"]\n\turl = http://evil/\n", creds},
 	} {
-		if GitConfigSafeBeside([]byte(c.content), []byte(c.old)) == nil {
+		if GitConfigSafeBeside([]byte(c.content), []byte(c.old), nil) == nil {
 			t.Errorf("%q taken beside %q", c.content, c.old)
 		}
+	}
+}
+
+// A URL git fetches from or pushes to, or a branch's remote that no
+// remote of the config names (git reads it as a URL or a path), leads
+// to this machine only where the guard's LocalRepo takes it (a push
+// there runs that repository's hooks): a path, file://, ssh to
+// localhost; relative paths and remote helpers never. A push may not
+// check files out (updateInstead). What the replaced config held stays.
+func TestGitConfigRemotes(t *testing.T) {
+	var asked []string
+	local := func(p string) error {
+		asked = append(asked, p)
+		if p == "/repos/ok" {
+			return nil
+		}
+		return fmt.Errorf("not a repository the guard takes")
+	}
+	for _, c := range []string{
+		"[remote \"o\"]\n\turl = https://example.com/x.git\n\tpushurl = ssh://git@example.com/x.git\n",
+		"[remote \"o\"]\n\turl = git@github.com:x/y.git\n",
+		"[remote \"o\"]\n\turl = http://localhost:3000/x.git\n",
+		"[remote \"o\"]\n\turl = /repos/ok\n\tpushurl = file:///repos/ok\n",
+		"[remote \"o\"]\n\turl = ssh://localhost/repos/ok\n",
+		"[remote \"o\"]\n\turl = https://x\n[branch \"m\"]\n\tremote = o\n\tpushRemote = o\n",
+		"[branch \"m\"]\n\tremote = .\n[remote \"o/p\"]\n\tfetch = x\n[branch \"n\"]\n\tremote = o/p\n",
+		"[receive]\n\tdenyCurrentBranch = refuse\n",
+	} {
+		if err := GitConfigSafeBeside([]byte(c), nil, local); err != nil {
+			t.Errorf("%q refused: %v", c, err)
+		}
+	}
+	for _, c := range []string{
+		"[receive]\n\tdenyCurrentBranch = updateInstead\n",
+		"[receive]\n\tdenycurrentbranch = \"UPDATEINSTEAD\"\n",
+		"[remote \"o\"]\n\turl = https://x\n\tpushurl = ../t/evil\n",
+		"[remote \"o\"]\n\tpushurl = evil\n",
+		"[remote \"o\"]\n\turl = /repos/evil\n",
+		"[remote \"o\"]\n\turl = file:///repos/evil\n",
+		"[remote \"o\"]\n\turl = file://host/repos/ok\n",
+		"[remote \"o\"]\n\turl = ssh://me@localhost:22/repos/evil\n",
+		"[remote \"o\"]\n\turl = git+ssh://[::1]/repos/evil\n",
+		"[remote \"o\"]\n\turl = localhost:/repos/evil\n",
+		"[remote \"o\"]\n\turl = me@127.0.0.1:repos/ok\n",
+		"[remote \"o\"]\n\turl = ext::sh -c evil\n",
+		"[remote \"o\"]\n\turl = fd::3\n",
+		"[remote \"o\"]\n\turl =\n",
+		"[branch \"m\"]\n\tpushRemote = evil\n",
+		"[branch \"m\"]\n\tremote = /repos/evil\n",
+		"[remote \"o\"]\n\turl = https://x\n[branch \"m\"]\n\tpushRemote = O\n",
+	} {
+		if err := GitConfigSafeBeside([]byte(c), nil, local); err == nil {
+			t.Errorf("%q taken", c)
+		}
+		if err := GitConfigSafe([]byte(c)); err == nil {
+			t.Errorf("%q taken with no repository judge", c)
+		}
+	}
+	if GitConfigSafe([]byte("[remote \"o\"]\n\turl = /repos/ok\n")) == nil {
+		t.Errorf("a path taken with no repository judge")
+	}
+	// The host's own values stay as they are, judged by nothing; a
+	// second copy of one is new.
+	old := "[remote \"o\"]\n\turl = ../sibling\n[receive]\n\tdenyCurrentBranch = updateInstead\n"
+	if err := GitConfigSafeBeside([]byte(old+"[user]\n\tname = x\n"), []byte(old), nil); err != nil {
+		t.Errorf("the host's remote refused beside itself: %v", err)
+	}
+	if GitConfigSafeBeside([]byte(old+"[remote \"p\"]\n\turl = ../sibling\n"), []byte(old), nil) == nil {
+		t.Errorf("a second remote with the host's relative URL taken")
+	}
+	asked = nil
+	GitConfigSafeBeside([]byte("[remote \"o\"]\n\turl = ssh://localhost/repos/a/../ok\n"), nil, local)
+	if len(asked) != 1 || asked[0] != "/repos/ok" {
+		t.Errorf("the judge was asked %q, want the clean path", asked)
 	}
 }
 

@@ -2934,3 +2934,66 @@ print("BAD %d %s" % (len(bad), bad[:5]) if bad else "KEPT")
 		}
 	})
 }
+
+// A push to a repository on this machine runs that repository's hooks,
+// and a commit can hold any tree, a bare repository with a pre-receive
+// hook included, which the host's git writes out when it checks the
+// commit out (a pull, a push with receive.denyCurrentBranch=updateInstead).
+// So a config's new URL, pushurl or branch remote may lead to this
+// machine only to a repository the command cannot have shaped, and a
+// push may not check files out. Each way the command tries to aim the
+// host's next push at a repository its commit will write, after which
+// the host pushes and pulls (judged from outside by a canary the hook
+// would write); a local clone still works. Run as both users.
+func TestGuardLocalRemotes(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		if _, err := exec.LookPath("git"); err != nil {
+			t.Skip("needs git")
+		}
+		b := newBox(t)
+		canary := filepath.Join(filepath.Dir(b.W), "PWNED")
+		b.write("attack.sh", `D=$(pwd)
+export GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@a GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@a
+git init -q -b master t && git -C t commit -q --allow-empty -m base
+git -C t config receive.denyCurrentBranch updateInstead && echo TAKEN updateInstead
+git clone -q t w && echo CLONED
+cd w
+H=$(printf '#!/bin/sh\necho "$0" > `+canary+`\n' | git hash-object -w --stdin)
+R=$(echo 'ref: refs/heads/master' | git hash-object -w --stdin)
+E=$(git hash-object -w --stdin </dev/null)
+git update-index --add --cacheinfo 100755,$H,evil/hooks/pre-receive --cacheinfo 100755,$H,evil/hooks/update \
+  --cacheinfo 100644,$R,evil/HEAD --cacheinfo 100644,$E,evil/objects/.keep --cacheinfo 100644,$E,evil/refs/.keep
+git update-ref refs/heads/master $(git commit-tree $(git write-tree) -p HEAD -m update)
+git push -q origin master:side
+try() { git config "$@" 2>/dev/null && echo TAKEN "$@"; }
+try --add remote.origin.pushurl ../t/evil
+try --add remote.origin.pushurl "$D/t/evil"
+try --add remote.origin.pushurl "file://$D/w/evil"
+try --add remote.origin.pushurl "localhost:$D/w/evil"
+try remote.evil.url "$D/w/evil"
+try branch.master.pushRemote "$D/w/evil"
+try branch.master.pushRemote evil/x
+try remote.origin.url "ext::sh -c touch% `+canary+`"
+echo END
+`)
+		r := b.run(fsMap{"allowWrite": []string{"."}}, "sh attack.sh")
+		if !strings.Contains(r.stdout, "END") || !strings.Contains(r.stdout, "CLONED") {
+			t.Fatalf("the script did not run, or a local clone failed: %+v", r)
+		}
+		if strings.Contains(r.stdout, "TAKEN") {
+			t.Errorf("a config took a value that aims the host's git at this machine: %s", r.stdout)
+		}
+		// The host goes on: checks the command's commit out where the
+		// pushes would land, then pushes and pulls as usual.
+		hostGit(t, b.path("w"), "reset", "-q", "--hard")
+		hostGit(t, b.path("t"), "merge", "-q", "--ff-only", "side")
+		for _, args := range [][]string{{"push", "-q", "origin", "master:other"}, {"pull", "-q", "--no-rebase"}, {"push", "-q"}} {
+			cmd := exec.Command("git", append([]string{"-c", "protocol.file.allow=always", "-c", "user.name=a", "-c", "user.email=a@example.com"}, args...)...)
+			cmd.Dir = b.path("w")
+			cmd.CombinedOutput() // a refused push is fine; a hook run is not
+		}
+		if got, err := os.ReadFile(canary); err == nil {
+			t.Errorf("the host's git ran a hook the command planted: %s", got)
+		}
+	})
+}
