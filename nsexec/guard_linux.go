@@ -2238,15 +2238,33 @@ func (pol *ConnectPolicy) leadsInRoot(root int, p string) error {
 	if err != nil {
 		return fmt.Errorf("%s does not lead to a directory the guard can read: %v", p, err)
 	}
+	defer unix.Close(fd)
 	real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
-	unix.Close(fd)
 	if err != nil || !strings.HasPrefix(real, "/") {
 		return fmt.Errorf("where %s leads cannot be told", p)
 	}
 	if !pol.writableTree(real) {
 		return fmt.Errorf("%s leads to %s, outside the trees the command may write, where the host's git there would write that repository's objects, refs and index", p, real)
 	}
+	if workTreeAbove(fd, real) {
+		// git never checks a path in a .git out, but anywhere else in a
+		// work tree the host's checkout of a commit of the command's
+		// writes what it holds: a config, hooks.
+		return fmt.Errorf("%s leads to %s, in a work tree, where the host's git checking out a commit of the command's would write that repository's config and hooks", p, real)
+	}
 	return nil
+}
+
+// gitOverTarget reports whether a .git made in dir would put where a
+// .git file or a commondir leads (pol.targets) in a work tree (see
+// leadsInRoot).
+func (k *call) gitOverTarget(dir string) bool {
+	for _, t := range k.pol.targets {
+		if policy.Under(t, dir) && !policy.Under(t, path.Join(dir, ".git")) {
+			return true
+		}
+	}
+	return false
 }
 
 // writableTree reports whether p lies in a tree the command may write.
@@ -2943,6 +2961,9 @@ func (k *call) mayMake(op string, pl place, hooksDir bool) unix.Errno {
 	if e := k.makeDeniedLater(op, pl); e != 0 {
 		return e
 	}
+	if pl.name == ".git" && k.gitOverTarget(pl.path) {
+		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: full, Reason: "a .git file or a commondir leads beneath: it would lie in a work tree, where the host's checkout writes"})
+	}
 	if pl.name == ".git" && op != "mkdir" {
 		if e := k.gitFileAlone(op, pl); e != 0 {
 			return e
@@ -3284,6 +3305,8 @@ func (k *call) rename(dir int, old string, dir2 int, name string, flags int) uni
 			return n, k.deny(unix.EACCES, "rename", full, rule, n)
 		case k.targetAbove(full):
 			return n, k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "rename", Target: full, Reason: "a .git file or a commondir leads here: what is moved here would lead it to another repository"})
+		case p.name == ".git" && k.gitOverTarget(p.path):
+			return n, k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "rename", Target: full, Reason: "a .git file or a commondir leads beneath: it would lie in a work tree, where the host's checkout writes"})
 		case p.name == ".git" && kind != unix.S_IFDIR:
 			var also []string
 			for _, q := range []place{src, dst} {
@@ -3555,34 +3578,33 @@ func (k *call) laterBeneath(src, dst place) bool {
 const maxMovedTree = 10_000
 
 // localRepo judges a repository on this machine that a config's new URL
-// names (policy.LocalRepo), by its absolute path in the caller's root: a
-// push there runs its hooks. Outside every tree the command may write,
-// it is the host's own. Inside one it must be a repository now (a work
-// tree whose .git is a directory, or a bare one), whose hooks the guard
-// keeps from the command, and one the launch found, or one no other work
-// tree holds: there the host's git, checking out a commit of the
-// command's, could write a repository with hooks in its place once the
-// command removed it.
+// names (policy.LocalRepo), by its absolute path as the URL spells it,
+// resolved in the caller's root: a push there runs its hooks. The way
+// there may pass no symlink the command may re-aim (one in a tree it may
+// write). Outside every such tree the repository is the host's own.
+// Inside one it must be a repository now (a work tree whose .git is a
+// directory, or a bare one), whose hooks the guard keeps from the
+// command, and one the launch found, or one no other work tree holds:
+// there the host's git, checking out a commit of the command's, could
+// write a repository with hooks in its place once the command removed
+// it.
 func (k *call) localRepo(p string) error {
-	if !k.pol.writableTree(p) {
-		return nil
-	}
 	root, e := k.rootFD()
 	if e != 0 {
 		return e
 	}
-	fd, err := openat2(root, p, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS})
-	if err != nil {
-		return fmt.Errorf("no repository there (%v)", err)
-	}
-	defer unix.Close(fd)
-	real, err := k.gs.pathOf(fd)
+	real, err := k.resolveFixed(root, p, 0)
 	if err != nil {
 		return err
 	}
 	if !k.pol.writableTree(real) {
 		return nil
 	}
+	fd, err := openat2(root, real, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+	if err != nil {
+		return fmt.Errorf("no repository there (%v)", err)
+	}
+	defer unix.Close(fd)
 	is := func(name string, kind uint32) bool {
 		var st unix.Stat_t
 		return unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == kind
@@ -3602,6 +3624,52 @@ func (k *call) localRepo(p string) error {
 		rel += "/.."
 	}
 	return nil
+}
+
+// resolveFixed resolves the absolute path p in root as the kernel
+// would, one name at a time, refusing a symlink on the way that lies in
+// a tree the command may write (it could re-aim it later); past the
+// first name that does not exist, the rest is read lexically.
+func (k *call) resolveFixed(root int, p string, hops int) (string, error) {
+	real := "/"
+	names := strings.Split(p, "/")
+	for i, c := range names {
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			real = path.Dir(real) // real holds no symlink: ".." is its parent
+			continue
+		}
+		next := path.Join(real, c)
+		var st unix.Stat_t
+		if err := unix.Fstatat(root, "."+next, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			// Nothing there yet: where it would be, read lexically (the
+			// caller refuses it in a tree the command may write).
+			return path.Join(append([]string{next}, names[i+1:]...)...), nil
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFLNK {
+			real = next
+			continue
+		}
+		if k.pol.writableTree(next) {
+			return "", fmt.Errorf("%s, on the way, is a symlink the command may re-aim", next)
+		}
+		if hops >= maxSymlinks {
+			return "", unix.ELOOP
+		}
+		target, err := readlinkat(root, "."+next)
+		if err != nil {
+			return "", err
+		}
+		if !strings.HasPrefix(target, "/") {
+			target = real + "/" + target
+		}
+		if real, err = k.resolveFixed(root, target, hops+1); err != nil {
+			return "", err
+		}
+	}
+	return real, nil
 }
 
 // replaceConfig puts a repository's config in place from the file at

@@ -4,7 +4,6 @@ import (
 	"crypto/sha1"
 	"os"
 	"os/exec"
-	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -178,7 +177,7 @@ func FuzzGitConfigSafeBeside(f *testing.F) {
 }
 
 // FuzzRemoteSafe: a URL taken with no repository judge asks none with
-// one; the judge is asked only about absolute, clean paths.
+// one; the judge is asked only about absolute paths.
 func FuzzRemoteSafe(f *testing.F) {
 	for _, u := range []string{"https://example.com/x.git", "git@github.com:x/y", "/abs/repo", "file:///abs/r", "ssh://localhost/abs/r",
 		"localhost:/abs", "ext::sh -c x", "../rel", "[::1]:/abs", "ssh://[::1]:22/abs/../r", "https::example.com/x"} {
@@ -196,7 +195,7 @@ func FuzzRemoteSafe(f *testing.F) {
 			t.Fatalf("%q: taken alone, but judged (%v, asked %q)", u, judged, asked)
 		}
 		for _, p := range asked {
-			if !strings.HasPrefix(p, "/") || path.Clean(p) != p {
+			if !strings.HasPrefix(p, "/") {
 				t.Fatalf("%q: the judge was asked %q", u, p)
 			}
 		}

@@ -260,7 +260,8 @@ func GitConfigSafe(content []byte) error {
 }
 
 // LocalRepo judges a repository on this machine that a new URL of a
-// config names, by its absolute path (see remoteSafe).
+// config names, by its absolute path as the URL spells it (see
+// remoteSafe).
 type LocalRepo func(path string) error
 
 // gitConfigSafe judges a config as GitConfigSafe does, but for the keys
@@ -538,7 +539,7 @@ func remoteSafe(u string, local LocalRepo) error {
 	if local == nil {
 		return errors.New("a repository on this machine, whose hooks a push there would run")
 	}
-	return local(path.Clean(p))
+	return local(p) // as written: the kernel, not the lexicon, says what ".." is past a symlink
 }
 
 // isSCPLike says whether git reads u as [user@]host:path (ssh): a colon

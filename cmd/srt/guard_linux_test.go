@@ -2952,6 +2952,11 @@ func TestGuardLocalRemotes(t *testing.T) {
 		}
 		b := newBox(t)
 		canary := filepath.Join(filepath.Dir(b.W), "PWNED")
+		// A repository of the host's, outside the tree the command may
+		// write: a URL may name it, though not through a symlink the
+		// command made (it could re-aim it at one of its own).
+		outside := filepath.Join(filepath.Dir(b.W), "host-repo")
+		hostGit(t, filepath.Dir(b.W), "init", "-q", "host-repo")
 		b.write("attack.sh", `D=$(pwd)
 export GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@a GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@a
 git init -q -b master t && git -C t commit -q --allow-empty -m base
@@ -2974,14 +2979,20 @@ try remote.evil.url "$D/w/evil"
 try branch.master.pushRemote "$D/w/evil"
 try branch.master.pushRemote evil/x
 try remote.origin.url "ext::sh -c touch% `+canary+`"
+ln -s "`+outside+`" "$D/lnk" && try remote.viaLink.url "$D/lnk"
+try remote.up.url "$D/lnk/../w/evil"
+try remote.host.url "`+outside+`"
 echo END
 `)
 		r := b.run(fsMap{"allowWrite": []string{"."}}, "sh attack.sh")
 		if !strings.Contains(r.stdout, "END") || !strings.Contains(r.stdout, "CLONED") {
 			t.Fatalf("the script did not run, or a local clone failed: %+v", r)
 		}
-		if strings.Contains(r.stdout, "TAKEN") {
+		if strings.Contains(strings.ReplaceAll(r.stdout, "TAKEN remote.host.url", ""), "TAKEN") {
 			t.Errorf("a config took a value that aims the host's git at this machine: %s", r.stdout)
+		}
+		if !strings.Contains(r.stdout, "TAKEN remote.host.url") {
+			t.Errorf("a URL naming the host's repository outside the writable tree was refused: %+v", r)
 		}
 		// The host goes on: checks the command's commit out where the
 		// pushes would land, then pushes and pulls as usual.
@@ -2994,6 +3005,57 @@ echo END
 		}
 		if got, err := os.ReadFile(canary); err == nil {
 			t.Errorf("the host's git ran a hook the command planted: %s", got)
+		}
+	})
+}
+
+// A .git file, a .git symlink or a commondir may not lead into a work
+// tree: git never checks a path in a .git out, but anywhere else the
+// host's checkout of a commit of the command's writes what it holds — a
+// git directory's config with core.fsmonitor, which the host's git
+// status then runs in the repository the .git names. Nor may a .git be
+// made above where one leads once it is taken. Each way is tried, then
+// the host checks the commit out and runs git status in every
+// repository the command left (judged by a canary). Run as both users.
+func TestGuardGitFileIntoWorkTree(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		if _, err := exec.LookPath("git"); err != nil {
+			t.Skip("needs git")
+		}
+		b := newBox(t)
+		canary := filepath.Join(filepath.Dir(b.W), "PWNED")
+		hostGit(t, b.W, "init", "-q", "-b", "master", "w")
+		hostGit(t, b.path("w"), "commit", "-q", "--allow-empty", "-m", "base")
+		b.write("attack.sh", `D=$(pwd)
+export GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@a GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@a
+mkdir -p w/C w/S w/M
+mkdir t1 t2 t3 t4 n
+printf 'gitdir: %s/w/C\n' "$D" > t1/.git
+ln -s "$D/w/S" t2/.git
+mkdir -p x/.git/worktrees/a && echo "$D/w/M" > x/.git/worktrees/a/commondir
+mkdir -p n/C && printf 'gitdir: %s/n/C\n' "$D" > t4/.git && git init -q n
+cd w
+R=$(echo 'ref: refs/heads/master' | git hash-object -w --stdin)
+E=$(git hash-object -w --stdin </dev/null)
+CFG=$(printf '[core]\n\trepositoryformatversion = 0\n\tfsmonitor = "echo $0 > `+canary+`; false"\n' | git hash-object -w --stdin)
+for d in C S M; do
+  git update-index --add --cacheinfo 100644,$R,$d/HEAD --cacheinfo 100644,$E,$d/objects/.keep --cacheinfo 100644,$E,$d/refs/.keep --cacheinfo 100644,$CFG,$d/config
+done
+git update-ref refs/heads/master $(git commit-tree $(git write-tree) -p HEAD -m update)
+echo END
+`)
+		r := b.run(fsMap{"allowWrite": []string{"."}}, "sh attack.sh")
+		if !strings.Contains(r.stdout, "END") {
+			t.Fatalf("the script did not run: %+v", r)
+		}
+		hostGit(t, b.path("w"), "reset", "-q", "--hard")
+		for _, d := range []string{"t1", "t2", "t4", "x", "n"} {
+			cmd := exec.Command("git", "status")
+			cmd.Dir = b.path(d)
+			cmd.CombinedOutput() // a broken repository is fine; a program run is not
+		}
+		if got, err := os.ReadFile(canary); err == nil {
+			t.Errorf("the host's git ran a program from a config its checkout wrote: %s", got)
 		}
 	})
 }
