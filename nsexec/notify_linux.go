@@ -182,6 +182,15 @@ func (pol *ConnectPolicy) serve(listener int) error {
 			}
 			return fmt.Errorf("receiving a seccomp notification: %w", err)
 		}
+		if guardFloor && pol.Guard != nil {
+			_, meta := seccomp.MetaCallOf(req.Nr)
+			_, file := seccomp.FileCallOf(req.Nr)
+			if meta || file || req.Nr == umaskNr {
+				resp := seccompNotifResp{ID: req.ID, Flags: userNotifFlagContinue}
+				ioctlPtr(listener, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
+				continue
+			}
+		}
 		if c, ok := seccomp.MetaCallOf(req.Nr); ok {
 			pol.guard(gs, listener, &req, func(k *call) answer { return refused(k.metadata(c)) })
 			continue

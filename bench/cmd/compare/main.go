@@ -60,6 +60,7 @@ type workload struct {
 // an earlier build given by -baseline.
 const (
 	noGuardImpl  = "srt-go, no guard"
+	floorImpl    = "srt-go, trap floor"
 	baselineImpl = "srt-go, before"
 )
 
@@ -103,6 +104,7 @@ func main() {
 	reference := flag.String("reference", "", "path of the reference srt (default: srt on PATH)")
 	ours := flag.String("srt", "", "path of this srt (default: built from ./cmd/srt)")
 	noGuard := flag.String("srt-noguard", "", "path of this srt built with -tags srt_noguard, without the path guard (default: built from ./cmd/srt)")
+	floor := flag.String("srt-floor", "", "path of this srt built with -tags srt_guardfloor, whose guard answers every trapped call at once: the round trips alone (default: built from ./cmd/srt)")
 	baseline := flag.String("baseline", "", "path of an earlier srt build, measured beside this one in the same interleaved run (before and after a change)")
 	concurrent := flag.Int("concurrent", 50, "sandboxes started at once in the concurrency workload")
 	flag.Parse()
@@ -115,13 +117,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "compare: -only:", err)
 		os.Exit(2)
 	}
-	if err := run(*runs, *concurrent, filter, *jsonOut, *pngOut, *reference, *ours, *noGuard, *baseline); err != nil {
+	if err := run(*runs, *concurrent, filter, *jsonOut, *pngOut, *reference, *ours, *noGuard, *floor, *baseline); err != nil {
 		fmt.Fprintln(os.Stderr, "compare:", err)
 		os.Exit(1)
 	}
 }
 
-func run(runs, concurrent int, only *regexp.Regexp, jsonOut, pngOut, reference, ours, noGuard, baseline string) error {
+func run(runs, concurrent int, only *regexp.Regexp, jsonOut, pngOut, reference, ours, noGuard, floor, baseline string) error {
 	if runs < 1 {
 		return errors.New("-runs must be at least 1")
 	}
@@ -134,7 +136,7 @@ func run(runs, concurrent int, only *regexp.Regexp, jsonOut, pngOut, reference, 
 		path *string
 		name string
 		tags []string
-	}{{&ours, "srt", nil}, {&noGuard, "srt-noguard", []string{"-tags", "srt_noguard"}}} {
+	}{{&ours, "srt", nil}, {&noGuard, "srt-noguard", []string{"-tags", "srt_noguard"}}, {&floor, "srt-floor", []string{"-tags", "srt_guardfloor"}}} {
 		if *b.path != "" {
 			continue
 		}
@@ -155,10 +157,14 @@ func run(runs, concurrent int, only *regexp.Regexp, jsonOut, pngOut, reference, 
 		// The same without the path guard, for the workloads that make
 		// files: what the guard costs.
 		{name: noGuardImpl, argv: func(settings string, cmd []string) []string { return srtArgv(noGuard, settings, cmd) }},
+		// The guard's round trips alone, every call answered at once:
+		// the floor under any guard that judges in user space.
+		{name: floorImpl, argv: func(settings string, cmd []string) []string { return srtArgv(floor, settings, cmd) }},
 	}
 	impls[2].sandboxed, impls[2].network = impls[2].argv != nil, true
 	impls[3].sandboxed, impls[3].network = true, true
 	impls[4].sandboxed, impls[4].network = true, true
+	impls[5].sandboxed, impls[5].network = true, true
 	if baseline != "" {
 		impls = append(impls, impl{name: baselineImpl, sandboxed: true, network: true,
 			argv: func(settings string, cmd []string) []string { return srtArgv(baseline, settings, cmd) }})
@@ -209,7 +215,7 @@ func measure(w workload, impls []impl, runs int, work string) []*result {
 		if why == "" && w.skip != nil {
 			why = w.skip(im)
 		}
-		if why == "" && im.name == noGuardImpl && !w.makesFiles {
+		if why == "" && (im.name == noGuardImpl || im.name == floorImpl) && !w.makesFiles {
 			why = "the path guard matters where files are made"
 		}
 		for _, m := range w.metrics {
@@ -307,17 +313,17 @@ func print(results []*result) {
 					ours = x
 				}
 			}
-			fmt.Printf("\n%s (%s)\n  %-14s %10s %10s %10s %9s\n", r.Workload, r.Unit, "", "median", "min", "max", "/ srt-go")
+			fmt.Printf("\n%s (%s)\n  %-18s %10s %10s %10s %9s\n", r.Workload, r.Unit, "", "median", "min", "max", "/ srt-go")
 		}
 		if r.Runs == 0 {
-			fmt.Printf("  %-14s skipped: %s\n", r.Impl, r.Skipped)
+			fmt.Printf("  %-18s skipped: %s\n", r.Impl, r.Skipped)
 			continue
 		}
 		ratio := "-"
 		if ours != nil && ours.Runs > 0 && ours.Median > 0 {
 			ratio = fmt.Sprintf("%.2fx", r.Median/ours.Median)
 		}
-		fmt.Printf("  %-14s %10s %10s %10s %9s", r.Impl, num(r.Median), num(r.Min), num(r.Max), ratio)
+		fmt.Printf("  %-18s %10s %10s %10s %9s", r.Impl, num(r.Median), num(r.Min), num(r.Max), ratio)
 		if r.Failures > 0 {
 			fmt.Printf("  (%d failed: %s)", r.Failures, r.FirstError)
 		}
