@@ -354,8 +354,11 @@ var (
 	protectedFiles = []string{".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".zshrc", ".zprofile", ".profile", ".ripgreprc", ".mcp.json",
 		".bash_login", ".bash_logout", ".zshenv", ".zlogin", ".zlogout", ".login", ".logout", ".cshrc", ".tcshrc", ".kshrc", ".mkshrc",
 		".bash_aliases", ".inputrc"}
-	protectedDirs   = []string{".vscode", ".idea"}
-	protectedClaude = []string{"commands", "agents"} // inside .claude
+	protectedDirs = []string{".vscode", ".idea"}
+	// protectedClaude are inside .claude: the reference's commands and
+	// agents, and the settings files whose hooks, status line and
+	// apiKeyHelper Claude Code runs as commands on the host.
+	protectedClaude = []string{"commands", "agents", "settings.json", "settings.local.json"}
 	// protectedPaths end in a protected file or directory named by more
 	// than its last name: git's global config where XDG puts it
 	// (~/.config/git/config, read as .gitconfig is), and fish's startup

@@ -81,6 +81,7 @@ func TestPolicyProtectedNames(t *testing.T) {
 	names := []string{".bashrc", ".bash_profile", ".gitconfig", ".gitmodules", ".zshrc", ".zprofile", ".profile", ".ripgreprc", ".mcp.json",
 		".git/config", ".git/HEAD", ".git/index", ".git/hooks/pre-commit", ".git/objects/test-obj", ".git/refs/heads/main",
 		".vscode/settings.json", ".idea/workspace.xml", ".claude/commands/test.md", ".claude/agents/test-agent.md", ".claude/some-other-file.txt", "safe-file.txt",
+		".claude/settings.json", ".claude/settings.local.json", "a/.claude/settings.json",
 		"a/.bashrc", "a/b/.bashrc", "a/b/c/.bashrc", "a/b/c/d/.bashrc", "a/.vscode/x", "a/b/.vscode/x", "a/b/c/.vscode/x",
 		"sub/.git/HEAD", "wt/.git", "home/.BASHRC", "home/deep/er/still/.zshrc"}
 	w := testtree.Tree(t, names...)
@@ -90,7 +91,7 @@ func TestPolicyProtectedNames(t *testing.T) {
 		".ripgreprc": ro, ".mcp.json": ro, ".git/config": ro, ".git/hooks/pre-commit": ro, ".vscode/settings.json": ro,
 		".idea/workspace.xml": ro, ".claude/commands/test.md": ro, ".claude/agents/test-agent.md": ro,
 		"safe-file.txt": rw, ".git/objects/test-obj": rw, ".git/refs/heads/main": rw, ".git/index": rw, ".git/HEAD": rw,
-		".claude/some-other-file.txt": rw,
+		".claude/some-other-file.txt": rw, ".claude/settings.json": ro, ".claude/settings.local.json": ro, "a/.claude/settings.json": ro,
 		// Depth 3 counts components below the root.
 		"a/.bashrc": ro, "a/b/.bashrc": ro, "a/b/c/.bashrc": rw, "a/b/c/d/.bashrc": rw,
 		"a/.vscode/x": ro, "a/b/.vscode/x": ro, "a/b/c/.vscode/x": rw,

@@ -504,6 +504,9 @@ func findProtected(dirs DirReader, root string, depth int, gitConfig bool, relev
 					for _, e := range existingCaseless(dirs, inside, sub) {
 						hits = append(hits, protectedDir(dirs, filepath.Join(inside, e), false)...)
 					}
+					for _, e := range existingFileCaseless(dirs, inside, sub) {
+						hits = append(hits, found{path: filepath.Join(inside, e)}) // settings.json
+					}
 				}
 			}
 			if isDir && level < depth {
@@ -664,6 +667,19 @@ func existingCaseless(dirs DirReader, dir, name string) []string {
 		}
 	})
 	if err != nil {
+		return nil
+	}
+	return out
+}
+
+// existingFileCaseless is existingCaseless for regular files.
+func existingFileCaseless(dirs DirReader, dir, name string) []string {
+	var out []string
+	if dirs.ReadDir(dir, func(entry []byte, kind Kind) {
+		if kind == KindRegular && strings.EqualFold(string(entry), name) {
+			out = append(out, string(entry))
+		}
+	}) != nil {
 		return nil
 	}
 	return out

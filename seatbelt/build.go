@@ -150,7 +150,7 @@ func protectedNames(gitConfig bool) []Rule {
 		deny("/"+caseless(d)+"(/.*)?$", "protected directory "+d)
 	}
 	for _, c := range claude {
-		deny("/"+caseless(".claude")+"/"+caseless(c)+"(/.*)?$", "protected directory .claude/"+c)
+		deny("/"+caseless(".claude")+"/"+caseless(c)+"(/.*)?$", "protected name .claude/"+c)
 	}
 	deny("/"+caseless(policy.MergeProgramPrefix)+"[^/]*$", "a merge strategy's program, which a rebase left stopped could run")
 	for _, p := range policy.ProtectedPaths() {

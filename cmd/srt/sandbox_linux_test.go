@@ -214,6 +214,7 @@ func TestSandboxProtectedNames(t *testing.T) {
 		b := newBox(t)
 		protected := []string{".bashrc", ".bash_profile", ".gitconfig", ".gitmodules", ".zshrc", ".zprofile", ".profile", ".ripgreprc", ".mcp.json",
 			".git/config", ".git/hooks/pre-commit", ".vscode/settings.json", ".idea/workspace.xml", ".claude/commands/test.md", ".claude/agents/test-agent.md",
+			".claude/settings.json", ".claude/settings.local.json", "a/.claude/settings.json",
 			"a/.bashrc", "a/b/.bashrc", "a/.vscode/x", "~/.bashrc", "~/.profile",
 			// Deeper than mandatoryDenySearchDepth: the guard judges them.
 			"a/b/c/.bashrc", "a/b/c/d/e/.vscode/x", "a/b/c/d/.git/hooks/pre-commit",
