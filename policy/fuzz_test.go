@@ -83,7 +83,7 @@ func FuzzGuardJudge(f *testing.F) {
 		last := parts[len(parts)-1]
 		protected := contains(protectedFiles, last)
 		for i, c := range parts {
-			if c == ".vscode" || c == ".idea" || c == ".claude" && i+1 < len(parts) && (parts[i+1] == "commands" || parts[i+1] == "agents" || parts[i+1] == "settings.json" || parts[i+1] == "settings.local.json") {
+			if c == ".vscode" || c == ".idea" || c == ".claude" && i+1 < len(parts) && (parts[i+1] == "commands" || parts[i+1] == "agents" || parts[i+1] == "settings.json" || parts[i+1] == "settings.local.json" || parts[i+1] == "hooks") {
 				protected = true
 			}
 		}

@@ -31,6 +31,7 @@ func TestGuardJudge(t *testing.T) {
 		"/p/.claude/settings.json":                  Protected,
 		"/p/.claude/SETTINGS.local.json":            Protected,
 		"/p/.claude/skills/x.md":                    Context,
+		"/p/.claude/hooks/format.sh":                Protected,
 		"/p/.claude/commands":                       Protected,
 		"/p/.claude/commands/x.md":                  Protected,
 		"/p/.claude/Agents/a.md":                    Protected,

@@ -356,9 +356,10 @@ var (
 		".bash_aliases", ".inputrc"}
 	protectedDirs = []string{".vscode", ".idea"}
 	// protectedClaude are inside .claude: the reference's commands and
-	// agents, and the settings files whose hooks, status line and
-	// apiKeyHelper Claude Code runs as commands on the host.
-	protectedClaude = []string{"commands", "agents", "settings.json", "settings.local.json"}
+	// agents, the settings files whose hooks, status line and
+	// apiKeyHelper Claude Code runs as commands on the host, and hooks,
+	// where Claude Code's documentation puts the scripts they run.
+	protectedClaude = []string{"commands", "agents", "settings.json", "settings.local.json", "hooks"}
 	// protectedPaths end in a protected file or directory named by more
 	// than its last name: git's global config where XDG puts it
 	// (~/.config/git/config, read as .gitconfig is), and fish's startup

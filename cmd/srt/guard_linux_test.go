@@ -22,7 +22,7 @@ import (
 // files and git's legacy remotes it leaves out, as paths a command would
 // write: each file, and a file inside each protected directory.
 var guardNames = append([]string{".vscode/settings.json", ".idea/workspace.xml", ".claude/commands/x.md",
-	".claude/agents/a.md", ".claude/settings.json", ".claude/settings.local.json", ".git/hooks/pre-commit", ".git/config", ".config/git/config",
+	".claude/agents/a.md", ".claude/settings.json", ".claude/settings.local.json", ".claude/hooks/format.sh", ".git/hooks/pre-commit", ".git/config", ".config/git/config",
 	".git/remotes/origin", ".git/branches/origin", ".config/fish/config.fish", ".config/fish/conf.d/x.fish"}, protectedFiles...)
 
 // protectedFiles are the protected names that are files.
@@ -72,7 +72,7 @@ func protectedBy(rel string) bool {
 		switch {
 		case p == ".vscode" || p == ".idea":
 			return true
-		case p == ".claude" && i+1 < len(parts) && (parts[i+1] == "commands" || parts[i+1] == "agents" || parts[i+1] == "settings.json" || parts[i+1] == "settings.local.json"):
+		case p == ".claude" && i+1 < len(parts) && (parts[i+1] == "commands" || parts[i+1] == "agents" || parts[i+1] == "settings.json" || parts[i+1] == "settings.local.json" || parts[i+1] == "hooks"):
 			return true
 		case p == ".git" && i+1 < len(parts) && parts[i+1] == "hooks" && !(i+3 == len(parts) && strings.HasSuffix(last, ".sample")):
 			return i+2 < len(parts) // the hooks directory itself may be made (git's templates)
