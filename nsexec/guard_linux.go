@@ -3584,10 +3584,10 @@ const maxMovedTree = 10_000
 // write). Outside every such tree the repository is the host's own.
 // Inside one it must be a repository now (a work tree whose .git is a
 // directory, or a bare one), whose hooks the guard keeps from the
-// command, and one the launch found, or one no other work tree holds:
-// there the host's git, checking out a commit of the command's, could
-// write a repository with hooks in its place once the command removed
-// it.
+// command, and one no other work tree holds: there the host's git,
+// checking out a commit of the command's, writes what it holds — a
+// repository with hooks, in place of one the command removed, or one
+// the launch found, which a checkout before the run may have written.
 func (k *call) localRepo(p string) error {
 	root, e := k.rootFD()
 	if e != 0 {
@@ -3611,9 +3611,6 @@ func (k *call) localRepo(p string) error {
 	}
 	if !(is(".git", unix.S_IFDIR) && is(".git/HEAD", unix.S_IFREG) || is("HEAD", unix.S_IFREG) && is("objects", unix.S_IFDIR) && is("refs", unix.S_IFDIR)) {
 		return errors.New("not a repository (a work tree with a .git directory, or a bare one) in a tree the command may write: a push there would run whatever hooks it came to hold")
-	}
-	if pol := k.pol.Guard.Policy; pol != nil && (slices.Contains(pol.Repos, real) || slices.Contains(pol.BareRepos, real)) {
-		return nil
 	}
 	rel := ".."
 	for range strings.Count(real, "/") {

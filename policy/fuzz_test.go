@@ -159,14 +159,21 @@ func FuzzGitIndexSafe(f *testing.F) {
 }
 
 // FuzzGitConfigSafeBeside: beside a config that holds no key off the
-// list, a config is taken exactly when GitConfigSafe takes it; beside
-// one that does, every config GitConfigSafe takes is taken too.
+// list (nor a remote's URL), a config is taken exactly when
+// GitConfigSafe takes it; beside one that does, every config
+// GitConfigSafe takes is taken too.
 func FuzzGitConfigSafeBeside(f *testing.F) {
 	f.Add([]byte("[core]\n\thooksPath = .husky/_\n"), []byte("[core]\n\thooksPath = .husky/_\n[user]\n\tname = x\n"))
 	f.Add([]byte("[core]\n\tbare = false\n"), []byte("[core]\n\tfsmonitor = x\n"))
 	f.Fuzz(func(t *testing.T, old, content []byte) {
 		safe := GitConfigSafe(content) == nil
 		beside := GitConfigSafeBeside(content, old, nil) == nil
+		rec := &valuesSafe{recordOnly: true}
+		if gitConfigFrozen(old, func(string) bool { return true }, meaningKeys, rec) == nil && len(rec.urls) > 0 {
+			// Beside one whose remotes have URLs, a config that drops
+			// one is refused though it is safe alone.
+			return
+		}
 		if safe && !beside {
 			t.Fatalf("taken alone, refused beside %q: %q", old, content)
 		}

@@ -417,7 +417,7 @@ func GitConfigSafeBeside(content, old []byte, local LocalRepo) error {
 		}
 		have[entry]--
 		return true
-	}, frozen, newValuesSafe(oldValues.entries, local))
+	}, frozen, newValuesSafe(oldValues, local))
 }
 
 // valuesSafe judges a config's entries by their values, once the whole
@@ -427,32 +427,42 @@ func GitConfigSafeBeside(content, old []byte, local LocalRepo) error {
 // post-receive...) — so a URL may lead to one only where the command
 // cannot have shaped it, now or through what the host's git later
 // checks out: the guard's LocalRepo says where. Without one, no URL
-// may lead to this machine. And a push may not check files out in the
-// repository it lands in (receive.denyCurrentBranch=updateInstead):
-// the command's commit would write, through the host's git, a
-// repository with hooks for the next push to run.
+// may lead to this machine. A remote git knows no URL of (none given, or
+// the ones it had removed) is a path to git, its own name, and so is a
+// branch's remote that names no remote with a URL. And a push may not
+// check files out in the repository it lands in
+// (receive.denyCurrentBranch=updateInstead): the command's commit would
+// write, through the host's git, a repository with hooks for the next
+// push to run.
 type valuesSafe struct {
 	recordOnly bool           // only read (the config being replaced)
 	old        map[string]int // the replaced config's entries: taken as they are
+	oldURLs    map[string]bool
 	local      LocalRepo
 	entries    map[string]int  // every entry read, as gitConfigFrozen spells it
-	remotes    map[string]bool // the remotes the config defines
+	urls       map[string]bool // the remotes the config gives a URL
 	taken      []valueEntry    // in order
 }
 
 type valueEntry struct{ name, full, entry, value string }
 
-func newValuesSafe(old map[string]int, local LocalRepo) *valuesSafe {
-	return &valuesSafe{old: maps.Clone(old), local: local}
+// newValuesSafe judges a config beside old, the one it replaces (read
+// with recordOnly; nil: none).
+func newValuesSafe(old *valuesSafe, local LocalRepo) *valuesSafe {
+	v := &valuesSafe{local: local}
+	if old != nil {
+		v.old, v.oldURLs = maps.Clone(old.entries), old.urls
+	}
+	return v
 }
 
 func (v *valuesSafe) add(name, full, entry, sub, value string) {
 	if v.entries == nil {
-		v.entries, v.remotes = map[string]int{}, map[string]bool{}
+		v.entries, v.urls = map[string]int{}, map[string]bool{}
 	}
 	v.entries[entry]++
-	if strings.HasPrefix(name, "remote.*.") {
-		v.remotes[sub] = true
+	if name == "remote.*.url" && value != "" {
+		v.urls[sub] = true
 	}
 	v.taken = append(v.taken, valueEntry{name, full, entry, value})
 }
@@ -461,25 +471,32 @@ func (v *valuesSafe) judge() error {
 	if v.recordOnly {
 		return nil
 	}
+	for _, r := range slices.Sorted(maps.Keys(v.oldURLs)) {
+		if !v.urls[r] {
+			return fmt.Errorf("remote %q loses its URL: the host's git would take its name for a path (./%s), where the command's commit may put a repository with hooks", r, r)
+		}
+	}
 	for _, e := range v.taken {
-		if v.old[e.entry] > 0 {
+		unchanged := v.old[e.entry] > 0
+		if unchanged {
 			v.old[e.entry]-- // the host's, as it was
-			continue
 		}
 		var err error
-		switch e.name {
-		case "receive.denycurrentbranch":
+		switch {
+		case e.name == "branch.*.remote" || e.name == "branch.*.pushremote":
+			// A name no remote of this config gives a URL is a URL or
+			// a path to git: judged as one, unless the host's config
+			// had it so.
+			if e.value != "." && !v.urls[e.value] && !(unchanged && !v.oldURLs[e.value]) {
+				err = remoteSafe(e.value, v.local)
+			}
+		case unchanged:
+		case e.name == "receive.denycurrentbranch":
 			if strings.EqualFold(strings.TrimSpace(e.value), "updateinstead") {
 				err = errors.New("a push would check the pushed files out into this repository's work tree, where the host's git would write what the command committed (a repository with hooks, for the next push to run)")
 			}
-		case "remote.*.url", "remote.*.pushurl":
+		case e.name == "remote.*.url" || e.name == "remote.*.pushurl":
 			err = remoteSafe(e.value, v.local)
-		case "branch.*.remote", "branch.*.pushremote":
-			// A name no remote of this config has is a URL or a path
-			// to git.
-			if e.value != "." && !v.remotes[e.value] {
-				err = remoteSafe(e.value, v.local)
-			}
 		}
 		if err != nil {
 			return fmt.Errorf("%s = %q: %v", e.full, e.value, err)

@@ -490,7 +490,7 @@ func TestGitConfigRemotes(t *testing.T) {
 		"[remote \"o\"]\n\turl = /repos/ok\n\tpushurl = file:///repos/ok\n",
 		"[remote \"o\"]\n\turl = ssh://localhost/repos/ok\n",
 		"[remote \"o\"]\n\turl = https://x\n[branch \"m\"]\n\tremote = o\n\tpushRemote = o\n",
-		"[branch \"m\"]\n\tremote = .\n[remote \"o/p\"]\n\tfetch = x\n[branch \"n\"]\n\tremote = o/p\n",
+		"[branch \"m\"]\n\tremote = .\n[remote \"o/p\"]\n\turl = https://x\n[branch \"n\"]\n\tremote = o/p\n",
 		"[receive]\n\tdenyCurrentBranch = refuse\n",
 	} {
 		if err := GitConfigSafeBeside([]byte(c), nil, local); err != nil {
@@ -515,6 +515,9 @@ func TestGitConfigRemotes(t *testing.T) {
 		"[branch \"m\"]\n\tpushRemote = evil\n",
 		"[branch \"m\"]\n\tremote = /repos/evil\n",
 		"[remote \"o\"]\n\turl = https://x\n[branch \"m\"]\n\tpushRemote = O\n",
+		// A remote with no URL is its own name, a path, to git.
+		"[remote \"o/p\"]\n\tfetch = x\n[branch \"n\"]\n\tremote = o/p\n",
+		"[remote \"o\"]\n\tpushurl = https://x\n[branch \"n\"]\n\tremote = o\n",
 	} {
 		if err := GitConfigSafeBeside([]byte(c), nil, local); err == nil {
 			t.Errorf("%q taken", c)
@@ -534,6 +537,26 @@ func TestGitConfigRemotes(t *testing.T) {
 	}
 	if GitConfigSafeBeside([]byte(old+"[remote \"p\"]\n\turl = ../sibling\n"), []byte(old), nil) == nil {
 		t.Errorf("a second remote with the host's relative URL taken")
+	}
+	// A remote the host gave a URL keeps one: without, git pushes to
+	// ./origin; a branch that named it, unchanged, does not make that
+	// safe. What the host had path-like stays.
+	host := "[remote \"origin\"]\n\turl = https://example.com/x\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n[branch \"master\"]\n\tremote = origin\n"
+	for _, c := range []string{
+		"[remote \"origin\"]\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n[branch \"master\"]\n\tremote = origin\n",
+		"[branch \"master\"]\n\tremote = origin\n",
+		"",
+	} {
+		if GitConfigSafeBeside([]byte(c), []byte(host), local) == nil {
+			t.Errorf("%q taken beside %q: origin lost its URL", c, host)
+		}
+	}
+	if err := GitConfigSafeBeside([]byte(strings.Replace(host, "example.com/x", "example.com/y", 1)), []byte(host), local); err != nil {
+		t.Errorf("origin's URL changed to another: %v", err)
+	}
+	pathLike := "[branch \"master\"]\n\tremote = ../up\n"
+	if err := GitConfigSafeBeside([]byte(pathLike+"[user]\n\tname = x\n"), []byte(pathLike), local); err != nil {
+		t.Errorf("the host's own path-like branch remote refused beside itself: %v", err)
 	}
 	asked = nil
 	GitConfigSafeBeside([]byte("[remote \"o\"]\n\turl = ssh://localhost/repos/a/../ok\n"), nil, local)

@@ -3059,3 +3059,72 @@ echo END
 		}
 	})
 }
+
+// A remote git knows no URL of is a path to git, its own name: a remote
+// of the host's that loses its URL (git config --unset, git remote
+// remove) would send the host's next push to ./origin, where the
+// command's commit puts a bare repository with a pre-receive hook. And
+// a repository inside another's work tree is no URL's target, even one
+// the launch found (a checkout before the run may have written it from
+// the command's commit). The host merges and pushes after the run;
+// judged by a canary. Run as both users.
+func TestGuardRemoteLosesURL(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		if _, err := exec.LookPath("git"); err != nil {
+			t.Skip("needs git")
+		}
+		b := newBox(t)
+		canary := filepath.Join(filepath.Dir(b.W), "PWNED")
+		hostGit(t, b.W, "init", "-q", "--bare", "up.git")
+		hostGit(t, b.W, "clone", "-q", "up.git", "r")
+		hostGit(t, b.path("r"), "commit", "-q", "--allow-empty", "-m", "base")
+		hostGit(t, b.path("r"), "push", "-q", "-u", "origin", "HEAD:master")
+		hostGit(t, b.path("r"), "remote", "set-url", "origin", "https://example.invalid/up.git")
+		// A bare repository inside the work tree at launch, as a checkout
+		// of an earlier run's commit would have left it.
+		for _, d := range []string{"r/emb/objects/", "r/emb/refs/", "r/emb/hooks/"} {
+			b.write(d, "")
+		}
+		b.write("r/emb/HEAD", "ref: refs/heads/master\n")
+		b.write("r/emb/hooks/pre-receive", "#!/bin/sh\necho emb > "+canary+"\n")
+		if err := os.Chmod(b.path("r/emb/hooks/pre-receive"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		b.write("attack.sh", `export GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@b GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@b
+D=$(pwd); cd r
+H=$(printf '#!/bin/sh\necho origin > `+canary+`\n' | git hash-object -w --stdin)
+R=$(printf 'ref: refs/heads/master\n' | git hash-object -w --stdin)
+E=$(git hash-object -w --stdin </dev/null)
+K=$(printf '100644 blob %s\t.keep\n' $E | git mktree)
+HK=$(printf '100755 blob %s\tpre-receive\n' $H | git mktree)
+O=$(printf '100644 blob %s\tHEAD\n040000 tree %s\thooks\n040000 tree %s\tobjects\n040000 tree %s\trefs\n' $R $HK $K $K | git mktree)
+T=$(printf '040000 tree %s\torigin\n' $O | git mktree)
+git branch fixtures $(git commit-tree -p HEAD -m fixtures $T)
+try() { "$@" 2>/dev/null && echo TAKEN "$@"; }
+try git config --unset remote.origin.url
+try git config --remove-section remote.origin
+try git remote remove origin
+try git config remote.emb.url "$D/r/emb"
+try git config remote.emb2.url "file://$D/r/emb"
+echo END
+`)
+		r := b.run(fsMap{"allowWrite": []string{"."}}, "sh attack.sh")
+		if !strings.Contains(r.stdout, "END") {
+			t.Fatalf("the script did not run: %+v", r)
+		}
+		if strings.Contains(r.stdout, "TAKEN") {
+			t.Errorf("a remote lost its URL, or a URL named a repository in a work tree: %s", r.stdout)
+		}
+		hostGit(t, b.path("r"), "merge", "-q", "--ff-only", "fixtures")
+		// (A push to emb by name would reach ./emb whatever the config
+		// says: the URLs are judged by the TAKEN lines above.)
+		for _, args := range [][]string{{"push", "-q"}, {"push", "-q", "origin", "HEAD:x"}} {
+			cmd := exec.Command("git", append([]string{"-c", "protocol.file.allow=always"}, args...)...)
+			cmd.Dir = b.path("r")
+			cmd.CombinedOutput() // refused pushes are fine; a hook run is not
+		}
+		if got, err := os.ReadFile(canary); err == nil {
+			t.Errorf("the host's push ran a hook the command planted: %s", got)
+		}
+	})
+}
