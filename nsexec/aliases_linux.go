@@ -84,7 +84,7 @@ func (k *call) sourcePath(fd int, name string) (src string, mnt uint64, ok bool)
 	if !ok {
 		return "", 0, false
 	}
-	if k.gs.baseMounts == nil || k.gs.baseView != base {
+	if k.gs.baseMounts == nil {
 		t, ok := readMounts(k.pol.Proc, int(k.pol.initPid.Load()))
 		if !ok {
 			return "", 0, false

@@ -302,8 +302,8 @@ type guardState struct {
 	// walkRead: the launch's repositories were read (readWalkRepos).
 	outside  []outsideHook
 	walkRead bool
-	// baseNS is the sandbox's mount namespace; mounts the last nested
-	// one's table (see aliasJudge).
+	// baseView is the sandbox's own view (its init's), baseMounts its
+	// mount table, each read once (see sourcePath).
 	baseView   viewID
 	baseMounts map[uint64]mountEntry
 	// syncWake: the listener wakes the serving thread on the caller's
@@ -1802,9 +1802,13 @@ func workTreeAbove(dir int, at string) bool {
 	if underDotGit(at) {
 		return false
 	}
-	parts := strings.Split(strings.Trim(at, "/"), "/")
-	rel := "."
-	for i := 0; i <= len(parts); i++ {
+	return gitUp(dir, ".", len(strings.Split(strings.Trim(at, "/"), "/"))+1)
+}
+
+// gitUp reports whether dir/rel, or one of the levels-1 directories
+// above it, holds a .git (of any kind, or one that cannot be told).
+func gitUp(dir int, rel string, levels int) bool {
+	for range levels {
 		var st unix.Stat_t
 		if err := unix.Fstatat(dir, path.Join(rel, ".git"), &st, unix.AT_SYMLINK_NOFOLLOW); err == nil || err != unix.ENOENT && err != unix.ENOTDIR {
 			return true
@@ -2146,8 +2150,8 @@ func (d *deferredWrite) stillSafe(file int, content []byte, pol *ConnectPolicy) 
 	if err := unix.Fstat(file, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink != 1 {
 		return errors.New("it was given another name, or removed, before it was written")
 	}
-	now, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(file))
-	if err != nil || !strings.HasPrefix(now, "/") {
+	now, ok := openedAt(file)
+	if !ok {
 		return errors.New("where it is now cannot be told")
 	}
 	switch d.name {
@@ -2204,11 +2208,18 @@ func (pol *ConnectPolicy) keepTarget(root int, p string) {
 	}
 	pol.targets = append(pol.targets, path.Clean(p))
 	if fd, err := openat2(root, p, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS}); err == nil {
-		if real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd)); err == nil && strings.HasPrefix(real, "/") {
+		if real, ok := openedAt(fd); ok {
 			pol.targets = append(pol.targets, real)
 		}
 		unix.Close(fd)
 	}
+}
+
+// openedAt is the path srt's descriptor fd was opened at, as
+// /proc/self/fd tells it; false for none (a pipe's, a socket's).
+func openedAt(fd int) (string, bool) {
+	p, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	return p, err == nil && strings.HasPrefix(p, "/")
 }
 
 // maxKeptTargets bounds the targets kept (past it, .git files and
@@ -2239,8 +2250,8 @@ func (pol *ConnectPolicy) leadsInRoot(root int, p string) error {
 		return fmt.Errorf("%s does not lead to a directory the guard can read: %v", p, err)
 	}
 	defer unix.Close(fd)
-	real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
-	if err != nil || !strings.HasPrefix(real, "/") {
+	real, ok := openedAt(fd)
+	if !ok {
 		return fmt.Errorf("where %s leads cannot be told", p)
 	}
 	if !pol.writableTree(real) {
@@ -3612,13 +3623,8 @@ func (k *call) localRepo(p string) error {
 	if !(is(".git", unix.S_IFDIR) && is(".git/HEAD", unix.S_IFREG) || is("HEAD", unix.S_IFREG) && is("objects", unix.S_IFDIR) && is("refs", unix.S_IFDIR)) {
 		return errors.New("not a repository (a work tree with a .git directory, or a bare one) in a tree the command may write: a push there would run whatever hooks it came to hold")
 	}
-	rel := ".."
-	for range strings.Count(real, "/") {
-		var st unix.Stat_t
-		if err := unix.Fstatat(fd, rel+"/.git", &st, unix.AT_SYMLINK_NOFOLLOW); err == nil || err != unix.ENOENT && err != unix.ENOTDIR {
-			return errors.New("a repository inside another's work tree, made in this run: the host's git could check out a repository with hooks in its place")
-		}
-		rel += "/.."
+	if gitUp(fd, "..", strings.Count(real, "/")) {
+		return errors.New("a repository inside another's work tree: the host's git, checking out a commit of the command's, could write a repository with hooks in its place")
 	}
 	return nil
 }

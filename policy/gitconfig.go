@@ -272,9 +272,9 @@ func gitConfigSafe(content []byte, kept func(entry string) bool) error {
 }
 
 // gitConfigFrozen is gitConfigSafe with the keys frozen (by name, as
-// safeGitKeys spells them) taken only as kept takes them too; values, if
-// set, judges every entry taken by its value (see newValuesSafe), after
-// the whole file is read.
+// safeGitKeys spells them) taken only as kept takes them too; values
+// judges every entry taken by its value (see valuesSafe), after the
+// whole file is read.
 func gitConfigFrozen(content []byte, kept func(entry string) bool, frozen map[string]bool, values *valuesSafe) error {
 	if len(content) > 1<<20 {
 		return fmt.Errorf("a config of %d bytes is more than the guard reads", len(content))
@@ -358,20 +358,16 @@ func gitConfigFrozen(content []byte, kept func(entry string) bool, frozen map[st
 			v = strings.TrimRight(lines[n], "\r")
 			raw += "\n" + v
 		}
-		if (!safeGitKeys[name] || frozen[name]) && (kept == nil || !kept(section+"\x00"+sub+"\x00"+strconv.FormatBool(hasSub)+"\x00"+key+"\x00"+raw)) {
+		entry := section + "\x00" + sub + "\x00" + strconv.FormatBool(hasSub) + "\x00" + key + "\x00" + raw
+		if (!safeGitKeys[name] || frozen[name]) && (kept == nil || !kept(entry)) {
 			if safeGitKeys[name] {
 				return fmt.Errorf("%s may not be added or changed where the config keeps the host's keys off the list: it would change where they lead (core.bare, a worktree config) or which server gets them (a URL)", full)
 			}
 			return fmt.Errorf("%s is not a key the sandbox lets a repository's config hold (it holds only keys known to run no program on the host: policy/gitconfig.go)", full)
 		}
-		if values != nil {
-			values.add(name, full, section+"\x00"+sub+"\x00"+strconv.FormatBool(hasSub)+"\x00"+key+"\x00"+raw, sub, value)
-		}
+		values.add(name, full, entry, sub, value)
 	}
-	if values != nil {
-		return values.judge()
-	}
-	return nil
+	return values.judge()
 }
 
 // GitConfigSafeBeside is GitConfigSafe for content about to replace old,

@@ -500,12 +500,11 @@ func findProtected(dirs DirReader, root string, depth int, gitConfig bool, relev
 					}
 					inside = real
 				}
-				for _, sub := range protectedClaude {
-					for _, e := range existingCaseless(dirs, inside, sub) {
-						hits = append(hits, protectedDir(dirs, filepath.Join(inside, e), false)...)
-					}
-					for _, e := range existingFileCaseless(dirs, inside, sub) {
-						hits = append(hits, found{path: filepath.Join(inside, e)}) // settings.json
+				for _, e := range protectedInClaude(dirs, inside) {
+					if e.kind == KindRegular {
+						hits = append(hits, found{path: filepath.Join(inside, e.name)}) // settings.json
+					} else {
+						hits = append(hits, protectedDir(dirs, filepath.Join(inside, e.name), false)...)
 					}
 				}
 			}
@@ -657,27 +656,28 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// existingCaseless returns the names of dir's entries that equal name
-// ignoring case and are directories or symlinks.
-func existingCaseless(dirs DirReader, dir, name string) []string {
-	var out []string
-	err := dirs.ReadDir(dir, func(entry []byte, kind Kind) {
-		if (kind == KindDir || kind == KindLink) && strings.EqualFold(string(entry), name) {
-			out = append(out, string(entry))
-		}
-	})
-	if err != nil {
-		return nil
-	}
-	return out
+// claudeEntry is an entry of a .claude directory named by
+// protectedClaude.
+type claudeEntry struct {
+	name string
+	kind Kind
 }
 
-// existingFileCaseless is existingCaseless for regular files.
-func existingFileCaseless(dirs DirReader, dir, name string) []string {
-	var out []string
+// protectedInClaude returns, from one read of the .claude directory
+// dir, its entries whose names equal one of protectedClaude's ignoring
+// case: directories and symlinks (commands, agents, hooks), and regular
+// files (the settings files).
+func protectedInClaude(dirs DirReader, dir string) []claudeEntry {
+	var out []claudeEntry
 	if dirs.ReadDir(dir, func(entry []byte, kind Kind) {
-		if kind == KindRegular && strings.EqualFold(string(entry), name) {
-			out = append(out, string(entry))
+		if kind == KindOther {
+			return
+		}
+		for _, name := range protectedClaude {
+			if strings.EqualFold(string(entry), name) {
+				out = append(out, claudeEntry{string(entry), kind})
+				return
+			}
 		}
 	}) != nil {
 		return nil
