@@ -229,6 +229,9 @@ type Sandbox struct {
 	// how its filesystem was built, to read denials out of its stderr
 	// later.
 	plans map[string]*planInfo
+	// failures are, per attribution key, the last failure of srt's own
+	// side of a run (see Err).
+	failures map[string]error
 
 	be backend
 }
@@ -416,6 +419,33 @@ func (s *Sandbox) Settings() *config.Settings {
 func (s *Sandbox) Violations(id string) []Violation {
 	s.be.settle(id)
 	return s.store.of(id)
+}
+
+// Err returns the failure of srt's own side of a run of id (Run.ID, or
+// Run.Text), if one failed while it ran: its guard could not be served,
+// say. Such a run was stopped by srt, whatever exit status the command
+// shows, and the caller must treat it as failed.
+func (s *Sandbox) Err(id string) error {
+	s.be.settle(id)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.failures[id]
+}
+
+// recordFailure keeps the failure of a run of key (see Err).
+func (s *Sandbox) recordFailure(key string, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failures == nil {
+		s.failures = map[string]error{}
+	}
+	if len(s.failures) >= ViolationBuffer {
+		clear(s.failures)
+	}
+	s.failures[key] = err
+	if s.debugf != nil {
+		s.debugf("srt's side of the run failed: %v", err)
+	}
 }
 
 // AnnotateStderr reads denied file accesses out of a command's stderr,

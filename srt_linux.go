@@ -40,6 +40,9 @@ type linuxBackend struct {
 	*Sandbox
 	proxySession
 	fallback bool
+	// maskedProc: the namespace sandbox runs with the container's /proc
+	// bound (enableWeakerNestedSandbox where /proc has masked paths).
+	maskedProc bool
 }
 
 // MaybeRunInit runs the sandbox's init when this process was started as
@@ -52,9 +55,18 @@ func (s *linuxBackend) start(settings *config.Settings) error {
 	// The weaker fallback runs only when the settings ask for it and the
 	// host refuses namespaces.
 	if settings.EnableWeakerNestedSandbox {
-		if err := nsexec.NamespacesAvailable(); err != nil {
+		err := nsexec.NamespacesAvailable()
+		guard := nsexec.GuardServable(false)
+		switch {
+		case err != nil && !errors.Is(err, nsexec.ErrMaskedProc):
 			s.fallback = true
 			s.debugf("Namespaces unavailable (%v): the weaker fallback sandbox runs", nsexec.Explain(err))
+		case guard != nil:
+			s.fallback = true
+			s.debugf("The namespace sandbox's guard cannot be served (%v): the weaker fallback sandbox runs", guard)
+		case err != nil:
+			s.maskedProc = true
+			s.debugf("%v: the container's /proc is bound in the namespace sandbox (enableWeakerNestedSandbox)", err)
 		}
 	}
 	return s.startProxies(s.Sandbox, settings, func(d proxy.Decision) {
@@ -78,7 +90,14 @@ func (s *linuxBackend) enforcement(settings *config.Settings) Enforcement {
 	if settings.AllowNestedUserNamespaces && !s.fallback {
 		noLandlock = nsexec.NestedNoLandlock
 	}
-	return linuxEnforcement(s.fallback, noLandlock, landlock.ABI())
+	e := linuxEnforcement(s.fallback, noLandlock, landlock.ABI())
+	switch {
+	case s.fallback:
+		e = withOwnSockets(e)
+	case s.maskedProc:
+		e = maskedProcEnforcement(e)
+	}
+	return e
 }
 
 func (s *linuxBackend) landlockABI() int { return landlock.ABI() }
@@ -100,18 +119,49 @@ func (s *linuxBackend) doctor() *Report {
 	for _, x := range f.Features {
 		r.Features = append(r.Features, Feature{Name: x.Name, OK: x.OK, Detail: x.Detail})
 	}
-	switch {
-	case f.Namespaces == nil:
-		r.Enforcement = linuxEnforcement(false, "", f.LandlockABI)
-	default:
-		r.Enforcement = Enforcement{Level: None}
-		r.Why = f.Namespaces.Error()
-		if f.LandlockABI > 0 {
-			e := linuxEnforcement(true, "", f.LandlockABI)
+	fallback := func() {
+		if f.LandlockABI > 0 && f.FallbackGuard == nil {
+			e := withOwnSockets(linuxEnforcement(true, "", f.LandlockABI))
 			r.Fallback = &e
 		}
 	}
+	switch {
+	case f.Namespaces == nil && f.Guard == nil:
+		r.Enforcement = linuxEnforcement(false, "", f.LandlockABI)
+	case f.MaskedProc && f.Guard == nil:
+		// Runs with the opt-in only, and then not fully.
+		r.Enforcement = Enforcement{Level: None}
+		r.Why = f.Namespaces.Error()
+		e := maskedProcEnforcement(linuxEnforcement(false, "", f.LandlockABI))
+		r.Fallback = &e
+	case f.Namespaces == nil || f.MaskedProc:
+		r.Enforcement = Enforcement{Level: None}
+		r.Why = f.Guard.Error()
+		fallback()
+	default:
+		r.Enforcement = Enforcement{Level: None}
+		r.Why = f.Namespaces.Error()
+		fallback()
+	}
 	return r
+}
+
+// maskedProcEnforcement is e, the namespace sandbox's, where a
+// container's /proc has masked paths and enableWeakerNestedSandbox binds
+// the container's /proc in place of a fresh one.
+func maskedProcEnforcement(e Enforcement) Enforcement {
+	e.Level = Partial
+	e.Lacks = append(e.Lacks, "no fresh /proc (the container masks paths of its own): the container's /proc is bound, so its other processes are visible inside, with their command lines (Landlock still keeps their memory, environment and signals out of reach); Docker's --security-opt systempaths=unconfined gives the full sandbox")
+	return e
+}
+
+// withOwnSockets is the fallback's e where srt makes the command's
+// sockets (pidfd_getfd is refused, as in Docker's default profile).
+func withOwnSockets(e Enforcement) Enforcement {
+	if nsexec.OwnsSockets() {
+		e.Lacks = append(e.Lacks, "a socket the command did not make with socket(2) (inherited, accepted, or from socketpair) cannot be connected, bound or listened on: the container's seccomp profile refuses pidfd_getfd, so srt makes each socket it supervises")
+	}
+	return e
 }
 
 // run is one command of the session.
@@ -240,7 +290,7 @@ func (s *linuxBackend) prepare(ctx context.Context, o Run, argv []string) (*run,
 	var l *nsexec.Launch
 	if err == nil {
 		l, err = nsexec.Prepare(settings, nsexec.Options{Argv: argv, Env: env, Cwd: cwd, Home: home, Debug: s.debug,
-			Terminal: o.Terminal, OnStop: o.OnStop, Net: &side, Intercept: !s.fallback, Fallback: s.fallback, Context: ctx, NullFDs: o.NullFDs, Masks: masks, Files: files,
+			Terminal: o.Terminal, OnStop: o.OnStop, OnFailure: func(err error) { s.recordFailure(r.key, err) }, Net: &side, Intercept: !s.fallback, Fallback: s.fallback, Context: ctx, NullFDs: o.NullFDs, Masks: masks, Files: files,
 			OnEvent: func(e nsexec.Event) {
 				// Libraries probe for Unix sockets (nscd) on every lookup:
 				// a refused socket(AF_UNIX) is told once a run.
@@ -267,6 +317,7 @@ func (s *linuxBackend) prepare(ctx context.Context, o Run, argv []string) (*run,
 	l.Cmd.Stdin, l.Cmd.Stdout, l.Cmd.Stderr = nil, nil, nil
 	if s.debug {
 		p := linuxRunPlan(l.RunPlan, landlock.ABI())
+		p.Enforcement = s.enforcement(settings)
 		s.debugf("Mount plan:\n%s", l.Plan)
 		s.debugf("Enforcement: %s", p.Enforcement)
 		s.debugf("%s", l.RunPlan.GuardLine())

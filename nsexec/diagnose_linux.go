@@ -26,12 +26,17 @@ func Explain(err error) error {
 	case errors.Is(err, syscall.ENOSPC):
 		why = "the limit of user namespaces (user.max_user_namespaces) is reached"
 	case inContainer():
-		why = "this looks like a container whose seccomp profile or capabilities forbid namespaces; run it with user namespaces allowed (e.g. Docker: --security-opt seccomp=unconfined), "
+		why = "this looks like a container whose seccomp profile or capabilities forbid namespaces; for the full sandbox run it with " + dockerFull
 	default:
 		why = "the kernel refused to create the namespaces"
 	}
-	return fmt.Errorf("cannot create the sandbox's user namespace: %v: %s (or set enableWeakerNestedSandbox to run under the weaker Landlock + seccomp fallback, which srt doctor describes)", err, why)
+	return fmt.Errorf("cannot create the sandbox's user namespace: %v: %s; or set enableWeakerNestedSandbox to run under the weaker Landlock + seccomp fallback, which srt doctor describes", err, why)
 }
+
+// dockerFull are the docker run options under which the namespace
+// sandbox runs in a Docker container: namespaces (seccomp), and a /proc
+// without masked paths, which the kernel requires of a fresh /proc.
+const dockerFull = "docker run --security-opt seccomp=unconfined --security-opt systempaths=unconfined"
 
 func inContainer() bool {
 	if _, err := os.Stat("/.dockerenv"); err == nil {

@@ -55,6 +55,11 @@ func (l *Launch) prepareFallback(s *config.Settings, o Options, side NetSide, sp
 		// With allowLocalBinding, the command's own listeners.
 		return pol.LocalBinding && a.IsLoopback() && pol.ListensOn(ap.Port())
 	}
+	if !pidfdGetfd() {
+		// srt may not take the command's sockets: it makes them.
+		spec.Seccomp.OwnSockets, l.Seccomp.OwnSockets = true, true
+		pol.sockets = newOwnSockets("/proc")
+	}
 	l.connectPolicy = pol
 
 	spec.Ports, spec.LocalBinding = ports, s.Network.AllowLocalBinding

@@ -246,7 +246,7 @@ func answerGuard(listener int, req *seccompNotif, a answer, sameCPU bool) {
 	case a.errno != 0:
 		resp.Val, resp.Error = -1, -int32(a.errno)
 	}
-	ioctlPtr(listener, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
+	sendResp(listener, &resp)
 }
 
 // call is one guarded call being made: the process it is made for and
@@ -1044,7 +1044,7 @@ func (k *call) atHost(rest string) (place, unix.Errno) {
 
 // ofDescriptor is the command's descriptor n, taken as the object itself.
 func (k *call) ofDescriptor(n int) (place, unix.Errno) {
-	fd, e := k.fdOf(n)
+	fd, fl, e := k.descriptor(n)
 	if e != 0 {
 		return place{dir: -1}, e
 	}
@@ -1057,11 +1057,6 @@ func (k *call) ofDescriptor(n int) (place, unix.Errno) {
 		if errors.Is(err, unix.ENAMETOOLONG) {
 			return place{dir: -1}, unix.ENAMETOOLONG
 		}
-		return place{dir: -1}, unix.EBADF
-	}
-	fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
-	if err != nil {
-		unix.Close(fd)
 		return place{dir: -1}, unix.EBADF
 	}
 	trimmed := strings.TrimSuffix(p, " (deleted)")
@@ -1087,6 +1082,30 @@ func (k *call) ofDescriptor(n int) (place, unix.Errno) {
 // and a new pidfd is opened (and checked against the notification, as
 // pol.fdOf does).
 func (k *call) fdOf(n int) (int, unix.Errno) {
+	fd, _, e := k.descriptor(n)
+	return fd, e
+}
+
+// descriptor is fdOf with the file status flags of the command's
+// descriptor (F_GETFL's).
+func (k *call) descriptor(n int) (fd, flags int, e unix.Errno) {
+	if !pidfdGetfd() {
+		return k.pol.procDescriptor(k.listener, k.req, n)
+	}
+	fd, e = k.takeFD(n)
+	if e != 0 {
+		return -1, 0, e
+	}
+	flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+	if err != nil {
+		unix.Close(fd)
+		return -1, 0, unix.EBADF
+	}
+	return fd, flags, 0
+}
+
+// takeFD is fdOf by pidfd_getfd.
+func (k *call) takeFD(n int) (int, unix.Errno) {
 	if pidfd, ok := k.gs.pidfds[k.pid]; ok {
 		if fd, err := unix.PidfdGetfd(pidfd, n, 0); err == nil {
 			return fd, 0
@@ -1213,11 +1232,15 @@ func readUmask(proc string, tid int) (int, error) {
 }
 
 // creating runs f under the command's umask (the serving thread has a
-// filesystem context of its own, whose umask only this sets).
+// filesystem context of its own, whose umask only this sets; where it
+// shares srt's, see sharedUmask).
 func (k *call) creating(f func() error) unix.Errno {
 	u, e := k.umaskOf()
 	if e != 0 {
 		return e
+	}
+	if sharedFS.Load() {
+		return sharedUmask(u, f)
 	}
 	if k.gs.thread != u {
 		unix.Umask(u)
@@ -3035,6 +3058,9 @@ func (k *call) bind() unix.Errno {
 		return errnoOf(err) // ENOTSOCK
 	}
 	if domain == unix.AF_INET || domain == unix.AF_INET6 {
+		// A port bound by a socket the command has closed, but srt still
+		// holds, is let go first.
+		k.pol.sockets.collect()
 		if k.pol.HostNamespaces && !k.pol.LocalBinding {
 			// On the host's network, Landlock refuses the command every
 			// TCP bind without allowLocalBinding; made by srt, the bind
@@ -3068,7 +3094,11 @@ func (k *call) bind() unix.Errno {
 		return e
 	}
 	// The name is bound from inside its directory: this thread's working
-	// directory is its own (see guardthreads_linux.go).
+	// directory is its own (see guardthreads_linux.go) — unless it shares
+	// srt's, when it is srt's for that moment.
+	if sharedFS.Load() {
+		return k.creating(func() error { return bindShared(sock, pl.dir, pl.name) })
+	}
 	return k.creating(func() error {
 		if err := unix.Fchdir(pl.dir); err != nil {
 			return err

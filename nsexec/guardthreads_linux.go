@@ -13,9 +13,10 @@ import (
 
 // The threads the supervisor makes file calls on, for the command (each
 // sandbox's serving thread, and threads for opens that may block): each
-// holds no capability (srt may be root; the command holds none) and has
-// a filesystem context of its own, whose umask the guard sets to the
-// command's for each file it makes. They are locked to their goroutines
+// holds no capability (srt may be root; the command holds none) and,
+// where the host lets it unshare one (a container's seccomp profile may
+// not: see sharedFS), a filesystem context of its own, whose umask the
+// guard sets to the command's for each file it makes. They are locked to their goroutines
 // and never end: a thread that ended would take with it the sandboxes
 // started from it before it was locked (Pdeathsig follows the thread
 // that forked), so the pools are srt's, shared by every sandbox.
@@ -31,19 +32,20 @@ var (
 // threadPool is a pool that grows as needed: a thread is made when none
 // is idle.
 type threadPool struct {
-	jobs    chan func(ok bool)
+	jobs    chan func(err error)
 	mu      sync.Mutex
 	idle    int
 	threads int // made so far (they never end)
 }
 
 func newThreadPool() *threadPool {
-	return &threadPool{jobs: make(chan func(ok bool))}
+	return &threadPool{jobs: make(chan func(err error))}
 }
 
 // run runs f on one of the pool's threads and waits for it; f is not
-// run (the call fails) if the thread could not shed its privileges.
-func (p *threadPool) run(f func()) {
+// run, and run returns why, if the thread could not shed its
+// privileges.
+func (p *threadPool) run(f func()) error {
 	p.mu.Lock()
 	if p.idle == 0 {
 		p.idle++
@@ -53,7 +55,8 @@ func (p *threadPool) run(f func()) {
 	p.idle--
 	p.mu.Unlock()
 	done := make(chan struct{})
-	p.jobs <- func(ok bool) {
+	var failed error
+	p.jobs <- func(err error) {
 		defer close(done)
 		defer func() {
 			// A bug in a call made for one command must not end srt and
@@ -62,11 +65,14 @@ func (p *threadPool) run(f func()) {
 				fmt.Fprintf(os.Stderr, "srt: internal error in a file call made for the command (refused): %v\n%s", r, debug.Stack())
 			}
 		}()
-		if ok {
-			f()
+		if err != nil {
+			failed = err
+			return
 		}
+		f()
 	}
 	<-done
+	return failed
 }
 
 // tryRun is run for a growing pool, which first makes sure it holds at
@@ -78,15 +84,14 @@ func (p *threadPool) tryRun(max int, f func()) bool {
 		return false
 	}
 	p.mu.Unlock()
-	p.run(f)
-	return true
+	return p.run(f) == nil
 }
 
 func (p *threadPool) thread() {
 	runtime.LockOSThread() // for good: see above
-	ok := unprivilegedThread() == nil
+	err := unprivilegedThread()
 	for f := range p.jobs {
-		f(ok)
+		f(err)
 		p.mu.Lock()
 		p.idle++
 		p.mu.Unlock()
@@ -94,14 +99,22 @@ func (p *threadPool) thread() {
 }
 
 // unprivilegedThread gives the calling (locked) thread a filesystem
-// context of its own and drops its capabilities.
+// context of its own where the host allows it (otherwise the guard makes
+// files with the process's shared one: see sharedFS), and drops its
+// capabilities, which must succeed.
 func unprivilegedThread() error {
 	if err := unix.Unshare(unix.CLONE_FS); err != nil {
-		return err
+		if err != unix.EPERM && err != unix.ENOSYS {
+			return fmt.Errorf("unshare(CLONE_FS) for a thread of the path guard: %w", err)
+		}
+		sharedFS.Store(true)
 	}
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData // every set empty
-	return unix.Capset(&hdr, &data[0])
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("capset: dropping the capabilities of a thread of the path guard: %w", err)
+	}
+	return nil
 }
 
 // cpuPin holds a guarded call's caller and the serving thread on the

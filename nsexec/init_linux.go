@@ -38,7 +38,7 @@ func MaybeRun() {
 		fmt.Fprintf(os.Stderr, "srt: sandbox: %v\n", err)
 		os.Exit(1)
 	case roleProbe:
-		os.Exit(0)
+		os.Exit(probeProc())
 	default:
 		return
 	}

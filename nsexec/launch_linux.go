@@ -60,6 +60,39 @@ type Launch struct {
 	// known from the credentials of its hello; -1 before.
 	pidMu sync.Mutex
 	pidfd int
+	// failed is why srt's own side of the run failed while it ran (the
+	// listener lost, a serving thread that could not start): the run is
+	// ended, and Err says so.
+	failMu sync.Mutex
+	failed error
+	onFail func(error)
+}
+
+// Err is why srt's own side of the run failed while it ran, if it did:
+// the command was then stopped, whatever its status says.
+func (l *Launch) Err() error {
+	l.failMu.Lock()
+	defer l.failMu.Unlock()
+	return l.failed
+}
+
+// fail records that srt's side of the run failed with err, and ends the
+// run: its link closes, and with it the init (and the namespaces) or the
+// fallback's reaper, which kills the command's tree.
+func (l *Launch) fail(err error) {
+	l.failMu.Lock()
+	first := l.failed == nil
+	if first {
+		l.failed = err
+	}
+	l.failMu.Unlock()
+	if !first {
+		return
+	}
+	if l.onFail != nil {
+		l.onFail(err)
+	}
+	l.link.Close()
 }
 
 // Options describe one run.
@@ -92,6 +125,10 @@ type Options struct {
 	// block) that the command stopped: Ctrl-Z on its terminal, or a
 	// relayed SIGTSTP. SIGCONT to Cmd's process lets it go on.
 	OnStop func()
+	// OnFailure, if set, is told (once, on a goroutine of srt's) that
+	// srt's own side of the run failed while it ran; the run is then
+	// ended (see Launch.Err).
+	OnFailure func(error)
 	// OnEvent, if set, is told of the calls the seccomp supervisor
 	// refused: connects to Unix sockets outside allowUnixSockets (and, in
 	// the fallback, to anything but the proxies), and socket(AF_UNIX)
@@ -151,6 +188,9 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("no command")
 	}
+	if err := explainServable(o.Fallback); err != nil {
+		return nil, err
+	}
 	dir, lock, err := rundir.New()
 	if err != nil {
 		return nil, err
@@ -192,7 +232,7 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 			env = environ.Set(env, k, v)
 		}
 	}
-	l.onEvent, l.onStop = o.OnEvent, o.OnStop
+	l.onEvent, l.onStop, l.onFail = o.OnEvent, o.OnStop, o.OnFailure
 	if err := l.newLink(); err != nil {
 		return nil, err
 	}

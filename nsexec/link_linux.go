@@ -347,14 +347,20 @@ func (l *Launch) watch() {
 		case msg.Seccomp && len(fds) == 1 && !gotListener:
 			gotListener = true
 			if l.connectPolicy == nil {
-				go ServeConnects(fds[0], l.nsPolicy)
+				go func() {
+					if err := ServeConnects(fds[0], l.nsPolicy); err != nil {
+						l.fail(err)
+					}
+				}()
 				break
 			}
 			// The fallback: the run lasts while anything is under its
 			// filter.
 			served := make(chan struct{})
 			go func() {
-				ServeConnects(fds[0], l.connectPolicy)
+				if err := ServeConnects(fds[0], l.connectPolicy); err != nil {
+					l.fail(err)
+				}
 				close(served)
 			}()
 			defer func() { <-served }()

@@ -504,7 +504,7 @@ func readString(pid int, addr uintptr, max int) (string, unix.Errno) {
 		} else {
 			buf = make([]byte, n)
 		}
-		got, err := unix.ProcessVMReadv(pid, []unix.Iovec{{Base: &buf[0], Len: uint64(n)}}, []unix.RemoteIovec{{Base: addr, Len: n}}, 0)
+		got, err := readMemory(pid, addr, buf)
 		if err != nil || got == 0 {
 			return "", unix.EFAULT
 		}
@@ -526,7 +526,7 @@ func readBytes(pid int, addr uintptr, n int) ([]byte, unix.Errno) {
 		return nil, unix.EFAULT
 	}
 	buf := make([]byte, n)
-	got, err := unix.ProcessVMReadv(pid, []unix.Iovec{{Base: &buf[0], Len: uint64(n)}}, []unix.RemoteIovec{{Base: addr, Len: n}}, 0)
+	got, err := readMemory(pid, addr, buf)
 	if err != nil || got != n {
 		return nil, unix.EFAULT
 	}

@@ -106,6 +106,10 @@ type ConnectPolicy struct {
 	maps     map[uint64]chan mapResult
 	mapID    uint64
 
+	// sockets are the sockets srt made for the command, where it cannot
+	// take the command's own (seccomp.Options.OwnSockets); nil otherwise.
+	sockets *ownSockets
+
 	mu        sync.Mutex
 	listening map[uint16]bool // loopback ports the command listens on
 	// OnDeny, if set, is told of every call refused by policy. It must
@@ -144,11 +148,14 @@ func (pol *ConnectPolicy) deny(errno unix.Errno, e Event) unix.Errno {
 // others.
 func ServeConnects(listener int, pol *ConnectPolicy) error {
 	defer unix.Close(listener)
+	defer pol.sockets.close()
 	// The loop runs on one of srt's unprivileged threads, which makes the
 	// guard's file calls itself as they come: no hand-off between
 	// threads on the path of every file a command makes.
 	var err error
-	serveThreads.run(func() { err = pol.serve(listener) })
+	if terr := serveThreads.run(func() { err = pol.serve(listener) }); terr != nil {
+		return fmt.Errorf("no thread can serve the sandbox's seccomp listener: %w", terr)
+	}
 	return err
 }
 
@@ -164,7 +171,12 @@ func (pol *ConnectPolicy) serve(listener int) error {
 	gs := newGuardState()
 	gs.syncWake = e == 0
 	defer gs.close()
+	sendFailures.Delete(listener) // a former run's, of the same number
+	defer sendFailures.Delete(listener)
 	for {
+		if err, failed := sendFailures.Load(listener); failed {
+			return err.(error)
+		}
 		// RECV waits for a notification; it says ENOENT when the caller
 		// died first, or when nothing is left under the filter, which a
 		// poll then tells by POLLHUP.
@@ -187,7 +199,7 @@ func (pol *ConnectPolicy) serve(listener int) error {
 			_, file := seccomp.FileCallOf(req.Nr)
 			if meta || file || req.Nr == umaskNr {
 				resp := seccompNotifResp{ID: req.ID, Flags: userNotifFlagContinue}
-				ioctlPtr(listener, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
+				sendResp(listener, &resp)
 				continue
 			}
 		}
@@ -204,7 +216,7 @@ func (pol *ConnectPolicy) serve(listener int) error {
 				// No pointer to change under us: the kernel makes it.
 				gs.noteUmask(int(req.Pid), int(req.Args[0]))
 				resp := seccompNotifResp{ID: req.ID, Flags: userNotifFlagContinue}
-				ioctlPtr(listener, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
+				sendResp(listener, &resp)
 				continue
 			}
 		}
@@ -219,6 +231,10 @@ func (pol *ConnectPolicy) answerSocket(listener int, req *seccompNotif) {
 	var errno unix.Errno
 	switch req.Nr {
 	case socketNr:
+		if pol.sockets != nil && (int(int32(req.Args[0])) != unix.AF_UNIX || pol.Unix != seccomp.UnixNone) {
+			pol.makeSocket(listener, req)
+			return
+		}
 		// Only socket(AF_UNIX) comes here, to be refused and told.
 		errno = pol.deny(unix.EPERM, Event{Call: "socket", Target: "AF_UNIX", Reason: "Unix-domain sockets are not allowed (allowUnixSockets)"})
 	case socketpairNr:
@@ -235,7 +251,19 @@ func (pol *ConnectPolicy) answerSocket(listener int, req *seccompNotif) {
 		resp.Val, resp.Error = -1, -int32(errno)
 	}
 	// ENOENT here means the caller is gone; nothing to answer.
-	ioctlPtr(listener, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
+	sendResp(listener, &resp)
+}
+
+// sendFailures are, by listener, the first answer the kernel would not
+// take for a reason other than the caller's death: the serving loop ends
+// with it (a call nobody answers waits for good).
+var sendFailures sync.Map
+
+// sendResp answers a notification of listener.
+func sendResp(listener int, resp *seccompNotifResp) {
+	if err := ioctlPtr(listener, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(resp)); err != nil && err != unix.ENOENT {
+		sendFailures.LoadOrStore(listener, fmt.Errorf("answering a seccomp notification: %w", err))
+	}
 }
 
 func ioctlPtr(fd int, req uint, arg unsafe.Pointer) error {
@@ -260,10 +288,9 @@ func (pol *ConnectPolicy) connect(listener int, req *seccompNotif) unix.Errno {
 	if n < 2 || n > unix.SizeofSockaddrAny {
 		return unix.EINVAL
 	}
-	addr := make([]byte, n)
-	if _, err := unix.ProcessVMReadv(pid, []unix.Iovec{{Base: &addr[0], Len: uint64(n)}},
-		[]unix.RemoteIovec{{Base: ptr, Len: n}}, 0); err != nil {
-		return unix.EFAULT
+	addr, e := readBytes(pid, ptr, n)
+	if e != 0 {
+		return e
 	}
 	sock, errno := pol.fdOf(listener, req, fd)
 	if errno != 0 {
@@ -273,7 +300,11 @@ func (pol *ConnectPolicy) connect(listener int, req *seccompNotif) unix.Errno {
 
 	switch family := binary.LittleEndian.Uint16(addr); family {
 	case unix.AF_UNIX:
-		return pol.connectUnix(pid, sock, addr)
+		e := pol.connectUnix(pid, sock, addr)
+		if e == 0 || e == unix.EINPROGRESS {
+			pol.sockets.release(sock)
+		}
+		return e
 	case unix.AF_INET, unix.AF_INET6:
 		if pol.Inet != nil {
 			ap, ok := inetAddr(addr)
@@ -285,12 +316,20 @@ func (pol *ConnectPolicy) connect(listener int, req *seccompNotif) unix.Errno {
 			}
 		}
 	}
-	return rawConnect(sock, addr)
+	e = rawConnect(sock, addr)
+	if e == 0 || e == unix.EINPROGRESS {
+		pol.sockets.release(sock) // connected: srt makes no other call on it
+	}
+	return e
 }
 
 // fdOf duplicates the descriptor fd of the process that made the call
 // req (pidfd_getfd), once the notification is known to be still pending.
 func (pol *ConnectPolicy) fdOf(listener int, req *seccompNotif, fd int) (int, unix.Errno) {
+	if !pidfdGetfd() {
+		fd, _, e := pol.procDescriptor(listener, req, fd)
+		return fd, e
+	}
 	pidfd, e := pol.callerPidfd(listener, req)
 	if e != 0 {
 		return -1, e
@@ -378,6 +417,7 @@ func (pol *ConnectPolicy) listen(listener int, req *seccompNotif) unix.Errno {
 	if err := unix.Listen(sock, backlog); err != nil {
 		return errnoOf(err)
 	}
+	pol.sockets.release(sock)
 	if port != 0 {
 		pol.mu.Lock()
 		if pol.listening == nil {

@@ -75,7 +75,7 @@ func setupError(step string, err error) *SetupError {
 func fixFor(e *SetupError) string {
 	switch {
 	case e.Step == StepProc && e.Errno == syscall.EPERM:
-		return "a container with masked /proc paths refuses a fresh /proc; enableWeakerNestedSandbox binds the host's /proc instead (its processes become visible inside)"
+		return "a container with masked /proc paths refuses a fresh /proc: run it with --security-opt systempaths=unconfined (Docker) for the full sandbox; or enableWeakerNestedSandbox binds the container's /proc instead (its processes become visible inside; srt then reports partial enforcement)"
 	case e.Step == StepWorkingDir && (e.Errno == syscall.ENOENT || e.Errno == syscall.EACCES || e.Errno == syscall.ENOTDIR):
 		return "the working directory is not there inside the sandbox (it does not exist, or denyRead hides it): run from a directory the settings let the command read"
 	case e.Step == StepLandlock && e.Errno == syscall.E2BIG:

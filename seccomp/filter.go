@@ -253,6 +253,12 @@ type Options struct {
 	// and the inode-flag ioctls and file_setattr are refused (both as
 	// with Guard).
 	HostNamespaces bool
+	// OwnSockets (with HostNamespaces) sends every socket(2) the rules
+	// above allow to the supervisor, which makes the socket and hands it
+	// over: where the supervisor may not take the command's descriptors
+	// (a container's seccomp profile refuses pidfd_getfd), it holds its
+	// own of each socket it is to connect, bind or listen on.
+	OwnSockets bool `json:"ownSockets,omitempty"`
 	// ReportSockets sends socket(AF_UNIX), which UnixNone refuses, to the
 	// supervisor, which refuses it the same (EPERM) and reports it.
 	ReportSockets bool `json:"reportSockets,omitempty"`
@@ -404,11 +410,17 @@ func Filter(a Arch, o Options) []bpf.Instruction {
 		p.jumpIf(afUnix, unixTyp)
 	}
 	p.jumpIf(afVsock, eperm)
+	// made is where an allowed socket goes: the kernel, or the
+	// supervisor that makes it (OwnSockets).
+	made := allow
+	if o.HostNamespaces && o.OwnSockets {
+		made = notify
+	}
 	if o.HostNamespaces {
 		p.jumpIf(afInet, inetTyp)
 		p.jumpIf(afInet6, inetTyp)
 		if o.Unix == UnixAll {
-			p.jumpIf(afUnix, allow)
+			p.jumpIf(afUnix, made)
 		}
 		p.ret(retErrno | errnoEPERM)
 		p.label(inetTyp)
@@ -418,8 +430,8 @@ func Filter(a Arch, o Options) []bpf.Instruction {
 		// Plain TCP only: SCTP can connect through setsockopt, past
 		// connect(2) and its supervisor.
 		p.load(offArg(2))
-		p.jumpIf(0, allow)
-		p.jumpIf(ipprotoTCP, allow)
+		p.jumpIf(0, made)
+		p.jumpIf(ipprotoTCP, made)
 		p.ret(retErrno | errnoEPERM)
 	} else {
 		p.ret(retAllow)
@@ -428,7 +440,7 @@ func Filter(a Arch, o Options) []bpf.Instruction {
 		p.label(unixTyp)
 		p.load(offArg(1))
 		p.and(sockTypeMask)
-		p.jumpIf(sockStream, allow)
+		p.jumpIf(sockStream, made)
 		p.ret(retErrno | errnoEPERM)
 	}
 

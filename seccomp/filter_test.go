@@ -76,6 +76,9 @@ func TestSeccompFilterTable(t *testing.T) {
 	report := Options{ReportSockets: true}
 	reportPath := Options{ReportSockets: true, Unix: UnixByPath}
 	reportHost := Options{ReportSockets: true, HostNamespaces: true}
+	owned := Options{HostNamespaces: true, OwnSockets: true, ReportSockets: true}
+	ownedPath := Options{HostNamespaces: true, OwnSockets: true, Unix: UnixByPath}
+	ownedAll := Options{HostNamespaces: true, OwnSockets: true, Unix: UnixAll}
 	cases := []struct {
 		o    Options
 		c    call
@@ -126,6 +129,19 @@ func TestSeccompFilterTable(t *testing.T) {
 		{byPath, call{what: "socket(AF_UNIX, SOCK_SEQPACKET) by path", nr: "socket", args: []uint32{afUnix, 5}}, eperm},
 		{byPath, call{what: "connect by path", nr: "connect"}, retUserNotif},
 		{byPath, call{what: "socket(AF_VSOCK) by path", nr: "socket", args: []uint32{afVsock, sockStream}}, eperm},
+		// The fallback where srt makes the sockets (pidfd_getfd refused):
+		// every socket the rules allow goes to it, no other.
+		{owned, call{what: "owned: socket(AF_INET, SOCK_STREAM|SOCK_NONBLOCK)", nr: "socket", args: []uint32{afInet, sockStream | 0x800}}, retUserNotif},
+		{owned, call{what: "owned: socket(AF_INET6, SOCK_STREAM, IPPROTO_TCP)", nr: "socket", args: []uint32{afInet6, sockStream, 6}}, retUserNotif},
+		{owned, call{what: "owned: socket(AF_INET, SOCK_STREAM, IPPROTO_SCTP)", nr: "socket", args: []uint32{afInet, sockStream, 132}}, eperm},
+		{owned, call{what: "owned: socket(AF_INET, SOCK_DGRAM)", nr: "socket", args: []uint32{afInet, 2}}, eperm},
+		{owned, call{what: "owned: socket(AF_NETLINK)", nr: "socket", args: []uint32{16, 3}}, eperm},
+		{owned, call{what: "owned, reported: socket(AF_UNIX)", nr: "socket", args: []uint32{afUnix, sockStream}}, retUserNotif},
+		{owned, call{what: "owned: socketpair(AF_UNIX, SOCK_STREAM) stays the kernel's", nr: "socketpair", args: []uint32{afUnix, sockStream}}, retAllow},
+		{ownedPath, call{what: "owned, by path: socket(AF_UNIX, SOCK_STREAM)", nr: "socket", args: []uint32{afUnix, sockStream}}, retUserNotif},
+		{ownedPath, call{what: "owned, by path: socket(AF_UNIX, SOCK_DGRAM)", nr: "socket", args: []uint32{afUnix, sockDgram}}, eperm},
+		{ownedAll, call{what: "owned, all: socket(AF_UNIX, SOCK_DGRAM)", nr: "socket", args: []uint32{afUnix, sockDgram}}, retUserNotif},
+		{Options{OwnSockets: true}, call{what: "OwnSockets alone (no host network): socket(AF_INET)", nr: "socket", args: []uint32{afInet, sockStream}}, retAllow},
 		// The fallback's host network.
 		{host, call{what: "host: socket(AF_INET, SOCK_STREAM)", nr: "socket", args: []uint32{afInet, sockStream | 0x800}}, retAllow},
 		{host, call{what: "host: socket(AF_INET6, SOCK_STREAM)", nr: "socket", args: []uint32{afInet6, sockStream}}, retAllow},

@@ -24,29 +24,58 @@ import (
 // as Docker's default seccomp profile makes one: it installs a filter that
 // answers clone/unshare with CLONE_NEWUSER with EPERM (and clone3, whose
 // flags a filter cannot read, with ENOSYS), then executes its arguments.
-// With mode "nolandlock", Landlock is missing too.
+// With mode "nolandlock", Landlock is missing too. With mode "docker" it
+// also refuses, as that profile does for a container without
+// CAP_SYS_ADMIN and CAP_SYS_PTRACE, every unshare (a thread's own
+// filesystem context), process_vm_readv and _writev, pidfd_getfd and
+// kcmp: the calls the guard uses where it can; .ci/docker checks the
+// same in a real container.
 func noUsernsHarness(mode string) {
 	const (
 		allow  = 0x7fff0000
 		eperm  = 0x00050000 | 1
 		enosys = 0x00050000 | 38
 	)
-	prog := []bpf.Instruction{
-		bpf.LoadAbsolute{Off: 0, Size: 4},
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_CLONE3, SkipTrue: 8},
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_LANDLOCK_CREATE_RULESET, SkipTrue: 5},
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_CLONE, SkipTrue: 1},
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_UNSHARE, SkipFalse: 2},
-		bpf.LoadAbsolute{Off: 16, Size: 4},
-		bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: unix.CLONE_NEWUSER, SkipTrue: 2},
-		bpf.RetConstant{Val: allow},
-		bpf.RetConstant{Val: allow}, // replaced below when Landlock goes too
-		bpf.RetConstant{Val: eperm},
-		bpf.RetConstant{Val: enosys},
-	}
+	type rule struct{ nr, ret uint32 }
+	landlockRet := uint32(allow)
 	if mode == "nolandlock" {
-		prog[8] = bpf.RetConstant{Val: enosys}
+		landlockRet = enosys
 	}
+	rules := []rule{{unix.SYS_CLONE3, enosys}, {unix.SYS_LANDLOCK_CREATE_RULESET, landlockRet}}
+	if mode == "docker" {
+		for _, nr := range []uint32{unix.SYS_UNSHARE, unix.SYS_PROCESS_VM_READV, unix.SYS_PROCESS_VM_WRITEV, unix.SYS_PIDFD_GETFD, unix.SYS_KCMP} {
+			rules = append(rules, rule{nr, eperm})
+		}
+	}
+	prog := []bpf.Instruction{bpf.LoadAbsolute{Off: 0, Size: 4}}
+	for _, r := range rules {
+		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: r.nr, SkipFalse: 1}, bpf.RetConstant{Val: r.ret})
+	}
+	if mode == "norecv" || mode == "nosend" || mode == "nsnorecv" {
+		// A profile that refuses srt the listener's RECV, or its SEND:
+		// the guard cannot be served once the command runs.
+		notif := uint32(0xc0502100) // SECCOMP_IOCTL_NOTIF_RECV
+		if mode == "nosend" {
+			notif = 0xc0182101 // SECCOMP_IOCTL_NOTIF_SEND
+		}
+		prog = append(prog,
+			bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_IOCTL, SkipFalse: 3},
+			bpf.LoadAbsolute{Off: 24, Size: 4},
+			bpf.JumpIf{Cond: bpf.JumpEqual, Val: notif, SkipFalse: 1},
+			bpf.RetConstant{Val: eperm},
+			bpf.LoadAbsolute{Off: 0, Size: 4})
+	}
+	if mode == "nsnorecv" {
+		// Namespaces stay allowed: the namespace sandbox runs.
+		prog = append(prog, bpf.RetConstant{Val: allow})
+	}
+	prog = append(prog,
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_CLONE, SkipTrue: 1},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_UNSHARE, SkipFalse: 3},
+		bpf.LoadAbsolute{Off: 16, Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: unix.CLONE_NEWUSER, SkipFalse: 1},
+		bpf.RetConstant{Val: eperm},
+		bpf.RetConstant{Val: allow})
 	raw, err := bpf.Assemble(prog)
 	if err != nil {
 		panic(err)
@@ -78,9 +107,17 @@ func noUsernsHarness(mode string) {
 	os.Exit(125)
 }
 
+// harnessEnv, set to a harness mode ("docker"), makes every fallback
+// test that runs on the plain harness (mode "") run on that one instead:
+// .ci/run runs the fallback tests once more so.
+const harnessEnv = "SRT_TEST_HARNESS"
+
 // runNoUserns runs srt with args on a host that refuses user namespaces.
 func (b *box) runNoUserns(mode string, env []string, args ...string) result {
 	b.t.Helper()
+	if m := os.Getenv(harnessEnv); mode == "" && m != "" {
+		mode = m
+	}
 	exe := testExe(b.t)
 	cmd := exec.Command(exe, append([]string{os.Getenv(srtEnv)}, args...)...)
 	cmd.Env = append([]string{noUsernsEnv + "=" + mode, "PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + b.H}, env...)
@@ -109,88 +146,19 @@ func TestFallbackSandbox(t *testing.T) {
 		if r := b.runNoUserns("nolandlock", nil, "doctor"); r.code != 1 || strings.Contains(r.stdout, "partial") {
 			t.Errorf("doctor without namespaces and Landlock: %+v", r)
 		}
-		port, requests := hostHTTPServer(t)
-		udp, err := net.ListenPacket("udp4", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer udp.Close()
-		udpGot := make(chan string, 4)
-		go func() {
-			buf := make([]byte, 512)
-			for {
-				n, _, err := udp.ReadFrom(buf)
-				if err != nil {
-					return
-				}
-				udpGot <- string(buf[:n])
-			}
-		}()
-		doc := fmt.Sprintf(`{"enableWeakerNestedSandbox":true,"network":{"allowedDomains":["127.0.0.1:%d"],"deniedDomains":[]},"filesystem":{"denyRead":["~/.ssh"],"allowWrite":["."],"denyWrite":[]}}`, port)
-		cfg := filepath.Join(filepath.Dir(b.W), "fallback.json")
-		os.WriteFile(cfg, []byte(doc), 0o644)
-		outside := filepath.Join(b.H, "outside")
-		// A process of the same user outside the sandbox: the command
-		// must not be able to kill it (Landlock's signal scope).
-		victim := exec.Command("sleep", "60")
-		if err := victim.Start(); err != nil {
-			t.Fatal(err)
-		}
-		victimDone := make(chan struct{})
-		go func() { victim.Wait(); close(victimDone) }()
-		defer victim.Process.Kill()
-		script := strings.Join([]string{
-			fmt.Sprintf("kill -9 %d; echo kill=$?", victim.Process.Pid),
-			"echo ok > allowed",
-			"echo no > " + outside,
-			"cat " + b.path("~/.ssh/id_rsa"),
-			"ls " + b.H + " >/dev/null && echo LISTED",
-			fmt.Sprintf(`curl -s --noproxy '' -x "$HTTP_PROXY" http://127.0.0.1:%d/proxied && echo`, port),
-			fmt.Sprintf(`curl -s --max-time 3 --noproxy '*' http://127.0.0.1:%d/direct; echo direct=$?`, port),
-			fmt.Sprintf(`echo dns-query > /dev/udp/127.0.0.1/%d; echo udp=$?`, udp.LocalAddr().(*net.UDPAddr).Port),
-		}, "; ")
-		r := b.runNoUserns("", []string{"SRT_DEBUG=1"}, "--settings", cfg, "-c", "exec bash -c '"+strings.ReplaceAll(script, "'", `'\''`)+"'")
-		b.noCanary(r)
-		if !strings.Contains(r.stderr, "Enforcement: partial") {
-			t.Errorf("no partial enforcement reported: %q", r.stderr)
-		}
-		if b.read("allowed") != "ok\n" {
-			t.Errorf("the allowed write failed: %q (%+v)", b.read("allowed"), r)
-		}
-		if _, err := os.Stat(outside); err == nil {
-			t.Error("a write outside allowWrite succeeded")
-		}
-		if !strings.Contains(r.stdout, "LISTED") || !strings.Contains(r.stdout, "hello") {
-			t.Errorf("listing home or the proxied request failed: %+v", r)
-		}
-		if strings.Contains(r.stdout, "direct=0") || !strings.Contains(r.stdout, "udp=1") {
-			t.Errorf("direct TCP or UDP got out: %+v", r)
-		}
-		if landlock.ABI() >= 6 {
-			select {
-			case <-victimDone:
-				t.Errorf("the command killed a process outside the sandbox: %+v", r)
-			case <-time.After(200 * time.Millisecond):
-			}
-		} else {
-			t.Logf("signal scoping not asserted: Landlock ABI %d < 6 (listed among what the fallback lacks)", landlock.ABI())
-		}
-		for _, req := range requests() {
-			if strings.Contains(req, "/direct") {
-				t.Errorf("the loopback server saw a direct request: %q", req)
-			}
-		}
-		select {
-		case got := <-udpGot:
-			t.Errorf("the UDP listener got %q", got)
-		default:
+		// The host that refuses namespaces alone (Ubuntu's AppArmor
+		// restriction), and the one that also refuses what Docker's
+		// default profile does.
+		for _, mode := range []string{"", "docker"} {
+			t.Run("harness="+mode, func(t *testing.T) { fallbackScenario(t, b, mode) })
 		}
 
 		// Without the setting, the same host gets a refusal that names it.
-		r = b.runNoUserns("", nil, "-c", "touch ran")
+		r := b.runNoUserns("", nil, "-c", "touch ran")
 		if r.code != 1 || !strings.Contains(r.stderr, "enableWeakerNestedSandbox") {
 			t.Errorf("without enableWeakerNestedSandbox: %+v", r)
 		}
+		cfg := filepath.Join(filepath.Dir(b.W), "fallback.json")
 		// With neither namespaces nor Landlock, nothing runs.
 		r = b.runNoUserns("nolandlock", nil, "--settings", cfg, "-c", "touch ran")
 		if r.code != 1 || !strings.Contains(r.stderr, "neither user namespaces nor Landlock") {
@@ -200,6 +168,88 @@ func TestFallbackSandbox(t *testing.T) {
 			t.Error("a command ran without a sandbox")
 		}
 	})
+}
+
+// fallbackScenario is TestFallbackSandbox's run on the harness mode.
+func fallbackScenario(t *testing.T, b *box, mode string) {
+	port, requests := hostHTTPServer(t)
+	udp, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer udp.Close()
+	udpGot := make(chan string, 4)
+	go func() {
+		buf := make([]byte, 512)
+		for {
+			n, _, err := udp.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			udpGot <- string(buf[:n])
+		}
+	}()
+	doc := fmt.Sprintf(`{"enableWeakerNestedSandbox":true,"network":{"allowedDomains":["127.0.0.1:%d"],"deniedDomains":[]},"filesystem":{"denyRead":["~/.ssh"],"allowWrite":["."],"denyWrite":[]}}`, port)
+	cfg := filepath.Join(filepath.Dir(b.W), "fallback.json")
+	os.WriteFile(cfg, []byte(doc), 0o644)
+	outside := filepath.Join(b.H, "outside")
+	// A process of the same user outside the sandbox: the command
+	// must not be able to kill it (Landlock's signal scope).
+	victim := exec.Command("sleep", "60")
+	if err := victim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	victimDone := make(chan struct{})
+	go func() { victim.Wait(); close(victimDone) }()
+	defer victim.Process.Kill()
+	script := strings.Join([]string{
+		fmt.Sprintf("kill -9 %d; echo kill=$?", victim.Process.Pid),
+		"echo ok > allowed",
+		"echo no > " + outside,
+		"cat " + b.path("~/.ssh/id_rsa"),
+		"ls " + b.H + " >/dev/null && echo LISTED",
+		fmt.Sprintf(`curl -s --noproxy '' -x "$HTTP_PROXY" http://127.0.0.1:%d/proxied && echo`, port),
+		fmt.Sprintf(`curl -s --max-time 3 --noproxy '*' http://127.0.0.1:%d/direct; echo direct=$?`, port),
+		fmt.Sprintf(`echo dns-query > /dev/udp/127.0.0.1/%d; echo udp=$?`, udp.LocalAddr().(*net.UDPAddr).Port),
+	}, "; ")
+	os.Remove(outside)
+	os.Remove(b.path("allowed"))
+	r := b.runNoUserns(mode, []string{"SRT_DEBUG=1"}, "--settings", cfg, "-c", "exec bash -c '"+strings.ReplaceAll(script, "'", `'\''`)+"'")
+	b.noCanary(r)
+	if !strings.Contains(r.stderr, "Enforcement: partial") {
+		t.Errorf("no partial enforcement reported: %q", r.stderr)
+	}
+	if b.read("allowed") != "ok\n" {
+		t.Errorf("the allowed write failed: %q (%+v)", b.read("allowed"), r)
+	}
+	if _, err := os.Stat(outside); err == nil {
+		t.Error("a write outside allowWrite succeeded")
+	}
+	if !strings.Contains(r.stdout, "LISTED") || !strings.Contains(r.stdout, "hello") {
+		t.Errorf("listing home or the proxied request failed: %+v", r)
+	}
+	if strings.Contains(r.stdout, "direct=0") || !strings.Contains(r.stdout, "udp=1") {
+		t.Errorf("direct TCP or UDP got out: %+v", r)
+	}
+	if landlock.ABI() >= 6 {
+		select {
+		case <-victimDone:
+			t.Errorf("the command killed a process outside the sandbox: %+v", r)
+		case <-time.After(200 * time.Millisecond):
+		}
+	} else {
+		t.Logf("signal scoping not asserted: Landlock ABI %d < 6 (listed among what the fallback lacks)", landlock.ABI())
+	}
+	for _, req := range requests() {
+		if strings.Contains(req, "/direct") {
+			t.Errorf("the loopback server saw a direct request: %q", req)
+		}
+	}
+	select {
+	case got := <-udpGot:
+		t.Errorf("the UDP listener got %q", got)
+	default:
+	}
 }
 
 // A container whose /proc has masked paths lets no namespace mount a fresh
@@ -273,6 +323,39 @@ func TestFallbackControlFDSlots(t *testing.T) {
 			}
 			if code != 0 || !strings.Contains(out, "NULL_2") {
 				t.Errorf("--control-fd %s: exit %d, stdout %q, stderr %q", fd, code, out, errOut)
+			}
+		}
+	})
+}
+
+// When srt's own side fails while the command runs (here: a profile that
+// refuses the listener's RECV or SEND, so no guarded call can be served;
+// in the fallback and in the namespace sandbox), srt
+// stops the command and exits non-zero with a message, whatever the
+// command's own status would have been. Judged from outside: the
+// command's later write never lands, and srt's status is 1.
+func TestFallbackServingFailureStopsTheRun(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		cfg := filepath.Join(filepath.Dir(b.W), "fallback.json")
+		os.WriteFile(cfg, []byte(`{"enableWeakerNestedSandbox":true,"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"allowWrite":["."],"denyRead":[],"denyWrite":[]}}`), 0o644)
+		strict := filepath.Join(filepath.Dir(b.W), "strict.json")
+		os.WriteFile(strict, []byte(`{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"allowWrite":["."],"denyRead":[],"denyWrite":[]}}`), 0o644)
+		for _, mode := range []string{"norecv", "nosend", "nsnorecv"} {
+			settings := cfg
+			if mode == "nsnorecv" {
+				settings = strict // the namespace sandbox: it shares the threads
+			}
+			start := time.Now()
+			r := b.runNoUserns(mode, nil, "--settings", settings, "-c", "mkdir d; sleep 2; echo later > later; exit 0")
+			if r.code != 1 || !strings.Contains(r.stderr, "the sandbox failed while the command ran") || !strings.Contains(r.stderr, "seccomp notification") {
+				t.Errorf("%s: srt's side failed, and srt did not say so with a non-zero status: %+v", mode, r)
+			}
+			if _, err := os.Stat(b.path("later")); err == nil {
+				t.Errorf("%s: the command went on after srt's side failed", mode)
+			}
+			if d := time.Since(start); d > 1500*time.Millisecond {
+				t.Errorf("%s: the run was not stopped when srt's side failed (it took %v)", mode, d)
 			}
 		}
 	})

@@ -476,6 +476,11 @@ python3 bind.py; echo END`
 			wants := []string{`BOUND 'pair.sock'`, `BOUND '\x00srt-test-abstract'`, `BOUND ''`, `TCP True`}
 			if mode == fallback {
 				wants[3] = "TCP REFUSED 13"
+				if os.Getenv(harnessEnv) == "docker" {
+					// Where pidfd_getfd is refused srt binds only the
+					// sockets it made: a pair's are refused (EPERM).
+					wants[0], wants[1], wants[2] = `REFUSED 'pair.sock' 1`, `REFUSED '\x00srt-test-abstract' 1`, `REFUSED '' 1`
+				}
 			}
 			if mode != "" {
 				wants = append(wants, `BOUND 'ok.sock'`)

@@ -160,6 +160,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		c.errorf("%v", err)
 		return 1
 	}
+	if err := sb.Err(key); err != nil {
+		// The command was stopped: srt's side of its sandbox failed.
+		c.errorf("the sandbox failed while the command ran, and srt stopped it: %v", err)
+		return 1
+	}
 	if control != nil && control.failed() {
 		return 1
 	}

@@ -109,6 +109,12 @@ func runAsUnprivileged(t *testing.T, name string, keepEnv []string) {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}
 	}
+	// The suite's own switches (SRT_TEST_*) reach the other user's run.
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "SRT_TEST_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
 	uid, gid := Unprivileged()
 	runAs(cmd, uid, gid)
 	out, err := cmd.CombinedOutput()
