@@ -118,6 +118,7 @@ var darwinLacks = []string{
 	"processes outside the command's tree are visible (no PID namespace), though it cannot signal or inspect them",
 	"programs that ignore the proxy variables cannot connect (no network namespace, so no transparent path and no DNS stub)",
 	"protected names are matched by name only: a git directory made under another name (--separate-git-dir) is not known",
+	"a project's protected names (.vscode, .claude, .mcp.json, .gitmodules, ...) are refused in every directory, also in a tree the command made: a clone of a repository that tracks them fails",
 	"git's *.sample hook templates cannot be made in a repository's hooks",
 	"masked credential files are hidden, not masked",
 	"with allowLocalBinding the command reaches every loopback service of the host, not only its own listeners (a profile cannot tell them apart)",

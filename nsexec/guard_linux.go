@@ -289,6 +289,11 @@ type guardState struct {
 	ownLinks map[fileID]bool
 	// thread is the serving thread's own umask, as last set (-1: not yet).
 	thread int
+	// made are the directories the command made in this run, and
+	// launchGone the paths where a directory of the launch was removed
+	// or moved away (madeinrun_linux.go).
+	made       map[dirIdentity]bool
+	launchGone []string
 	// trees are, by directory, the work trees that hold it; hooks, by
 	// work tree (and a .git file's content), its repository's hooks
 	// (see hooksLater).
@@ -336,7 +341,7 @@ type umaskEntry struct {
 const umaskFresh = 50 * time.Millisecond
 
 func newGuardState() *guardState {
-	return &guardState{root: -1, umasks: map[int]umaskEntry{}, pending: map[int]int{}, pidfds: map[int]int{}, ownLinks: map[fileID]bool{}, thread: -1, selfFDs: -1,
+	return &guardState{root: -1, made: map[dirIdentity]bool{}, umasks: map[int]umaskEntry{}, pending: map[int]int{}, pidfds: map[int]int{}, ownLinks: map[fileID]bool{}, thread: -1, selfFDs: -1,
 		trees: map[string][]string{}, gitFiles: map[string]bool{}, hooks: map[string]*repoHooks{}, kept: map[string]*repoHooks{}}
 }
 
@@ -538,14 +543,22 @@ const truncateOnly = 1 << 62
 
 // deny reports a refused call and returns errno.
 func (k *call) deny(errno unix.Errno, op, target, rule string, n policy.Name) unix.Errno {
-	why := "protected name " + rule
+	return k.pol.deny(errno, Event{Kind: "filesystem", Call: op, Target: target, Reason: denyReason(k.pol.Guard, rule, n)})
+}
+
+// denyReason says why a protected name was refused, and whether and how
+// the user may allow it.
+func denyReason(g *policy.Guard, rule string, n policy.Name) string {
 	switch n {
 	case policy.GitConfig:
-		why = gitFileIs(path.Base(rule)) + ", which takes only content that runs nothing: " + rule
+		return gitFileIs(path.Base(rule)) + ", which takes only content that runs nothing: " + rule + " (filesystem.allowGitConfig lets a repository's config take any)"
 	case policy.HooksDir:
-		why = "a repository's hooks directory: " + rule
+		return "a repository's hooks directory: " + rule + "; not allowed: the host's git would run what it holds"
 	}
-	return k.pol.deny(errno, Event{Kind: "filesystem", Call: op, Target: target, Reason: why})
+	if _, _, anchor := g.JudgeWhere(rule); anchor != "" {
+		return "protected name " + rule + ": the host runs it from " + anchor + ", which existed when the command started; not allowed there (a tree the command makes may hold it)"
+	}
+	return "protected name " + rule + "; not allowed: the host's git would run it"
 }
 
 // deniedLater refuses (EACCES) making or writing full when a denyRead
@@ -1257,7 +1270,12 @@ func (k *call) judgeAt(pl place) (policy.Name, string) {
 		return k.judge(pl)
 	}
 	if p := pl.full(); !gitNamed(path.Base(path.Dir(p)), path.Base(p)) {
-		return k.pol.Guard.Judge(p) // no name judge looks into
+		// No name judge looks into.
+		n, rule, anchor := k.pol.Guard.JudgeWhere(p)
+		if n == policy.Protected && anchor != "" && k.madeInRun(pl, anchor) {
+			return policy.Free, ""
+		}
+		return n, rule
 	}
 	// Found again at its path, it is judged there — if it is the same
 	// file: one that cannot be (a directory on the way the guard may not
@@ -1313,7 +1331,10 @@ func gitNamed(dir, name string) bool {
 // missing.
 func (k *call) judge(pl place) (policy.Name, string) {
 	full := pl.full()
-	n, rule := k.pol.Guard.Judge(full)
+	n, rule, anchor := k.pol.Guard.JudgeWhere(full)
+	if n == policy.Protected && anchor != "" && k.madeInRun(pl, anchor) {
+		n, rule = policy.Free, "" // a project's content, in a tree the command made
+	}
 
 	if n != policy.Free && n != policy.Context || pl.name == "" || pl.name == "." || pl.dir < 0 || !gitNamed(path.Base(pl.path), pl.name) {
 		return n, rule
@@ -1641,9 +1662,7 @@ func (k *call) putCopy(dir int, name string, content []byte, mode uint32) unix.E
 	return errnoOf(unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(tmp), dir, name, unix.AT_SYMLINK_FOLLOW))
 }
 
-func isSample(name string) bool {
-	return strings.HasSuffix(name, ".sample") && len(name) > len(".sample")
-}
+func isSample(name string) bool { return policy.IsInertHookName(name) }
 
 // gitDirLike reports whether the directory rel from dir holds a mark of
 // a git directory.
@@ -2099,10 +2118,33 @@ func (pol *ConnectPolicy) settle(d *deferredWrite) {
 	}
 	if err != nil {
 		pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "write", Target: d.target, Reason: gitFileIs(d.name) + ": " + err.Error()})
+		if d.made {
+			d.unmake()
+		}
 		return
 	}
 	unix.Ftruncate(d.file, 0)
 	unix.Pwrite(d.file, d.content, 0)
+}
+
+// unmake removes the file a refused deferred write made, if it is still
+// where it was made and has no other name.
+func (d *deferredWrite) unmake() {
+	now, ok := openedAt(d.file)
+	if !ok {
+		return
+	}
+	dir, err := openat2(d.root, path.Dir(now), &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+	if err != nil {
+		return
+	}
+	defer unix.Close(dir)
+	var at, mine unix.Stat_t
+	if unix.Fstatat(dir, path.Base(now), &at, unix.AT_SYMLINK_NOFOLLOW) != nil || unix.Fstat(d.file, &mine) != nil ||
+		at.Dev != mine.Dev || at.Ino != mine.Ino || mine.Nlink != 1 || mine.Size != 0 {
+		return
+	}
+	unix.Unlinkat(dir, path.Base(now), 0)
 }
 
 // deferTo is the deferred write of the file at pl (see open), with
@@ -2128,11 +2170,17 @@ func isDirAt(pl place) bool {
 // deferredWrite is an open the guard made through a pipe (see open):
 // what the command writes is judged when the pipe closes.
 type deferredWrite struct {
-	name   string // policy.WorktreeGitdir or ".git"
+	name   string // policy.WorktreeGitdir, ".git", "commondir", a config's or an index's
 	target string
-	root   int // the command's root: srt's own copy
-	file   int // srt's descriptor of the file
-	r      int // the pipe's end srt reads
+	// max is the most content kept (64 KiB when 0); hashSize, the
+	// repository's object hash size an index is read with; made: the
+	// open made the file (O_EXCL), which goes again if refused.
+	max      int
+	hashSize int
+	made     bool
+	root     int // the command's root: srt's own copy
+	file     int // srt's descriptor of the file
+	r        int // the pipe's end srt reads
 	// content is what arrived (err, why not all did), whole once
 	// readDone is closed; done: settled (under pol.calls).
 	content  []byte
@@ -2159,8 +2207,13 @@ func (d *deferredWrite) read() {
 		if n == 0 {
 			return
 		}
-		if len(d.content) < 1<<16 {
-			d.content = append(d.content, buf[:min(n, 1<<16-len(d.content))]...)
+		most := d.max
+		if most == 0 {
+			most = 1 << 16
+		}
+		if len(d.content) <= most {
+			// One byte past the most tells content too big to judge.
+			d.content = append(d.content, buf[:min(n, most+1-len(d.content))]...)
 		}
 	}
 }
@@ -2176,6 +2229,23 @@ func (d *deferredWrite) stillSafe(file int, content []byte, pol *ConnectPolicy) 
 	now, ok := openedAt(file)
 	if !ok {
 		return errors.New("where it is now cannot be told")
+	}
+	switch {
+	case d.max > 0 && len(content) > d.max:
+		return errors.New("bigger than the guard judges")
+	case gitConfigNames[d.name]:
+		if err := policy.GitConfigSafeBeside(content, nil, func(p string) error { return pol.localRepoIn(d.root, p) }); err != nil {
+			return err
+		}
+		if policy.HashSizeOf(content) != policy.HashSizeOf(nil) && pol.indexBeside(d.root, now) {
+			return errors.New("it changes the object format of a repository that has an index (which git would then read another way)")
+		}
+		return nil
+	case policy.IsIndexName(d.name):
+		if d.hashSize == 0 {
+			return errors.New("the repository's object format cannot be told")
+		}
+		return policy.GitFileSafe(d.name, content, d.hashSize)
 	}
 	switch d.name {
 	case policy.WorktreeGitdir:
@@ -2390,6 +2460,21 @@ func (k *call) openFile(dir int, name string, flags int, mode uint32) answer {
 				if n == policy.GitConfig {
 					n = policy.Free
 				}
+			}
+		}
+		if !truncate && flags&(unix.O_ACCMODE|unix.O_APPEND|unix.O_CREAT|unix.O_EXCL) == unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL &&
+			n == policy.GitConfig && (gitConfigNames[pl.name] || policy.IsIndexName(pl.name)) {
+			// A repository's config or index made whole (cp -a, tar x of
+			// a repository): judged when written, as git's own lock file
+			// is when renamed (replaceConfig); refused, the file made
+			// goes again.
+			if d, e := k.deferTo(pl, full); e == 0 {
+				d.made, d.max, d.hashSize = true, maxGitConfig, 20
+				if policy.IsIndexName(pl.name) {
+					d.max, d.hashSize = maxGitFile, k.repoHashSize(pl.dir)
+				}
+				k.deferred = d
+				n = policy.Free
 			}
 		}
 		if n == policy.GitConfig && policy.WrittenEmpty(pl.name) && !truncate && flags&(unix.O_ACCMODE|unix.O_TRUNC) == unix.O_WRONLY|unix.O_TRUNC {
@@ -2955,6 +3040,7 @@ func (k *call) make(op seccomp.FileOp, dir int, name string, mode uint32, dev in
 			// it would pass on to the hooks the host adds later.
 			e := k.creating(func() error { return unix.Mkdirat(pl.dir, pl.name, mode&0o7777&^0o022) })
 			if e == 0 {
+				k.gs.noteMade(pl)
 				if d, err := unix.Openat(pl.dir, pl.name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
 					unix.Fremovexattr(d, "system.posix_acl_default")
 					unix.Close(d)
@@ -2962,7 +3048,11 @@ func (k *call) make(op seccomp.FileOp, dir int, name string, mode uint32, dev in
 			}
 			return e
 		}
-		return k.creating(func() error { return unix.Mkdirat(pl.dir, pl.name, mode&0o7777) })
+		e := k.creating(func() error { return unix.Mkdirat(pl.dir, pl.name, mode&0o7777) })
+		if e == 0 {
+			k.gs.noteMade(pl)
+		}
+		return e
 	}
 	return k.creating(func() error { return unix.Mknodat(pl.dir, pl.name, mode, dev) })
 }
@@ -3461,6 +3551,12 @@ func (k *call) rename(dir int, old string, dir2 int, name string, flags int) uni
 			return e
 		}
 	}
+	k.gs.noteMovedAway(src)
+	if flags&unix.RENAME_EXCHANGE != 0 {
+		k.gs.noteMovedAway(dst)
+	} else {
+		k.gs.noteGone(dst) // replaced, if a directory is there
+	}
 	return errnoOf(unix.Renameat2(src.dir, src.name, dst.dir, dst.name, uint(flags)))
 }
 
@@ -3527,8 +3623,14 @@ func (k *call) remove(dir int, name string, flags int) unix.Errno {
 		}
 		return deny()
 	}
+	// A shell's startup file or a project's configuration may go: the
+	// host runs nothing from a name that is not there, and none can be
+	// made again where it would (the directory it was in, or one made
+	// again at its path, is the launch's). A repository's are refused.
 	if n, rule := k.judge(pl); n == policy.Protected {
-		return refuse(func() unix.Errno { return k.deny(unix.EACCES, op, full, rule, n) })
+		if _, _, anchor := k.pol.Guard.JudgeWhere(full); anchor == "" {
+			return refuse(func() unix.Errno { return k.deny(unix.EACCES, op, full, rule, n) })
+		}
 	}
 	if r, ok := k.later(full); ok {
 		return refuse(func() unix.Errno { return k.reportLater(op, full, r) })
@@ -3538,6 +3640,9 @@ func (k *call) remove(dir int, name string, flags int) unix.Errno {
 	}
 	if e := k.unmarks(op, pl); e != 0 {
 		return e
+	}
+	if rmdir {
+		k.gs.noteGone(pl)
 	}
 	return errnoOf(unix.Unlinkat(pl.dir, pl.name, flags))
 }
@@ -3634,11 +3739,16 @@ func (k *call) localRepo(p string) error {
 	if e != 0 {
 		return e
 	}
-	real, err := k.resolveFixed(root, p, 0)
+	return k.pol.localRepoIn(root, p)
+}
+
+// localRepoIn is localRepo in the command's root root.
+func (pol *ConnectPolicy) localRepoIn(root int, p string) error {
+	real, err := pol.resolveFixed(root, p, 0)
 	if err != nil {
 		return err
 	}
-	if !k.pol.writableTree(real) {
+	if !pol.writableTree(real) {
 		return nil
 	}
 	fd, err := openat2(root, real, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
@@ -3663,7 +3773,7 @@ func (k *call) localRepo(p string) error {
 // would, one name at a time, refusing a symlink on the way that lies in
 // a tree the command may write (it could re-aim it later); past the
 // first name that does not exist, the rest is read lexically.
-func (k *call) resolveFixed(root int, p string, hops int) (string, error) {
+func (pol *ConnectPolicy) resolveFixed(root int, p string, hops int) (string, error) {
 	real := "/"
 	names := strings.Split(p, "/")
 	for i, c := range names {
@@ -3685,7 +3795,7 @@ func (k *call) resolveFixed(root int, p string, hops int) (string, error) {
 			real = next
 			continue
 		}
-		if k.pol.writableTree(next) {
+		if pol.writableTree(next) {
 			return "", fmt.Errorf("%s, on the way, is a symlink the command may re-aim", next)
 		}
 		if hops >= maxSymlinks {
@@ -3698,7 +3808,7 @@ func (k *call) resolveFixed(root int, p string, hops int) (string, error) {
 		if !strings.HasPrefix(target, "/") {
 			target = real + "/" + target
 		}
-		if real, err = k.resolveFixed(root, target, hops+1); err != nil {
+		if real, err = pol.resolveFixed(root, target, hops+1); err != nil {
 			return "", err
 		}
 	}
@@ -3741,8 +3851,9 @@ func (k *call) replaceConfig(src, dst place) unix.Errno {
 		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "rename", Target: full, Reason: gitFileIs(dst.name) + " may hold nothing that runs a program: " + err.Error()})
 	}
 	// The command's file under src's name becomes the guard's copy, which
-	// then takes the config's name.
-	if e := k.putCopy(src.dir, src.name, content, st.Mode); e != 0 {
+	// then takes the config's name; never writable by its group or
+	// others (see mayChange).
+	if e := k.putCopy(src.dir, src.name, content, st.Mode&^0o022); e != 0 {
 		return e
 	}
 	return errnoOf(unix.Renameat(src.dir, src.name, dst.dir, dst.name))
@@ -3923,4 +4034,16 @@ func readlinkat(dir int, name string) (string, error) {
 		return "", err
 	}
 	return string(buf[:n]), nil
+}
+
+// indexBeside reports whether the directory of file (a config, at now in
+// the command's root) holds an index, or cannot be looked into.
+func (pol *ConnectPolicy) indexBeside(root int, now string) bool {
+	dir, err := openat2(root, path.Dir(now), &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+	if err != nil {
+		return true
+	}
+	defer unix.Close(dir)
+	var st unix.Stat_t
+	return unix.Fstatat(dir, "index", &st, unix.AT_SYMLINK_NOFOLLOW) != unix.ENOENT
 }

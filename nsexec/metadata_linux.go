@@ -53,7 +53,7 @@ func (k *call) metadata(c seccomp.MetaCall) unix.Errno {
 	if e != 0 {
 		return e
 	}
-	if e := k.mayChange(ch, pl, target, &st); e != 0 {
+	if e := k.mayChange(&ch, pl, target, &st); e != 0 {
 		return e
 	}
 	return ch.apply(target, &st)
@@ -242,7 +242,7 @@ func (k *call) metaTarget(c seccomp.MetaCall) (pl place, target int, st unix.Sta
 
 // mayChange refuses (reported) changing the metadata of the file st,
 // pinned by target, found at pl, where a write to it would be refused.
-func (k *call) mayChange(ch metaChange, pl place, target int, st *unix.Stat_t) unix.Errno {
+func (k *call) mayChange(ch *metaChange, pl place, target int, st *unix.Stat_t) unix.Errno {
 	op, full := ch.op.String(), pl.full()
 	switch {
 	case !strings.HasPrefix(full, "/") && !treeKind(st):
@@ -263,7 +263,14 @@ func (k *call) mayChange(ch metaChange, pl place, target int, st *unix.Stat_t) u
 		named.name = "" // a directory: judged by its own name
 	}
 	if n, rule := k.judgeAt(named); blocked(n) && !ch.keepsSafe(n, st) {
-		return k.deny(unix.EROFS, op, full, rule, n)
+		if ch.op != seccomp.OpMode || n == policy.Protected {
+			return k.deny(unix.EROFS, op, full, rule, n)
+		}
+		// A repository's hooks directory or config never takes write
+		// for its group or others (git init --shared asks it: another
+		// user could then put in what the host's git runs): the mode is
+		// set without them.
+		ch.mode &^= 0o022 &^ uint32(st.Mode)
 	}
 	if _, denied := k.pol.Guard.Later(full); denied && readOnlyFD(target) {
 		return unix.EROFS // a denyWrite file of the launch: its mount says so first

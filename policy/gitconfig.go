@@ -55,6 +55,7 @@ func init() {
 		core.whitespace http.postbuffer push.followtags tag.sort fetch.parallel status.short
 		color.diff diff.colormoved transfer.fsckobjects receive.denycurrentbranch
 		maintenance.auto maintenance.strategy
+		core.sharedrepository receive.denynonfastforwards
 		`) {
 		safeGitKeys[k] = true
 	}
@@ -487,6 +488,8 @@ func (v *valuesSafe) judge() error {
 				err = remoteSafe(e.value, v.local)
 			}
 		case unchanged:
+		case e.name == "core.sharedrepository":
+			err = sharedRepositorySafe(e.value)
 		case e.name == "receive.denycurrentbranch":
 			if strings.EqualFold(strings.TrimSpace(e.value), "updateinstead") {
 				err = errors.New("a push would check the pushed files out into this repository's work tree, where the host's git would write what the command committed (a repository with hooks, for the next push to run)")
@@ -805,4 +808,23 @@ func WorktreeGitdirPath(content []byte) (string, bool) {
 		return "", false
 	}
 	return s, true
+}
+
+// sharedRepositorySafe judges core.sharedRepository (git init --shared):
+// a repository its group may write is taken (its hooks directory and
+// config stay the owner's: the guard never lets them take group write);
+// one everybody may write (everybody, all, world, 2, or a mode that
+// gives others write) is not.
+func sharedRepositorySafe(value string) error {
+	v := strings.ToLower(strings.TrimSpace(value))
+	switch v {
+	case "", "false", "no", "off", "umask", "0", "true", "yes", "on", "group", "1":
+		return nil
+	case "all", "world", "everybody", "2":
+	default:
+		if mode, err := strconv.ParseUint(v, 8, 32); err == nil && mode&0o002 == 0 && mode <= 0o777 {
+			return nil
+		}
+	}
+	return errors.New("everyone on the machine could then write the repository")
 }

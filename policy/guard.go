@@ -27,8 +27,8 @@ const (
 	// HooksDir is a repository's hooks directory itself: git's
 	// templates make it, and an empty directory runs nothing.
 	HooksDir
-	// HookSample is a file directly in a hooks directory whose name
-	// ends in ".sample": git's templates, never run by git.
+	// HookSample is a file directly in a hooks directory that git never
+	// runs (IsInertHookName): git's templates, a copy's temporary name.
 	HookSample
 	// GitConfig is a file git reads as settings or instructions: a
 	// repository's config (config, config.worktree), a rebase's todo
@@ -91,6 +91,21 @@ func (g Guard) Later(path string) (LaterRule, bool) {
 // Judge says what path (absolute, or relative to the tree it is in) is,
 // and the protected name behind it ("" when Free).
 func (g Guard) Judge(path string) (Name, string) {
+	n, rule, _ := g.JudgeWhere(path)
+	return n, rule
+}
+
+// JudgeWhere is Judge, with the directory that makes a Protected name
+// one: the host runs a shell's startup files, and an agent's or an IDE's
+// configuration, from the places the user works (home, the projects
+// there), so such a name is protected where its anchor — the directory
+// that holds it (.bashrc, .mcp.json), or that holds the .vscode, .idea,
+// .claude or .config on its way — existed when the command started; in a
+// tree the command made during the run (a clone, an unpacked tarball)
+// it is that project's content. The names of a repository (its hooks,
+// its config, git's state) are protected in every repository, whoever
+// made it: their anchor is "".
+func (g Guard) JudgeWhere(path string) (Name, string, string) {
 	lead := ""
 	if strings.HasPrefix(path, "/") {
 		lead = "/"
@@ -104,21 +119,31 @@ func (g Guard) Judge(path string) (Name, string) {
 	lower[0] = strings.TrimPrefix(lower[0], "/")
 	n := len(lower)
 	last := n - 1
+	// dirOf is the directory holding parts[i].
+	dirOf := func(i int) string {
+		if i == 0 {
+			if lead == "/" {
+				return "/"
+			}
+			return "."
+		}
+		return strings.Join(parts[:i], "/")
+	}
 	verdict, rule := Free, ""
 	for i, c := range lower {
 		switch {
 		case contains(protectedDirs, c):
-			return Protected, strings.Join(parts[:i+1], "/")
+			return Protected, strings.Join(parts[:i+1], "/"), dirOf(i)
 		case c == ".claude":
 			if i < last && contains(protectedClaude, lower[i+1]) {
-				return Protected, strings.Join(parts[:i+2], "/")
+				return Protected, strings.Join(parts[:i+2], "/"), dirOf(i)
 			}
 			if verdict == Free && i < last {
 				verdict = Context // beneath .claude
 			}
 		case c == ".git":
 			if v, r := g.gitDir(parts, lower, i+1); v != Free {
-				return v, r
+				return v, r, ""
 			}
 			if i < last {
 				verdict = Context
@@ -128,19 +153,19 @@ func (g Guard) Judge(path string) (Name, string) {
 	if g.Policy != nil {
 		for _, h := range g.Policy.HooksPaths {
 			if v, r := hooksPathJudge(parts, lower, strings.Split(strings.ToLower(h), "/")); v != Free {
-				return v, r
+				return v, r, ""
 			}
 		}
 	}
 	if contains(protectedFiles, lower[last]) {
-		return Protected, path
+		return Protected, path, dirOf(last)
 	}
 	for _, pp := range protectedPaths {
 		// Beneath it (fish's directory: every file there is its
 		// startup's).
 		for i := 0; i+len(pp) < n; i++ {
 			if slices.Equal(lower[i:i+len(pp)], pp) {
-				return Protected, strings.Join(parts[:i+len(pp)], "/")
+				return Protected, strings.Join(parts[:i+len(pp)], "/"), dirOf(i)
 			}
 		}
 		// The whole path, or a directory on its way as the last name (a
@@ -148,16 +173,16 @@ func (g Guard) Judge(path string) (Name, string) {
 		for k := len(pp); k >= 1; k-- {
 			if n >= k && equalTail(lower, pp[:k]) {
 				if k == len(pp) {
-					return Protected, path
+					return Protected, path, dirOf(n - k)
 				}
-				return Context, path
+				return Context, path, ""
 			}
 		}
 	}
 	if lower[last] == ".git" || lower[last] == ".claude" {
-		return Context, path
+		return Context, path, ""
 	}
-	return verdict, rule
+	return verdict, rule, ""
 }
 
 // hooksPathJudge judges a path by a relative core.hooksPath of the
@@ -176,7 +201,7 @@ func hooksPathJudge(parts, lower, hooks []string) (Name, string) {
 		switch {
 		case j == n-1:
 			return HooksDir, strings.Join(parts, "/")
-		case j == n-2 && strings.HasSuffix(lower[n-1], ".sample") && len(lower[n-1]) > len(".sample"):
+		case j == n-2 && IsInertHookName(lower[n-1]):
 			return HookSample, strings.Join(parts[:j+1], "/")
 		}
 		return Protected, strings.Join(parts[:j+1], "/")
@@ -187,6 +212,16 @@ func hooksPathJudge(parts, lower, hooks []string) (Name, string) {
 		}
 	}
 	return Free, ""
+}
+
+// IsInertHookName reports whether a file so named in a hooks directory
+// is one git never runs: it runs a hook by its exact name (pre-commit,
+// post-checkout, ...), none of which ends in ".sample" (git's templates)
+// or begins with a dot (the temporary name rsync and editors give a
+// file before renaming it, which is judged at the rename).
+func IsInertHookName(name string) bool {
+	return strings.HasSuffix(name, ".sample") && len(name) > len(".sample") ||
+		strings.HasPrefix(name, ".") && name != "." && name != ".."
 }
 
 // MergeProgramPrefix begins the names git runs as a merge strategy's
@@ -231,7 +266,7 @@ func (g Guard) gitDir(parts, lower []string, at int) (Name, string) {
 		switch {
 		case j == n-1:
 			return HooksDir, rule(j + 1)
-		case j == n-2 && strings.HasSuffix(lower[n-1], ".sample") && len(lower[n-1]) > len(".sample"):
+		case j == n-2 && IsInertHookName(lower[n-1]):
 			return HookSample, rule(j + 1)
 		}
 		return Protected, rule(j + 1)

@@ -39,7 +39,7 @@ func TestGuardJudge(t *testing.T) {
 		"/p/.git/objects/ab/cdef":                   Context,
 		"/p/.git/hooks":                             HooksDir,
 		"/p/.git/hooks/pre-commit.sample":           HookSample,
-		"/p/.git/hooks/.sample":                     Protected,
+		"/p/.git/hooks/.sample":                     HookSample, // a dot name is never a hook git runs
 		"/p/.git/hooks/pre-commit":                  Protected,
 		"/p/.git/hooks/x/pre-commit":                Protected,
 		"/p/sub/.git/hooks/pre-commit":              Protected,
@@ -570,9 +570,55 @@ func TestGitConfigRemotes(t *testing.T) {
 // credentials), a shared repository mode (the host's git leaves the
 // repository's files world-writable).
 func TestGitConfigDestructiveKeys(t *testing.T) {
-	for _, c := range []string{"[remote \"o\"]\n\tmirror = true\n", "[remote \"o\"]\n\tpush = :refs/heads/x\n", "[core]\n\tsharedRepository = 0777\n"} {
+	for _, c := range []string{"[remote \"o\"]\n\tmirror = true\n", "[remote \"o\"]\n\tpush = :refs/heads/x\n", "[core]\n\tsharedRepository = 0777\n",
+		"[core]\n\tsharedRepository = world\n", "[core]\n\tsharedRepository = 2\n", "[core]\n\tsharedRepository = 0666\n", "[core]\n\tsharedRepository = x\n"} {
 		if GitConfigSafe([]byte(c)) == nil {
 			t.Errorf("%q taken", c)
+		}
+	}
+	// git init --shared's, which its group alone may write.
+	for _, c := range []string{"[core]\n\tsharedRepository = 1\n[receive]\n\tdenyNonFastforwards = true\n", "[core]\n\tsharedRepository = group\n", "[core]\n\tsharedRepository = 0660\n"} {
+		if err := GitConfigSafe([]byte(c)); err != nil {
+			t.Errorf("%q refused: %v", c, err)
+		}
+	}
+}
+
+// A shell's startup file, an agent's or an IDE's configuration is
+// protected by the directory that gives it its meaning (its anchor); a
+// repository's names everywhere (no anchor).
+func TestGuardJudgeWhere(t *testing.T) {
+	g := Guard{}
+	for _, c := range []struct {
+		path, anchor string
+		n            Name
+	}{
+		{"/h/.bashrc", "/h", Protected},
+		{"/h/.config/fish/config.fish", "/h", Protected},
+		{"/h/.config/git/config", "/h", Protected},
+		{"/w/clone/.vscode/settings.json", "/w/clone", Protected},
+		{"/w/clone/.vscode", "/w/clone", Protected},
+		{"/w/clone/.idea/x.xml", "/w/clone", Protected},
+		{"/w/clone/.claude/commands/x.md", "/w/clone", Protected},
+		{"/w/clone/.claude/settings.json", "/w/clone", Protected},
+		{"/w/clone/sub/.mcp.json", "/w/clone/sub", Protected},
+		{"/w/clone/.gitmodules", "/w/clone", Protected},
+		{"/.bashrc", "/", Protected},
+		{".mcp.json", ".", Protected},
+		{"a/.vscode/x", "a", Protected},
+		{"/w/r/.git/hooks/pre-commit", "", Protected},
+		{"/w/r/.git/config", "", GitConfig},
+		{"/w/r/.git/modules/s/hooks/post-checkout", "", Protected},
+		{"/w/.claude", "", Context},
+		{"/w/.claude/notes.md", "", Context},
+		{"/w/src/main.go", "", Free},
+	} {
+		n, _, anchor := g.JudgeWhere(c.path)
+		if n != c.n || anchor != c.anchor {
+			t.Errorf("JudgeWhere(%q) = %v, anchor %q; want %v, %q", c.path, n, anchor, c.n, c.anchor)
+		}
+		if j, _ := g.Judge(c.path); j != n {
+			t.Errorf("Judge(%q) = %v, JudgeWhere %v", c.path, j, n)
 		}
 	}
 }

@@ -109,6 +109,13 @@ func (b *builder) protect(s *config.Settings) {
 				// Kept by name: git may replace it through the guard.
 				continue
 			}
+			if _, _, anchor := (Guard{}).JudgeWhere(f.path); anchor != "" && !f.linked && b.env.GuardKeepsConfigs {
+				// A shell's startup file or a project's configuration:
+				// kept by name, by the guard, which refuses every write
+				// there and lets it be removed (rm -rf of a package that
+				// ships a .vscode), where a mount would keep it too.
+				continue
+			}
 			if !f.linked {
 				deny(f.path, why) // no symlink on its way: the walk went through real directories
 				continue

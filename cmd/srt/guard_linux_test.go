@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -50,16 +51,24 @@ var attacks = map[string]func(r, p, c string, i int) string{
 	},
 	// A directory prepared under a harmless name, then moved where its
 	// names become protected ones.
+	// It lands in the root itself: in a directory the command made, a
+	// project's names are its own (see TestGuardProjectNamesInMadeTrees).
 	"mv-dir": func(r, p, c string, i int) string {
 		rel := strings.TrimPrefix(p, r+"/")
 		top, rest, nested := strings.Cut(rel, "/")
-		base := fmt.Sprintf("%s/mvbase%d", r, i)
 		prep := fmt.Sprintf("%s/prep%d", r, i)
 		if !nested {
-			return fmt.Sprintf(`mkdir -p %[1]s %[2]s; echo %[3]s > %[2]s/inner; mv -T %[2]s "%[1]s/%[4]s"`, base, prep, c, top)
+			return fmt.Sprintf(`mkdir -p %[1]s; echo %[2]s > %[1]s/inner; mv -T %[1]s "%[3]s/%[4]s"`, prep, c, r, top)
 		}
-		return fmt.Sprintf(`mkdir -p %[1]s "$(dirname "%[2]s/%[3]s")"; echo %[4]s > "%[2]s/%[3]s"; mv -T %[2]s "%[1]s/%[5]s"`, base, prep, rest, c, top)
+		return fmt.Sprintf(`mkdir -p "$(dirname "%[1]s/%[2]s")"; echo %[3]s > "%[1]s/%[2]s"; mv -T %[1]s "%[4]s/%[5]s"`, prep, rest, c, r, top)
 	},
+}
+
+// repositoryName says whether rel is one of a repository's protected
+// names (its hooks, config, legacy remotes): protected in every
+// repository, whoever made it.
+func repositoryName(rel string) bool {
+	return protectedBy(rel) && strings.Contains(strings.ToLower(rel), ".git/")
 }
 
 // protectedBy says whether rel (a path under a root) is one the guard
@@ -97,13 +106,18 @@ func protectedBy(rel string) bool {
 // madeProtected walks root and returns every protected path that holds
 // the canary or is a symlink: what the host would later run or read.
 func madeProtected(t *testing.T, root, canary string) []string {
+	return madeWhere(root, canary, protectedBy)
+}
+
+// madeWhere is madeProtected for the paths protected says are.
+func madeWhere(root, canary string, protected func(rel string) bool) []string {
 	var bad []string
 	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || p == root {
 			return nil
 		}
 		rel, _ := filepath.Rel(root, p)
-		if !protectedBy(rel) {
+		if !protected(rel) {
 			return nil
 		}
 		switch {
@@ -121,8 +135,10 @@ func madeProtected(t *testing.T, root, canary string) []string {
 
 // Every protected name of spec c.5, where it does not exist yet, at the
 // working directory, deep below it, in the home and in a second write
-// root, made by each way a command has: none ends up on the host with
-// content, judged from outside. Run as both users.
+// root (directories that existed at launch), made by each way a command
+// has: none ends up on the host with content, judged from outside. In a
+// tree the command made during the run, a repository's names stay
+// protected too. Run as both users.
 func TestGuardProtectedNamesBattery(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
 		b := newBox(t)
@@ -130,8 +146,14 @@ func TestGuardProtectedNamesBattery(t *testing.T) {
 		if err := os.Mkdir(second, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		roots := map[string]string{"cwd": b.W, "deep": filepath.Join(b.W, "a/b/c/d/e"), "home": b.H, "second": second}
+		deep := filepath.Join(b.W, "a/b/c/d/e")
+		if err := os.MkdirAll(deep, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		made := filepath.Join(b.W, "made/in/run")
+		roots := map[string]string{"cwd": b.W, "deep": deep, "home": b.H, "second": second, "made": made}
 		var script strings.Builder
+		fmt.Fprintf(&script, "mkdir -p %s\n", made)
 		i := 0
 		for _, root := range roots {
 			for _, name := range guardNames {
@@ -149,8 +171,25 @@ func TestGuardProtectedNamesBattery(t *testing.T) {
 			t.Fatalf("the battery did not run: %+v", r)
 		}
 		for what, root := range roots {
-			for _, p := range madeProtected(t, root, b.canary) {
+			bad := madeProtected(t, root, b.canary)
+			if what == "made" {
+				bad = madeWhere(root, b.canary, repositoryName)
+			} else if what == "cwd" {
+				// Not the trees made beneath it in the run.
+				bad = slices.DeleteFunc(bad, func(p string) bool { return strings.HasPrefix(p, "made/") })
+			}
+			for _, p := range bad {
 				t.Errorf("%s: %s was made with content", what, p)
+			}
+		}
+		// In the tree made in the run, a project's names were made.
+		for _, name := range []string{".vscode/settings.json", ".claude/commands/x.md", ".mcp.json", ".gitmodules", ".bashrc"} {
+			data, err := os.ReadFile(filepath.Join(made, name))
+			if fi, serr := os.Stat(filepath.Join(made, name)); serr == nil && fi.IsDir() {
+				data, err = os.ReadFile(filepath.Join(made, name, "inner")) // the mkdir attack's
+			}
+			if err != nil || !strings.Contains(string(data), b.canary) {
+				t.Errorf("made: %s was not made in a tree the command made (%v)", name, err)
 			}
 		}
 		// The steps that are not about a protected name worked: each
@@ -441,6 +480,7 @@ func TestGuardBind(t *testing.T) {
 		const fallback = `"allowAllUnixSockets": true, "fallback",`
 		for _, mode := range []string{``, `"allowUnixSockets": ["/run/none.sock"],`, `"allowAllUnixSockets": true,`, fallback} {
 			b := newBox(t)
+			b.write("sub/", "") // a directory of the launch: its .mcp.json is protected
 			b.write("bind.py", `import os, socket
 def bind(p, pair=False):
     try:
@@ -2354,10 +2394,19 @@ func TestGuardRemove(t *testing.T) {
 		requireGit(t)
 		b := newBox(t)
 		const deep = "a/b/c/d/e"
-		names := []string{".bashrc", ".mcp.json", ".gitmodules", ".vscode/settings.json", ".idea/workspace.xml", ".claude/commands/x.md", ".env", "keys/k.pem"}
+		names := []string{".env", "keys/k.pem"}
 		var kept []string
 		for _, f := range names {
 			kept = append(kept, deep+"/"+f, f) // deeper than the walk, and a launch's mount
+		}
+		// A shell's startup file or a project's configuration may be
+		// removed (the host runs nothing from a name that is not
+		// there), and nothing may be made at it again.
+		project := []string{".bashrc", ".mcp.json", ".gitmodules", ".vscode/settings.json", ".idea/workspace.xml", ".claude/commands/x.md"}
+		var removable []string
+		for _, f := range project {
+			removable = append(removable, deep+"/"+f)
+			b.write(deep+"/"+f, b.canary)
 		}
 		b.write(deep+"/", "")
 		hostGit(t, b.path("a"), "init", "-q", "r")
@@ -2368,10 +2417,11 @@ func TestGuardRemove(t *testing.T) {
 		for _, f := range kept {
 			b.write(f, b.canary)
 		}
-		late := []string{"late/.bashrc", "late/.vscode/settings.json", "late/.env", "late/keys/k.pem"}
+		late := []string{"late/.env", "late/keys/k.pem"}
+		removable = append(removable, "late/.bashrc", "late/.vscode/settings.json")
 		b.write("late/", "")
 		b.whenReady("ready", "go", 10*time.Second, func() {
-			for _, f := range late {
+			for _, f := range append(late, "late/.bashrc", "late/.vscode/settings.json") {
 				b.write(f, b.canary)
 			}
 		})
@@ -2381,6 +2431,10 @@ for f in ` + strings.Join(kept, " ") + `; do
   rm -f "$f"; perl -e 'unlink $ARGV[0]' "$f"; rm -f "/proc/self/cwd/$f"
   python3 -c 'import os, sys; d, n = os.path.split(sys.argv[1]); os.unlink(n, dir_fd=os.open(d, os.O_RDONLY))' "$f" 2>/dev/null
 done
+for f in ` + strings.Join(removable, " ") + `; do
+  rm -f "$f" && echo "REMOVED $f"; mkdir -p "$(dirname "$f")"; echo AGAIN > "$f"
+done
+rm -rf late && mkdir -p late/.vscode && echo AGAIN > late/.vscode/settings.json
 ln -s ` + deep + ` via; rm -f via/.bashrc via/.vscode/settings.json via/keys/k.pem
 rm -rf ` + deep + `/.vscode ` + deep + `/.idea late/.vscode ` + deep + `/h/.githooks; perl -e 'rmdir $ARGV[0] or print "rmdir: $!\n"' ` + deep + `/.claude/commands
 find a late -name '*.pem' -delete
@@ -2396,6 +2450,14 @@ rm ` + deep + `/h/.git/hooks/pre-push.sample && echo SAMPLE-GONE; echo END; exit
 		for _, f := range kept {
 			if got := b.read(f); got != b.canary {
 				t.Errorf("%s was removed: %q", f, got)
+			}
+		}
+		for _, f := range removable {
+			if !strings.Contains(r.stdout, "REMOVED "+f) {
+				t.Errorf("%s could not be removed: %+v", f, r)
+			}
+			if got := b.read(f); strings.Contains(got, "AGAIN") {
+				t.Errorf("%s was made again after its removal: %q", f, got)
 			}
 		}
 		for _, want := range []string{"MINE-GONE", "OWN-GONE", "AT-GONE", "SAMPLE-GONE"} {
@@ -2769,7 +2831,11 @@ V=$(printf '\v'); mv m/n/o/p "m/n/o/x${V}y" && python3 rebind.py "m/n/o/x${V}y/q
 			t.Skipf("the command could not bind in a namespace of its own here: %+v", r)
 		}
 		for _, f := range []string{deep + "/.vscode/settings.json", deep + "/.bashrc", deep + "/r/.git/hooks/pre-commit", deep + "/.env", deep + "/r2/.hk/pre-commit", "m/n/o/p/q/.vscode/settings.json"} {
-			if got := b.read(f); got != b.canary {
+			got := b.read(f)
+			if _, err := os.Lstat(b.path(f)); err != nil && (strings.Contains(f, ".vscode") || strings.HasSuffix(f, ".bashrc")) {
+				continue // a project's configuration may be removed: nothing comes back at it
+			}
+			if got != b.canary {
 				t.Errorf("%s was written or removed through a bind at another name: %q", f, got)
 			}
 		}

@@ -883,8 +883,10 @@ func TestFallbackLacks(t *testing.T) {
 		if b.read("dw.txt") != "ORIGINAL" {
 			t.Errorf("a denyWrite entry inside a writable tree was written, moved, linked or removed: %q", b.read("dw.txt"))
 		}
-		if b.read(".bashrc") != "ORIGINAL" {
-			t.Errorf("a protected name inside a writable tree was written or removed: %q", b.read(".bashrc"))
+		if got := b.read(".bashrc"); got != "ORIGINAL" && !strings.Contains(got, "no such file") {
+			// It may be removed (the host then runs nothing from it); it
+			// may not be written.
+			t.Errorf("a protected name inside a writable tree was written: %q", got)
 		}
 		if !strings.Contains(r.stdout, "id_rsa") || strings.Count(r.stdout, b.canary) != 1 {
 			t.Errorf("the names of a denyRead dir are not listable, or its contents were read: %+v", r)
