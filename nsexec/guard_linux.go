@@ -3551,6 +3551,9 @@ func (k *call) rename(dir int, old string, dir2 int, name string, flags int) uni
 			return e
 		}
 	}
+	if e := k.madeOntoLaunch(src, dst, flags); e != 0 {
+		return e
+	}
 	k.gs.noteMovedAway(src)
 	if flags&unix.RENAME_EXCHANGE != 0 {
 		k.gs.noteMovedAway(dst)

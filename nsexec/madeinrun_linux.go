@@ -128,3 +128,33 @@ func (k *call) madeInRun(pl place, anchor string) bool {
 	}
 	return ok && gs.made[id]
 }
+
+// madeOntoLaunch refuses (EXDEV, which makes mv copy the tree one judged
+// name at a time) moving a directory the command made to where a
+// directory of the launch is, or was: the project's names it already
+// holds would land where the host runs them. An exchange moves each to
+// the other's path.
+func (k *call) madeOntoLaunch(src, dst place, flags int) unix.Errno {
+	onto := func(from, to place, replaced bool) bool {
+		id, ok := identityAt(from.dir, from.name)
+		if !ok || !k.gs.made[id] {
+			return false // not a directory of the command's
+		}
+		full := to.full()
+		for _, p := range k.gs.launchGone {
+			if policy.Under(full, p) {
+				return true
+			}
+		}
+		if !replaced {
+			return false
+		}
+		there, ok := identityAt(to.dir, to.name)
+		return ok && !k.gs.made[there] // a directory of the launch is there
+	}
+	exchange := flags&unix.RENAME_EXCHANGE != 0
+	if onto(src, dst, true) || exchange && onto(dst, src, true) {
+		return unix.EXDEV
+	}
+	return 0
+}

@@ -40,11 +40,28 @@ var errIndexFormat = errors.New("not an index the guard reads as git does")
 // hash size (HashSizeOf its config: 20 or 32). One the guard cannot read
 // is refused. (A config that changes the hash size is judged against the
 // indexes it would make git read otherwise: see the guard.)
+//
+// It must also be safe read with the other hash size, where it reads as
+// an index there at all: the format git reads an index with is the
+// repository's config's, or its common directory's, at the time git
+// reads it, which a later config, commondir or worktree may change; an
+// index crafted to read one way with 20-byte ids and another with 32
+// must not land.
 func GitIndexSafe(content []byte, hashSize int) error {
 	if len(content) > maxGitIndex {
 		return fmt.Errorf("an index of %d bytes is more than the guard reads", len(content))
 	}
-	return indexPaths(content, hashSize)
+	if err := indexPaths(content, hashSize); err != nil {
+		return err
+	}
+	other := 20
+	if hashSize == 20 {
+		other = 32
+	}
+	if err := indexPaths(content, other); err != nil && !errors.Is(err, errIndexFormat) {
+		return fmt.Errorf("read with %d-byte object ids, as git would in a repository of the other object format: %v", other, err)
+	}
+	return nil
 }
 
 // HashSizeOf is the object id size of a repository whose config is

@@ -228,3 +228,26 @@ func TestGitIndexResolveUndoModes(t *testing.T) {
 		t.Error("a mode git reads otherwise taken")
 	}
 }
+
+// An index crafted so that, read with 20-byte object ids, its one entry
+// is "a", and read with 32-byte ids (after a config, commondir or
+// worktree makes git read it so), a path outside the work tree: refused
+// whatever format it is judged with (a round of attacks landed one as a
+// worktree's index, then switched the repository to SHA-256).
+func TestGitIndexSafeBothFormats(t *testing.T) {
+	data, err := os.ReadFile("testdata/index-two-formats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := indexPaths(data, 20); err != nil {
+		t.Fatalf("the crafted index does not read as a harmless one with 20-byte ids: %v", err)
+	}
+	if err := indexPaths(data, 32); err == nil {
+		t.Fatal("the crafted index reads as harmless with 32-byte ids too: it proves nothing")
+	}
+	for _, size := range []int{20, 32} {
+		if err := GitIndexSafe(data, size); err == nil {
+			t.Errorf("taken judged with %d-byte ids", size)
+		}
+	}
+}

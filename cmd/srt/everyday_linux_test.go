@@ -209,8 +209,10 @@ func readFile(t *testing.T, p string) string {
 // What the host would run stays refused beside everyday work: a
 // project's configuration made, or moved from a tree the command made,
 // into a directory of the launch (the working directory, a subdirectory
-// of it, home); a directory of the launch removed and made again; a hook
-// or an executable key in a repository the command cloned. Judged from
+// of it, home); a directory of the launch removed and made again; a
+// directory the command made, holding such names, exchanged with one of
+// the launch or moved where one was; a hook or an executable key in a
+// repository the command cloned. Judged from
 // outside; both users.
 func TestEverydayWorkStaysRefused(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
@@ -219,6 +221,8 @@ func TestEverydayWorkStaysRefused(t *testing.T) {
 		src, _ := everydayRepos(t, b)
 		b.write("sub/keep", "")
 		b.write("gone/keep", "")
+		b.write("xchg/keep", "")
+		b.write("proj/", "")
 		c := b.canary
 		script := `git -c protocol.file.allow=always clone -q ` + src + ` c
 mv c/.vscode .vscode; mv c/.mcp.json .mcp.json; mv c/.claude sub/.claude
@@ -228,12 +232,16 @@ rm -rf gone && mkdir -p gone/.vscode && echo ` + c + ` > gone/.vscode/tasks.json
 mkdir -p t/.vscode && echo ` + c + ` > t/.vscode/tasks.json && mv t/.vscode sub/.vscode
 printf '#!/bin/sh\necho ` + c + `\n' > c/.git/hooks/post-checkout; chmod +x c/.git/hooks/post-checkout
 git -C c config core.fsmonitor 'echo ` + c + `'
+mkdir -p M/.vscode M/.claude && echo ` + c + ` > M/.vscode/tasks.json && echo ` + c + ` > M/.claude/settings.json
+python3 -c 'import ctypes, sys; l = ctypes.CDLL(None, use_errno=True); sys.exit(l.renameat2(-100, b"M", -100, b"xchg", 2) != 0)' || echo EXCHANGE-REFUSED
+mkdir -p N/.claude/commands && echo ` + c + ` > N/.claude/commands/x.md && echo ` + c + ` > N/.mcp.json; rmdir proj && mv N proj
 echo END; exit 3`
 		r := b.run(fsMap{"allowWrite": []string{".", "~"}}, script)
 		if !strings.Contains(r.stdout, "END") {
 			t.Fatalf("the script did not run: %+v", r)
 		}
-		for _, f := range []string{".vscode/tasks.json", ".vscode/settings.json", ".mcp.json", "sub/.claude/commands/x.md", "sub/.claude/settings.json", "~/.bashrc", "~/.claude/settings.json", "gone/.vscode/tasks.json", "sub/.vscode/tasks.json", "c/.git/hooks/post-checkout"} {
+		for _, f := range []string{".vscode/tasks.json", ".vscode/settings.json", ".mcp.json", "sub/.claude/commands/x.md", "sub/.claude/settings.json", "~/.bashrc", "~/.claude/settings.json", "gone/.vscode/tasks.json", "sub/.vscode/tasks.json", "c/.git/hooks/post-checkout",
+			"xchg/.vscode/tasks.json", "xchg/.claude/settings.json", "proj/.claude/commands/x.md", "proj/.mcp.json"} {
 			if _, err := os.Lstat(b.path(f)); err == nil {
 				t.Errorf("%s was made: %q", f, b.read(f))
 			}
