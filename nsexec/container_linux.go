@@ -48,7 +48,9 @@ var fsMu sync.Mutex
 
 // sharedUmask runs f with the process's umask set to u, and puts it back.
 // Another of srt's threads making a file in that very moment makes it
-// with u: its mode may come out narrower than srt asked, never wider.
+// with u, which may be narrower or wider than srt's own: srt makes its
+// own files with modes that give no one else write (0600, 0700, 0444),
+// which no umask widens.
 func sharedUmask(u int, f func() error) unix.Errno {
 	fsMu.Lock()
 	defer fsMu.Unlock()
@@ -216,6 +218,11 @@ type ownSockets struct {
 	proc string
 	mu   sync.Mutex
 	fds  map[uint64]ownSocket // by inode
+	// most is how many may be kept (maxOwnSockets, or a quarter of
+	// srt's descriptor limit where that is lower: a command's sockets
+	// must not fill srt's table); nextLook, how many before the next
+	// look for closed ones (collect walks every process's descriptors).
+	most, nextLook int
 }
 
 type ownSocket struct {
@@ -233,21 +240,31 @@ const (
 )
 
 func newOwnSockets(proc string) *ownSockets {
-	return &ownSockets{proc: proc, fds: map[uint64]ownSocket{}}
+	o := &ownSockets{proc: proc, fds: map[uint64]ownSocket{}, most: maxOwnSockets, nextLook: collectAt}
+	var lim unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) == nil && lim.Cur/4 < uint64(o.most) {
+		o.most = max(int(lim.Cur/4), 1)
+	}
+	return o
 }
 
 // make makes a socket for the command, keeps a descriptor of it, and
 // returns another to hand over.
 func (o *ownSockets) make(domain, typ, proto int) (int, unix.Errno) {
 	o.mu.Lock()
-	n := len(o.fds)
+	look := len(o.fds) >= o.nextLook || len(o.fds) >= o.most
 	o.mu.Unlock()
-	if n >= collectAt {
+	if look {
 		o.collect()
+		o.mu.Lock()
+		// Each look costs a walk of every process's descriptors: the
+		// next comes when as many again are kept.
+		o.nextLook = max(collectAt, 2*len(o.fds))
+		o.mu.Unlock()
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if len(o.fds) >= maxOwnSockets {
+	if len(o.fds) >= o.most {
 		return -1, unix.EMFILE
 	}
 	fd, err := unix.Socket(domain, typ|unix.SOCK_CLOEXEC, proto)

@@ -53,11 +53,11 @@ func (l *Launch) prepareFallback(s *config.Settings, o Options, side NetSide, sp
 			return true
 		}
 		// With allowLocalBinding, the command's own listeners.
-		return pol.LocalBinding && a.IsLoopback() && pol.ListensOn(ap.Port())
+		return pol.LocalBinding && a.IsLoopback() && pol.ListensOn(ap)
 	}
 	if !pidfdGetfd() {
 		// srt may not take the command's sockets: it makes them.
-		spec.Seccomp.OwnSockets, l.Seccomp.OwnSockets = true, true
+		spec.Seccomp.OwnSockets, l.Seccomp.OwnSockets, l.RunPlan.Seccomp.OwnSockets = true, true, true
 		pol.sockets = newOwnSockets("/proc")
 	}
 	l.connectPolicy = pol

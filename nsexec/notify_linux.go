@@ -111,7 +111,7 @@ type ConnectPolicy struct {
 	sockets *ownSockets
 
 	mu        sync.Mutex
-	listening map[uint16]bool // loopback ports the command listens on
+	listening map[netip.AddrPort]uint64 // where the command listens on loopback: its socket's inode
 	// OnDeny, if set, is told of every call refused by policy. It must
 	// not block.
 	OnDeny func(Event)
@@ -417,23 +417,48 @@ func (pol *ConnectPolicy) listen(listener int, req *seccompNotif) unix.Errno {
 	if err := unix.Listen(sock, backlog); err != nil {
 		return errnoOf(err)
 	}
-	pol.sockets.release(sock)
-	if port != 0 {
+	var st unix.Stat_t
+	if port != 0 && unix.Fstat(sock, &st) == nil {
 		pol.mu.Lock()
 		if pol.listening == nil {
-			pol.listening = map[uint16]bool{}
+			pol.listening = map[netip.AddrPort]uint64{}
 		}
-		pol.listening[port] = true
+		pol.listening[netip.AddrPortFrom(sockaddrAddrPort(sa).Addr().Unmap(), port)] = st.Ino
 		pol.mu.Unlock()
 	}
+	pol.sockets.release(sock)
 	return 0
 }
 
-// ListensOn reports whether the command has listened on loopback port.
-func (pol *ConnectPolicy) ListensOn(port uint16) bool {
+// ListensOn reports whether a listener of the command's is listening at
+// ap now: the address and port it listened on, exactly, and the socket it
+// listened with still listening there (not another service that took
+// the port once the command's closed).
+func (pol *ConnectPolicy) ListensOn(ap netip.AddrPort) bool {
 	pol.mu.Lock()
-	defer pol.mu.Unlock()
-	return pol.listening[port]
+	ino, ok := pol.listening[netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())]
+	pol.mu.Unlock()
+	return ok && stillListening(pol.Proc, ino)
+}
+
+// stillListening reports whether the TCP socket of inode ino listens, as
+// the kernel's tables in proc's net tell.
+func stillListening(proc string, ino uint64) bool {
+	want := strconv.FormatUint(ino, 10)
+	for _, table := range []string{"tcp", "tcp6"} {
+		data, err := os.ReadFile(proc + "/net/" + table)
+		if err != nil {
+			continue
+		}
+		for line := range strings.Lines(string(data)) {
+			f := strings.Fields(line)
+			// sl local rem st tx:rx tr:when retrnsmt uid timeout inode
+			if len(f) > 9 && f[9] == want {
+				return f[3] == "0A" // TCP_LISTEN
+			}
+		}
+	}
+	return false
 }
 
 func sockaddrAddrPort(sa unix.Sockaddr) netip.AddrPort {

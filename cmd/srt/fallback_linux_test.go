@@ -360,3 +360,97 @@ func TestFallbackServingFailureStopsTheRun(t *testing.T) {
 		}
 	})
 }
+
+// With allowLocalBinding, the fallback's command may reach its own
+// listeners on the host's loopback, and nothing else there: not a host
+// service on another loopback address with the port it listens on, nor
+// one that took a port after the command's listener on it closed.
+// Judged by the host's listeners, which must see no connection. Both
+// harnesses; both users.
+func TestFallbackOwnListenersOnly(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		if _, err := exec.LookPath("python3"); err != nil {
+			t.Skip("needs python3")
+		}
+		for _, mode := range []string{"", "docker"} {
+			t.Run("harness="+mode, func(t *testing.T) {
+				b := newBox(t)
+				got := make(chan string, 8)
+				serve := func(ln net.Listener) {
+					for {
+						c, err := ln.Accept()
+						if err != nil {
+							return
+						}
+						got <- c.RemoteAddr().String()
+						c.Close()
+					}
+				}
+				host, err := net.Listen("tcp4", "127.0.0.1:0")
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer host.Close()
+				go serve(host)
+				port := host.Addr().(*net.TCPAddr).Port
+				// A free port the command listens on first, which a host
+				// service takes once the command has closed it.
+				probe, err := net.Listen("tcp4", "127.0.0.1:0")
+				if err != nil {
+					t.Fatal(err)
+				}
+				later := probe.Addr().(*net.TCPAddr).Port
+				probe.Close()
+				var late net.Listener
+				b.whenReady("closed", "taken", 10*time.Second, func() {
+					if late, err = net.Listen("tcp4", fmt.Sprintf("127.0.0.1:%d", later)); err == nil {
+						go serve(late)
+					}
+				})
+				defer func() {
+					if late != nil {
+						late.Close()
+					}
+				}()
+				cfg := filepath.Join(filepath.Dir(b.W), "lb.json")
+				os.WriteFile(cfg, []byte(`{"enableWeakerNestedSandbox":true,"network":{"allowLocalBinding":true,"allowedDomains":[],"deniedDomains":[]},"filesystem":{"allowWrite":["."],"denyRead":[],"denyWrite":[]}}`), 0o644)
+				script := fmt.Sprintf(`import os, socket, time
+def conn(host, port, what):
+    c = socket.socket()
+    c.settimeout(2)
+    try:
+        c.connect((host, port)); print(what, "CONNECTED")
+    except OSError as e:
+        print(what, "refused", e.errno)
+own = socket.socket(); own.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+own.bind(("127.0.0.2", %[1]d)); own.listen()
+conn("127.0.0.2", %[1]d, "own")
+conn("127.0.0.1", %[1]d, "other-address")
+gone = socket.socket(); gone.bind(("127.0.0.1", %[2]d)); gone.listen(); gone.close()
+open("closed", "w").close()
+for i in range(200):
+    if os.path.exists("taken"): break
+    time.sleep(0.05)
+conn("127.0.0.1", %[2]d, "after-close")
+print("END")
+`, port, later)
+				b.write("lb.py", script)
+				r := b.runNoUserns(mode, nil, "--settings", cfg, "-c", "python3 lb.py")
+				if !strings.Contains(r.stdout, "END") {
+					t.Fatalf("the script did not run: %+v", r)
+				}
+				if !strings.Contains(r.stdout, "own CONNECTED") {
+					t.Errorf("the command could not reach its own listener: %+v", r)
+				}
+				if strings.Contains(r.stdout, "other-address CONNECTED") || strings.Contains(r.stdout, "after-close CONNECTED") {
+					t.Errorf("the command reached a host service: %+v", r)
+				}
+				select {
+				case from := <-got:
+					t.Errorf("a host listener got a connection from %s: %+v", from, r)
+				case <-time.After(100 * time.Millisecond):
+				}
+			})
+		}
+	})
+}
