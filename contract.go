@@ -112,6 +112,9 @@ var fallbackLacks = []string{
 	"no new pseudo-terminal can be made (script, expect, ssh -t fail inside), and allowPty is refused",
 }
 
+// guardSkippedLacks is what a run with filesystem.skipPathGuard lacks.
+const guardSkippedLacks = "protected names made during the run (filesystem.skipPathGuard): a new .bashrc, .vscode/tasks.json, git hook or executable git config key is not refused; those that exist at launch stay read-only"
+
 // darwinLacks are the guarantees of the Linux namespace sandbox that a
 // Seatbelt profile does not give.
 var darwinLacks = []string{

@@ -108,7 +108,11 @@ func linuxRunPlan(rp *nsexec.RunPlan, abi int) *RunPlan {
 	if arch.Nr != nil {
 		lp.SeccompProgram = strings.Split(strings.TrimSuffix(seccomp.Disassemble(arch, seccomp.Filter(arch, rp.Seccomp)), "\n"), "\n")
 	}
-	return &RunPlan{OS: "linux", Enforcement: linuxEnforcement(rp.Fallback, rp.NoLandlock, abi), Linux: lp}
+	e := linuxEnforcement(rp.Fallback, rp.NoLandlock, abi)
+	if rp.GuardSkipped {
+		e.Lacks = append(e.Lacks, guardSkippedLacks)
+	}
+	return &RunPlan{OS: "linux", Enforcement: e, Linux: lp}
 }
 
 // darwinPlan is the profile a macOS run of settings would get (the

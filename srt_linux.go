@@ -91,6 +91,9 @@ func (s *linuxBackend) enforcement(settings *config.Settings) Enforcement {
 		noLandlock = nsexec.NestedNoLandlock
 	}
 	e := linuxEnforcement(s.fallback, noLandlock, landlock.ABI())
+	if settings.Filesystem.SkipPathGuard && !settings.Filesystem.Disabled && !s.fallback {
+		e.Lacks = append(e.Lacks, guardSkippedLacks)
+	}
 	switch {
 	case s.fallback:
 		e = withOwnSockets(e)

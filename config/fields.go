@@ -209,6 +209,7 @@ func schemaTree() *node {
 			req("allowWrite", array("Paths the command may write (recursively)", pathEntry(pathOrGlob))),
 			req("denyWrite", array("Paths inside allowWrite that stay read-only", pathEntry(pathOrGlob))),
 			opt("allowGitConfig", boolean("Let the command write .git/config (hooks stay protected)")),
+			opt("skipPathGuard", boolean("Turn the path guard off: protected names that exist at launch stay read-only, those made during the run are not refused (faster file-heavy work)")),
 		)),
 		opt("credentials", strictObj("Secrets hidden from the command",
 			opt("files", array("", obj("",

@@ -282,6 +282,8 @@ var keyRules = []KeyRule{
 	core("filesystem.allowWrite", applied, func(s *Settings) bool { return len(s.Filesystem.AllowWrite) > 0 }),
 	core("filesystem.denyWrite", applied, func(s *Settings) bool { return len(s.Filesystem.DenyWrite) > 0 }),
 	core("filesystem.allowGitConfig", applied, func(s *Settings) bool { return s.Filesystem.AllowGitConfig }),
+	linuxOnly("filesystem.skipPathGuard", Rule{Applied, "the path guard is off: the protected names that exist at launch stay read-only mounts (as in the reference), those made during the run are not refused, and the enforcement report says so; the fallback refuses it (only the guard keeps its protected names)"},
+		"the path guard", func(s *Settings) bool { return s.Filesystem.SkipPathGuard }),
 
 	// Running with a credential rule dropped would put the very secret
 	// the rule names into the command's environment or files.

@@ -92,6 +92,10 @@ type Filesystem struct {
 	AllowWrite     []PathEntry `json:"allowWrite"`
 	DenyWrite      []PathEntry `json:"denyWrite"`
 	AllowGitConfig bool        `json:"allowGitConfig,omitempty"`
+	// SkipPathGuard turns the path guard off (Linux's namespace sandbox):
+	// the protected names that exist at launch stay read-only mounts,
+	// and those made during the run are not refused.
+	SkipPathGuard bool `json:"skipPathGuard,omitempty"`
 }
 
 // PathEntry is one entry of a filesystem list: a path or glob as written,

@@ -28,6 +28,8 @@ type RunPlan struct {
 	// Fallback: the command runs in the host's namespaces, under
 	// Landlock and seccomp only.
 	Fallback bool `json:"fallback,omitempty"`
+	// GuardSkipped: filesystem.skipPathGuard turned the path guard off.
+	GuardSkipped bool `json:"guardSkipped,omitempty"`
 	// Guard is the path guard's rules (nil: no guard, as with
 	// filesystem.disabled): protected names that do not exist yet, or lie
 	// deeper than the walk, are judged at each call that would make or
@@ -64,13 +66,13 @@ func PlanRun(s *config.Settings, o PlanOptions) (*RunPlan, error) {
 	if o.TempDir != "" && !s.Filesystem.Disabled {
 		writable = []string{o.TempDir}
 	}
-	guard := !s.Filesystem.Disabled && guardBuilt
+	guard := !s.Filesystem.Disabled && guardBuilt && !s.Filesystem.SkipPathGuard
 	pol, err := policy.Build(s, policy.Env{Home: o.Home, Cwd: o.Cwd, Writable: writable, Private: o.RunDirs, Dirs: dirReader, Inode: inodeOf,
 		GuardKeepsConfigs: guard && !s.AllowNestedUserNamespaces})
 	if err != nil {
 		return nil, err
 	}
-	rp := &RunPlan{Policy: pol, Mounts: Mounts(pol), Fallback: o.Fallback}
+	rp := &RunPlan{Policy: pol, Mounts: Mounts(pol), Fallback: o.Fallback, GuardSkipped: s.Filesystem.SkipPathGuard && !s.Filesystem.Disabled}
 	if !o.Fallback {
 		for i, m := range rp.Mounts.Mounts {
 			if c, ok := o.Masks[m.Path]; ok && m.Kind == MaskFile {
@@ -95,6 +97,9 @@ func PlanRun(s *config.Settings, o PlanOptions) (*RunPlan, error) {
 		if mask, bind, found := HiddenInWritable(rp.Mounts); found {
 			return nil, fmt.Errorf("the fallback sandbox cannot hide %s (%s) inside the writable %s (%s): Landlock can only grant, and what it grants on %s it grants on everything beneath; move the entry out of the writable tree, or run where user namespaces are available (srt doctor)",
 				mask.Path, mask.Why, bind.Path, bind.Why, bind.Path)
+		}
+		if rp.GuardSkipped {
+			return nil, errors.New("the fallback sandbox cannot honour filesystem.skipPathGuard: only the path guard keeps its protected names (it has no mounts); remove the setting, or run where user namespaces are available (srt doctor)")
 		}
 		if s.AllowPty {
 			return nil, errors.New("the fallback sandbox cannot honour allowPty: a new pseudo-terminal's slave opens in the host's /dev/pts, where this user's other terminals are, and a command that may open one may open them; remove allowPty, or run where user namespaces are available (srt doctor)")

@@ -254,3 +254,40 @@ echo END; exit 3`
 		}
 	})
 }
+
+// filesystem.skipPathGuard turns the guard off: what exists at launch
+// stays read-only (a .bashrc, a repository's config), names made during
+// the run are not refused, and the run's enforcement says what it lacks;
+// the fallback refuses the setting. Judged on the host; both users.
+func TestSkipPathGuard(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		requireGit(t)
+		b := newBox(t)
+		b.write(".bashrc", "ORIGINAL")
+		hostGit(t, b.W, "init", "-q", "r")
+		before := b.read("r/.git/config")
+		r := b.exec(fsMap{"allowWrite": []string{"."}, "skipPathGuard": true}, []string{"SRT_DEBUG=1"}, "-c",
+			`echo X >> .bashrc; git -C r config core.fsmonitor "echo `+b.canary+`"; mkdir n && echo made > n/.bashrc; echo END`)
+		if !strings.Contains(r.stdout, "END") {
+			t.Fatalf("the script did not run: %+v", r)
+		}
+		if b.read(".bashrc") != "ORIGINAL" || b.read("r/.git/config") != before {
+			t.Errorf("a protected name of the launch was written with the guard off: %q %q", b.read(".bashrc"), b.read("r/.git/config"))
+		}
+		if b.read("n/.bashrc") != "made\n" {
+			t.Errorf("with the guard off, a name made during the run was refused: %+v", r)
+		}
+		if !strings.Contains(r.stderr, "filesystem.skipPathGuard") {
+			t.Errorf("the enforcement report does not say what the run lacks: %q", r.stderr)
+		}
+		cfg := filepath.Join(filepath.Dir(b.W), "fallback-skip.json")
+		os.WriteFile(cfg, []byte(`{"enableWeakerNestedSandbox":true,"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"allowWrite":["."],"denyRead":[],"denyWrite":[],"skipPathGuard":true}}`), 0o644)
+		r = b.runNoUserns("", nil, "--settings", cfg, "-c", "echo ran > ran")
+		if r.code == 0 || !strings.Contains(r.stderr, "skipPathGuard") {
+			t.Errorf("the fallback took filesystem.skipPathGuard: %+v", r)
+		}
+		if _, err := os.Stat(b.path("ran")); err == nil {
+			t.Error("the fallback ran the command with the guard off")
+		}
+	})
+}
