@@ -346,7 +346,7 @@ func TestFallbackServingFailureStopsTheRun(t *testing.T) {
 			if mode == "nsnorecv" {
 				settings = strict // the namespace sandbox: it shares the threads
 			}
-			start := time.Now()
+			// Stopped, the command never writes "later"; let run, it would.
 			r := b.runNoUserns(mode, nil, "--settings", settings, "-c", "mkdir d; sleep 2; echo later > later; exit 0")
 			if r.code != 1 || !strings.Contains(r.stderr, "the sandbox failed while the command ran") || !strings.Contains(r.stderr, "seccomp notification") {
 				t.Errorf("%s: srt's side failed, and srt did not say so with a non-zero status: %+v", mode, r)
@@ -354,9 +354,7 @@ func TestFallbackServingFailureStopsTheRun(t *testing.T) {
 			if _, err := os.Stat(b.path("later")); err == nil {
 				t.Errorf("%s: the command went on after srt's side failed", mode)
 			}
-			if d := time.Since(start); d > 1500*time.Millisecond {
-				t.Errorf("%s: the run was not stopped when srt's side failed (it took %v)", mode, d)
-			}
+
 		}
 	})
 }
