@@ -436,7 +436,7 @@ func (k *call) gitDirHooks(tree, gitDir string) *repoHooks {
 	}
 	var values, included []string
 	for _, cfg := range configs {
-		values = append(values, k.configHooksPaths(cfg, 1, &included)...)
+		values = append(values, k.configHooksPaths(cfg, &included)...)
 	}
 	if k.pol.Guard != nil && k.pol.Guard.Policy != nil {
 		values = append(values, k.pol.Guard.Policy.TreeHooksPaths...)
@@ -517,30 +517,19 @@ func gitFileTarget(tree string, content []byte) (string, bool) {
 	return named, true
 }
 
-// configHooksPaths is policy's reading of a config's core.hooksPath
-// values and its includes, in the command's root.
-func (k *call) configHooksPaths(name string, depth int, included *[]string) []string {
-	const includeDepth = 10
-	if depth > includeDepth {
-		return nil
-	}
-	content, err := k.readInRoot(name, 1<<20)
-	if err != nil {
-		return nil
-	}
-	hooks, includes := policy.GitConfigPaths(content)
-	for _, inc := range includes {
+// configHooksPaths is policy.ConfigHooksPaths in the command's root: an
+// include is kept at each of its spellings.
+func (k *call) configHooksPaths(name string, included *[]string) []string {
+	return policy.ConfigHooksPaths(name, k.readInRoot, func(inc, from string) (string, []string, bool) {
 		inc, ok := k.homeRelative(inc)
 		if !ok {
-			continue
+			return "", nil, false
 		}
 		if !strings.HasPrefix(inc, "/") {
-			inc = path.Dir(name) + "/" + inc
+			inc = path.Dir(from) + "/" + inc
 		}
-		*included = append(*included, k.spellings(inc)...)
-		hooks = append(hooks, k.configHooksPaths(inc, depth+1, included)...)
-	}
-	return hooks
+		return inc, k.spellings(inc), true
+	}, included)
 }
 
 // spellings are the paths at which what p names is kept: p as it is

@@ -293,25 +293,41 @@ const (
 	includeDepth     = 10
 )
 
-// configHooksPaths returns the core.hooksPath values of the git config
+// ConfigHooksPaths returns the core.hooksPath values of the git config
 // file at name and of the files it includes (every include, whatever its
-// condition: a directory that might be the hooks directory is kept).
-func configHooksPaths(dirs DirReader, name, home string, depth int, included *[]string) []string {
-	if depth > includeDepth {
-		return nil
-	}
-	content, err := dirs.ReadFile(name, maxGitConfigRead)
-	if err != nil {
-		return nil
-	}
-	hooks, includes := GitConfigPaths(content)
-	for _, inc := range includes {
-		if p, ok := hooksPathAt(inc, home, filepath.Dir(name)); ok {
-			*included = append(*included, p)
-			hooks = append(hooks, configHooksPaths(dirs, p, home, depth+1, included)...)
+// condition: a directory that might be the hooks directory is kept), to
+// includeDepth, appending to included the paths at which each included
+// file is kept. read reads a file (at most maxGitConfigRead bytes);
+// locate turns an include's value, as the config at from spells it, into
+// the path to read and the paths to keep (false: none).
+func ConfigHooksPaths(name string, read func(name string, limit int) ([]byte, error), locate func(inc, from string) (next string, keep []string, ok bool), included *[]string) []string {
+	var walk func(name string, depth int) []string
+	walk = func(name string, depth int) []string {
+		if depth > includeDepth {
+			return nil
 		}
+		content, err := read(name, maxGitConfigRead)
+		if err != nil {
+			return nil
+		}
+		hooks, includes := GitConfigPaths(content)
+		for _, inc := range includes {
+			if next, keep, ok := locate(inc, name); ok {
+				*included = append(*included, keep...)
+				hooks = append(hooks, walk(next, depth+1)...)
+			}
+		}
+		return hooks
 	}
-	return hooks
+	return walk(name, 1)
+}
+
+// configHooksPaths is ConfigHooksPaths on the host's disk.
+func configHooksPaths(dirs DirReader, name, home string, included *[]string) []string {
+	return ConfigHooksPaths(name, dirs.ReadFile, func(inc, from string) (string, []string, bool) {
+		p, ok := hooksPathAt(inc, home, filepath.Dir(from))
+		return p, []string{p}, ok
+	}, included)
 }
 
 // HuskyHooks is the directory husky (v9) makes core.hooksPath: its
@@ -328,7 +344,7 @@ func globalHooksPaths(dirs DirReader, home string) (hooks, included []string) {
 		files = append(files, filepath.Join(home, ".gitconfig"), filepath.Join(home, ".config", "git", "config"))
 	}
 	for _, f := range files {
-		hooks = append(hooks, configHooksPaths(dirs, f, home, 1, &included)...)
+		hooks = append(hooks, configHooksPaths(dirs, f, home, &included)...)
 	}
 	return hooks, included
 }
@@ -375,8 +391,8 @@ func hooksDirFound(dirs DirReader, p string) []found {
 // ones, beneath the work tree (absolute ones are the launch's, once).
 func repoHooksPaths(dirs DirReader, inside, tree string, hc hooksContext) []found {
 	var included []string
-	values := configHooksPaths(dirs, filepath.Join(inside, "config"), hc.home, 1, &included)
-	values = append(values, configHooksPaths(dirs, filepath.Join(inside, "config.worktree"), hc.home, 1, &included)...)
+	values := configHooksPaths(dirs, filepath.Join(inside, "config"), hc.home, &included)
+	values = append(values, configHooksPaths(dirs, filepath.Join(inside, "config.worktree"), hc.home, &included)...)
 	values = append(values, hc.relative...)
 	var out []found
 	for _, inc := range included {
