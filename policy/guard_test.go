@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -620,5 +621,53 @@ func TestGuardJudgeWhere(t *testing.T) {
 		if j, _ := g.Judge(c.path); j != n {
 			t.Errorf("Judge(%q) = %v, JudgeWhere %v", c.path, j, n)
 		}
+	}
+}
+
+// README's table of protected names holds every name of the tables the
+// guard and the macOS profile match, each in a row that says where it is
+// protected as JudgeWhere does: in every repository, or in home and the
+// directories of the launch.
+func TestREADMEProtectedNames(t *testing.T) {
+	data, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(data), "### Protected names: what the host would run")
+	table, _, _ = strings.Cut(table, "\n### ")
+	if !ok {
+		t.Fatal("README has no protected-names section")
+	}
+	rows := map[string]string{} // a name as README spells it → where its row says it is protected
+	for _, line := range strings.Split(table, "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) < 5 || !strings.HasPrefix(line, "| `") {
+			continue
+		}
+		for _, name := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(cells[1], -1) {
+			rows[strings.TrimSuffix(name[1], "/")] = cells[3]
+		}
+	}
+	files, dirs, claude := ProtectedNames()
+	var names []string
+	names = append(names, files...)
+	names = append(names, dirs...)
+	for _, c := range claude {
+		names = append(names, ".claude/"+c)
+	}
+	names = append(names, ProtectedPaths()...)
+	for _, name := range names {
+		where, ok := rows[name]
+		if !ok {
+			t.Errorf("README's table has no row for %s", name)
+			continue
+		}
+		_, _, anchor := (Guard{}).JudgeWhere("/launch/" + name)
+		if anchor != "" && !strings.Contains(where, "directories of the launch") {
+			t.Errorf("README says %s is protected %q; the guard protects it where its directory existed at launch", name, where)
+		}
+	}
+	if _, ok := rows[".git/hooks/*"]; !ok {
+		t.Error("README's table has no row for a repository's hooks")
 	}
 }
