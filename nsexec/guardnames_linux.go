@@ -1,0 +1,627 @@
+package nsexec
+
+import (
+	"encoding/binary"
+	"fmt"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	"github.com/srt-go/srt/policy"
+	"github.com/srt-go/srt/seccomp"
+	"golang.org/x/sys/unix"
+)
+
+// The path guard: calls that make, link, move or remove a name (mkdir,
+// mknod, bind, symlink, link, rename, unlink, rmdir).
+
+// make performs mkdir or mknod.
+func (k *call) make(op seccomp.FileOp, dir int, name string, mode uint32, dev int) unix.Errno {
+	pl, e := k.at(dir, name)
+	if e != 0 {
+		return e
+	}
+	defer pl.close()
+	if e := k.mayMake(op.String(), pl, op == seccomp.FileMkdir); e != 0 {
+		return e
+	}
+	if op == seccomp.FileMkdir && policy.IsMergeProgramDir(pl.name) {
+		return k.mergeProgramDir("mkdir", pl)
+	}
+	if op == seccomp.FileMkdir {
+		if n, _ := k.judge(pl); n == policy.HooksDir {
+			// A repository's hooks directory is no one else's to write:
+			// not by a umask of 0, nor by a default ACL it would inherit
+			// (the mode given bounds what one grants), nor through one
+			// it would pass on to the hooks the host adds later.
+			e := k.creating(func() error { return unix.Mkdirat(pl.dir, pl.name, mode&0o7777&^0o022) })
+			if e == 0 {
+				k.gs.noteMade(pl)
+				if d, err := unix.Openat(pl.dir, pl.name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
+					unix.Fremovexattr(d, "system.posix_acl_default")
+					unix.Close(d)
+				}
+			}
+			return e
+		}
+		e := k.creating(func() error { return unix.Mkdirat(pl.dir, pl.name, mode&0o7777) })
+		if e == 0 {
+			k.gs.noteMade(pl)
+		}
+		return e
+	}
+	return k.creating(func() error { return unix.Mknodat(pl.dir, pl.name, mode, dev) })
+}
+
+// mayMake judges making a name at pl (op names the call in a violation;
+// hooksDir: a repository's hooks directory may be made, as mkdir does).
+// A name refused gets first what the kernel would say first: EEXIST when
+// it exists (mkdir -p goes on), EROFS on a read-only mount.
+func (k *call) mayMake(op string, pl place, hooksDir bool) unix.Errno {
+	if pl.name == "." || pl.name == "" {
+		return unix.EEXIST
+	}
+	if pl.proc {
+		return unix.EACCES
+	}
+	full := pl.full()
+	if n, rule := k.judge(pl); blocked(n) && !(n == policy.HooksDir && hooksDir) {
+		var st unix.Stat_t
+		if unix.Fstatat(pl.dir, pl.name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+			return unix.EEXIST
+		}
+		if pl.isReadOnly() {
+			return unix.EROFS
+		}
+		return k.deny(unix.EACCES, op, full, rule, n)
+	}
+	if !k.writable(full) {
+		return k.notWritable(op, full)
+	}
+	if e := k.makeDeniedLater(op, pl); e != 0 {
+		return e
+	}
+	if pl.name == ".git" && k.gitOverTarget(pl.path) {
+		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: full, Reason: "a .git file or a commondir leads beneath: it would lie in a work tree, where the host's checkout writes"})
+	}
+	if pl.name == ".git" && op != "mkdir" {
+		if e := k.gitFileAlone(op, pl); e != 0 {
+			return e
+		}
+	}
+	return k.sealForMark(pl)
+}
+
+// bind performs a notified bind(fd, addr, len): a Unix socket's path
+// makes a name, judged as every other name made (a socket at .bashrc, or
+// a marker that makes a directory a git one, is refused); any other
+// address (abstract, an autobind, IPv4, IPv6) is bound as srt read it,
+// once. Neither may be left to the kernel once checked: another thread
+// may change the address, or put another socket at the descriptor, in
+// between.
+func (k *call) bind() unix.Errno {
+	req := k.req
+	fd, ptr, n := int(int32(req.Args[0])), uintptr(req.Args[1]), int(uint32(req.Args[2]))
+	if n < 2 || n > sockaddrStorage {
+		return unix.EINVAL
+	}
+	addr, e := readBytes(k.pid, ptr, n)
+	if e != 0 {
+		return e
+	}
+	sock, e := k.fdOf(fd)
+	if e != 0 {
+		return e
+	}
+	defer unix.Close(sock)
+	domain, err := unix.GetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_DOMAIN)
+	if err != nil {
+		return errnoOf(err) // ENOTSOCK
+	}
+	if domain == unix.AF_INET || domain == unix.AF_INET6 {
+		// A port bound by a socket the command has closed, but srt still
+		// holds, is let go first.
+		k.pol.sockets.collect()
+		if k.pol.HostNamespaces && !k.pol.LocalBinding {
+			// On the host's network, Landlock refuses the command every
+			// TCP bind without allowLocalBinding; made by srt, the bind
+			// must be refused here.
+			return k.pol.deny(unix.EACCES, Event{Call: "bind", Target: "AF_INET", Reason: "a socket bound on the host's network may accept connections (allowLocalBinding)"})
+		}
+	}
+	if domain != unix.AF_UNIX || binary.LittleEndian.Uint16(addr) != unix.AF_UNIX || n == 2 || addr[2] == 0 {
+		return rawBind(sock, addr)
+	}
+	// A path: sun_path up to its NUL, or to the address's end.
+	if n > unix.SizeofSockaddrUnix {
+		return unix.EINVAL
+	}
+	name := addr[2:]
+	if i := slices.Index(name, 0); i >= 0 {
+		name = name[:i]
+	}
+	pl, e := k.at(unix.AT_FDCWD, string(name))
+	if e != 0 {
+		return e
+	}
+	defer pl.close()
+	if pl.slash {
+		return unix.ENOENT // a socket is no directory
+	}
+	if e := k.mayMake("bind", pl, false); e != 0 {
+		if e == unix.EEXIST {
+			return unix.EADDRINUSE
+		}
+		return e
+	}
+	// The name is bound from inside its directory: this thread's working
+	// directory is its own (see guardthreads_linux.go) — unless it shares
+	// srt's, when it is srt's for that moment.
+	if sharedFS.Load() {
+		return k.creating(func() error { return bindShared(sock, pl.dir, pl.name) })
+	}
+	return k.creating(func() error {
+		if err := unix.Fchdir(pl.dir); err != nil {
+			return err
+		}
+		defer unix.Chdir("/")
+		return unix.Bind(sock, &unix.SockaddrUnix{Name: pl.name})
+	})
+}
+
+// sockaddrStorage is the most a socket address may hold.
+const sockaddrStorage = 128
+
+func rawBind(sock int, addr []byte) unix.Errno {
+	_, _, errno := unix.Syscall(unix.SYS_BIND, uintptr(sock), uintptr(unsafe.Pointer(&addr[0])), uintptr(len(addr)))
+	return errno
+}
+
+// symlink performs symlink(target, name).
+func (k *call) symlink(target string, dir int, name string) unix.Errno {
+	if target == "" {
+		return unix.ENOENT
+	}
+	pl, e := k.at(dir, name)
+	if e != 0 {
+		return e
+	}
+	defer pl.close()
+	if e := k.mayMake("symlink", pl, false); e != 0 {
+		return e
+	}
+	if k.inGitDir(pl) && !symlinkProbe(target, pl) {
+		return k.linkInGitDir("symlink", pl)
+	}
+	if policy.IsMergeProgramDir(pl.name) {
+		return k.mergeProgramDir("symlink", pl)
+	}
+	if e := k.aboveLater("symlink", pl.full(), target); e != 0 {
+		return e
+	}
+	if e := k.gitLinkAt("symlink", pl, false, target); e != 0 {
+		return e
+	}
+	return errnoOf(unix.Symlinkat(target, pl.dir, pl.name))
+}
+
+// link performs linkat(dir, old, dir2, name, flags): a new name for a
+// protected file is refused as a protected name is.
+func (k *call) link(dir int, old string, dir2 int, name string, flags int) unix.Errno {
+	if flags&^(unix.AT_SYMLINK_FOLLOW|unix.AT_EMPTY_PATH) != 0 {
+		return unix.EINVAL
+	}
+	var src place
+	var e unix.Errno
+	switch {
+	case old == "" && flags&unix.AT_EMPTY_PATH != 0:
+		if dir == unix.AT_FDCWD {
+			return unix.ENOENT
+		}
+		src, e = k.ofDescriptor(dir)
+	default:
+		src, e = k.at(dir, old)
+		for hops := 0; e == 0 && flags&unix.AT_SYMLINK_FOLLOW != 0 && src.name != "" && src.name != "."; hops++ {
+			var st unix.Stat_t
+			if err := unix.Fstatat(src.dir, src.name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK {
+				break
+			}
+			if hops >= maxSymlinks {
+				src.close()
+				return unix.ELOOP
+			}
+			src, e = k.followLink(src)
+		}
+	}
+	if e != 0 {
+		return e
+	}
+	defer src.close()
+	if src.name == "." {
+		return unix.EPERM // a directory
+	}
+	if src.proc && src.name != "" {
+		return unix.EACCES
+	}
+	if strings.HasPrefix(src.full(), "/") && !k.writable(src.full()) {
+		// The fallback: a new name in a writable tree for a file outside
+		// would write it (the namespace sandbox's mounts say EXDEV),
+		// whether it is named or a descriptor's.
+		return k.notWritable("link", src.full())
+	}
+	if n, rule := k.judgeAt(src); blocked(n) && strings.HasPrefix(src.full(), "/") {
+		return k.deny(unix.EACCES, "link", src.full(), rule, n)
+	}
+	dst, e := k.at(dir2, name)
+	if e != 0 {
+		return e
+	}
+	defer dst.close()
+	if e := k.mayMake("link", dst, false); e != 0 {
+		return e
+	}
+	// A second name for a symlink is a symlink made there, whether the
+	// symlink is named or a descriptor's (an O_PATH|O_NOFOLLOW one).
+	var lst unix.Stat_t
+	isLink := unix.Fstatat(src.dir, src.name, &lst, unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH) == nil && lst.Mode&unix.S_IFMT == unix.S_IFLNK
+	if !isLink {
+		if e := k.gitLinkAt("link", dst, true, ""); e != 0 {
+			return e
+		}
+	}
+	if isLink {
+		defer k.reposChanged() // a symlink made, under another name
+		target, err := readlinkat(src.dir, src.name)
+		if err != nil {
+			return errnoOf(err)
+		}
+		if k.inGitDir(dst) {
+			return k.linkInGitDir("link", dst)
+		}
+		if policy.IsMergeProgramDir(dst.name) {
+			return k.mergeProgramDir("link", dst)
+		}
+		if e := k.aboveLater("link", dst.full(), target); e != 0 {
+			return e
+		}
+		if e := k.gitLinkAt("link", dst, false, target); e != 0 {
+			return e
+		}
+	}
+	if strings.HasPrefix(src.full(), "/") {
+		if e := k.deniedLater("link", src.full()); e != 0 {
+			return e // a second name would write it
+		}
+	}
+	// A file with one name, given a second here, has both inside the
+	// sandbox's reach: writes to it stay allowed (linkedElsewhere). A
+	// descriptor's file whose name is gone has one only if none is left
+	// (O_TMPFILE): one left is elsewhere.
+	var st unix.Stat_t
+	var err error
+	if src.name == "" { // a descriptor
+		if err = unix.Fstat(src.dir, &st); err == nil {
+			err = unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(src.dir), dst.dir, dst.name, unix.AT_SYMLINK_FOLLOW)
+		}
+	} else if err = unix.Fstatat(src.dir, src.name, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil {
+		err = unix.Linkat(src.dir, src.name, dst.dir, dst.name, 0)
+	}
+	if err == nil && (st.Nlink == 0 || st.Nlink == 1 && !src.unlinked) {
+		k.gs.linked(st)
+	}
+	return errnoOf(err)
+}
+
+// linkedElsewhere refuses a write to an existing regular file (or a
+// change of the metadata of any file but a directory) that has a name
+// other than the one it was reached by, unless the guard gave it its
+// other names in this run: a hard link made before the run, in a
+// writable tree, to a file outside it (~/.bashrc, a denyWrite file,
+// another project's) would otherwise write that file, and no name tells
+// where the others are. A file reached by a descriptor whose name is gone
+// (unlinked) has other names if it has any.
+func (k *call) linkedElsewhere(op string, st *unix.Stat_t, full string, unlinked bool) unix.Errno {
+	kind := st.Mode & unix.S_IFMT
+	others := uint64(st.Nlink)
+	if !unlinked && others > 0 {
+		others--
+	}
+	if kind == unix.S_IFDIR || kind != unix.S_IFREG && op == "write" || others == 0 || k.gs.ownLinks[fileID{st.Dev, st.Ino}] {
+		return 0
+	}
+	why := fmt.Sprintf("a file with %d hard links, made before this run: one may lie outside the writable trees", st.Nlink)
+	if unlinked {
+		why = "a file whose name here is gone, with another made before this run: it may lie outside the writable trees"
+	}
+	return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: full, Reason: why})
+}
+
+// rename performs renameat2(dir, old, dir2, name, flags). A directory
+// moved to where its names would change meaning (into a .git or .claude,
+// or as one) is refused with EXDEV, so mv copies it, file by guarded
+// file; a repository's config is replaced only by a copy the guard made
+// of content that runs nothing.
+func (k *call) rename(dir int, old string, dir2 int, name string, flags int) unix.Errno {
+	src, e := k.at(dir, old)
+	if e != 0 {
+		return e
+	}
+	defer src.close()
+	dst, e := k.at(dir2, name)
+	if e != 0 {
+		return e
+	}
+	defer dst.close()
+	if src.name == "." || dst.name == "." || src.name == "" || dst.name == "" {
+		return unix.EBUSY
+	}
+	if src.proc || dst.proc {
+		return unix.EACCES
+	}
+	if src.isReadOnly() || dst.isReadOnly() {
+		return unix.EROFS
+	}
+	// The kernel refuses to move a mount point of the caller's own mount
+	// namespace (a pinned ancestor or symlink): srt is outside it, so
+	// the guard asks the same of the sandbox's mounts.
+	if mountPoint(src) || mountPoint(dst) {
+		return unix.EBUSY
+	}
+	kindOf := func(p place) (uint32, unix.Errno) {
+		var st unix.Stat_t
+		if err := unix.Fstatat(p.dir, p.name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return 0, errnoOf(err)
+		}
+		return st.Mode & unix.S_IFMT, 0
+	}
+	srcKind, e := kindOf(src)
+	if e != 0 {
+		return e
+	}
+	if srcKind == unix.S_IFDIR || srcKind == unix.S_IFLNK || flags&unix.RENAME_EXCHANGE != 0 {
+		// A directory moved (or exchanged) may bring or take a
+		// repository: the repositories around directories are read
+		// again after.
+		defer k.reposChanged()
+	}
+	// check judges moving something of kind to p.
+	check := func(kind uint32, p place) (policy.Name, unix.Errno) {
+		full := p.full()
+		n, rule := k.judge(p)
+		switch {
+		case n == policy.Protected:
+			return n, k.deny(unix.EACCES, "rename", full, rule, n)
+		case kind == unix.S_IFDIR && n != policy.Free:
+			return n, unix.EXDEV
+		case kind == unix.S_IFDIR && k.inGitDir(p):
+			// Into a git directory known by its marks: copied, each
+			// symlink in it is judged (see inGitDir).
+			return policy.Context, unix.EXDEV
+		case kind == unix.S_IFLNK && k.inGitDir(p):
+			return n, k.linkInGitDir("rename", p)
+		case (kind == unix.S_IFDIR || kind == unix.S_IFLNK) && policy.IsMergeProgramDir(p.name):
+			return n, k.mergeProgramDir("rename", p)
+		case n == policy.HooksDir:
+			return n, k.deny(unix.EACCES, "rename", full, rule, n)
+		case n == policy.GitConfig && (kind != unix.S_IFREG || flags != 0):
+			return n, k.deny(unix.EACCES, "rename", full, rule, n)
+		case k.targetAbove(full):
+			return n, k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "rename", Target: full, Reason: "a .git file or a commondir leads here: what is moved here would lead it to another repository"})
+		case p.name == ".git" && k.gitOverTarget(p.path):
+			return n, k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "rename", Target: full, Reason: "a .git file or a commondir leads beneath: it would lie in a work tree, where the host's checkout writes"})
+		case p.name == ".git" && kind != unix.S_IFDIR:
+			var also []string
+			for _, q := range []place{src, dst} {
+				if q.path == p.path {
+					also = append(also, q.name)
+				}
+			}
+			if e := k.gitFileAlone("rename", p, also...); e != 0 {
+				return n, e
+			}
+		}
+		if !k.writable(full) {
+			return n, k.notWritable("rename", full)
+		}
+		return n, 0
+	}
+	n, e := check(srcKind, dst)
+	if e != 0 {
+		return e
+	}
+	// A protected name is not moved away either: what the host made
+	// there during the run (a hook, a .bashrc) would become the
+	// command's to write under another name.
+	// Nor is a .claude directory (or one exchanged with it): what the host
+	// made in its commands or agents would no longer be judged by name.
+	movedAway := []place{src}
+	if flags&unix.RENAME_EXCHANGE != 0 {
+		movedAway = append(movedAway, dst)
+	}
+	for _, p := range movedAway {
+		if sn, rule := k.judge(p); sn == policy.Protected || sn == policy.HooksDir || sn == policy.GitConfig {
+			return k.deny(unix.EACCES, "rename", p.full(), rule, sn)
+		}
+		if strings.EqualFold(p.name, ".claude") {
+			return k.deny(unix.EACCES, "rename", p.full(), p.full(), policy.Protected)
+		}
+		if e := k.unmarks("rename", p); e != 0 {
+			return e
+		}
+		if p.name == ".git" && k.keepsHooks(p.path) {
+			return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "rename", Target: p.full(),
+				Reason: "the repository's hooks (core.hooksPath, a hook's script, an included config) are kept by where its .git is"})
+		}
+	}
+	for _, p := range []string{src.full(), dst.full()} {
+		if e := k.deniedLater("rename", p); e != 0 {
+			return e
+		}
+	}
+	if !k.writable(src.full()) {
+		return k.notWritable("rename", src.full())
+	}
+	var dstKind uint32
+	if flags&unix.RENAME_EXCHANGE != 0 {
+		if dstKind, e = kindOf(dst); e != 0 {
+			return e
+		}
+		if _, e := check(dstKind, src); e != 0 {
+			return e
+		}
+	}
+	if n == policy.GitConfig {
+		return k.replaceConfig(src, dst)
+	}
+	// A deny entry that reaches beneath a directory moved, where it is
+	// or where it goes (either way, for an exchange), gets EXDEV: moved
+	// whole, a denied path would appear (or a hidden one leave) without a
+	// call the guard judges. Copied, every file is judged. So does a
+	// directory holding a git directory moved into a work tree: copied,
+	// its marks are made one by one, and judged (see judge).
+	//
+	// So does a directory that holds a repository's kept hooks moved away
+	// (a core.hooksPath directory, a hook's script): at their new path
+	// nothing keeps them, while the host's git config core.hooksPath
+	// would name them again. Copied, each one kept stays where it was.
+	if srcKind == unix.S_IFDIR && (k.laterBeneath(src, dst) || gitDirMovedIn(src, dst) || k.hooksBeneath(dst.full()) || k.hooksBeneath(src.full()) || k.namesMovedIn(src, dst.full())) ||
+		dstKind == unix.S_IFDIR && (k.laterBeneath(dst, src) || gitDirMovedIn(dst, src) || k.hooksBeneath(src.full()) || k.hooksBeneath(dst.full()) || k.namesMovedIn(dst, src.full())) {
+		return unix.EXDEV
+	}
+	// A symlink put where a literal deny entry's path goes through it
+	// would send what the host later writes there (a secret at a
+	// denyRead path that did not exist yet) where the command reads it.
+	// A .git or commondir moved there that is not a directory: see
+	// gitLinkAt.
+	for _, m := range []struct {
+		kind     uint32
+		from, at place
+	}{{srcKind, src, dst}, {dstKind, dst, src}} {
+		if m.kind == unix.S_IFLNK {
+			target, err := readlinkat(m.from.dir, m.from.name)
+			if err != nil {
+				return errnoOf(err)
+			}
+			if e := k.aboveLater("rename", m.at.full(), target); e != 0 {
+				return e
+			}
+			if e := k.gitLinkAt("rename", m.at, false, target); e != 0 {
+				return e
+			}
+		} else if m.kind != 0 && m.kind != unix.S_IFDIR {
+			if e := k.gitLinkAt("rename", m.at, true, ""); e != 0 {
+				return e
+			}
+		}
+	}
+	if e := k.sealForMark(dst); e != 0 {
+		return e
+	}
+	if flags&unix.RENAME_EXCHANGE != 0 {
+		if e := k.sealForMark(src); e != 0 {
+			return e
+		}
+	}
+	if e := k.madeOntoLaunch(src, dst, flags); e != 0 {
+		return e
+	}
+	k.gs.noteMovedAway(src)
+	if flags&unix.RENAME_EXCHANGE != 0 {
+		k.gs.noteMovedAway(dst)
+	} else {
+		k.gs.noteGone(dst) // replaced, if a directory is there
+	}
+	return errnoOf(unix.Renameat2(src.dir, src.name, dst.dir, dst.name, uint(flags)))
+}
+
+// remove performs a notified unlink, unlinkat or rmdir (flags
+// AT_REMOVEDIR). Removing a name is writing it: a name the command may not
+// make or write, it may not remove either — a protected name the host has
+// (a deeper .claude/settings.json whose deny rules the host's agent
+// reads, a hook, a .bashrc), a deny entry's path or a pattern's match,
+// and the hooks a repository keeps (hooksLater). What the command may
+// write by content — a repository's config, index or todo list — and
+// what runs nothing — a hook's sample, an empty hooks directory, a .git
+// or .claude that holds nothing — may go: replacing a config with an
+// empty one is allowed already. Nor does a .git file's or a commondir's
+// target hold a removal back (git worktree remove deletes both ends):
+// what is made there next is judged as it is made, and a symlink or a
+// rename there is refused (targetAbove). The kernel would refuse a mount point of
+// the caller's own namespace; srt is outside the sandbox's, so the guard
+// refuses one itself (EBUSY), or it would remove what lies beneath a
+// launch's mount.
+func (k *call) remove(dir int, name string, flags int) unix.Errno {
+	if flags&^unix.AT_REMOVEDIR != 0 {
+		return unix.EINVAL
+	}
+	rmdir := flags&unix.AT_REMOVEDIR != 0
+	op := "unlink"
+	if rmdir {
+		op = "rmdir"
+	}
+	pl, e := k.at(dir, name)
+	if e != 0 {
+		return e
+	}
+	defer pl.close()
+	switch {
+	case pl.name == "" || pl.proc:
+		return unix.EACCES
+	case pl.name == "." && rmdir:
+		if path.Base(strings.TrimRight(name, "/")) == ".." {
+			return unix.ENOTEMPTY
+		}
+		return unix.EINVAL
+	case pl.name == ".":
+		return unix.EISDIR
+	}
+	var at, here unix.Statx_t
+	if err := unix.Statx(pl.dir, pl.name, unix.AT_SYMLINK_NOFOLLOW|unix.AT_NO_AUTOMOUNT, unix.STATX_TYPE|unix.STATX_MNT_ID, &at); err != nil {
+		return errnoOf(err)
+	}
+	kind := uint32(at.Mode) & unix.S_IFMT
+	switch {
+	case rmdir && kind != unix.S_IFDIR, !rmdir && pl.slash && kind != unix.S_IFDIR:
+		return unix.ENOTDIR
+	case !rmdir && kind == unix.S_IFDIR:
+		return unix.EISDIR
+	}
+	if unix.Statx(pl.dir, "", unix.AT_EMPTY_PATH, unix.STATX_MNT_ID, &here) != nil || here.Mnt_id != at.Mnt_id {
+		return unix.EBUSY // a mount point (see mountPoint)
+	}
+	full := pl.full()
+	// refuse says what the kernel would say first on a read-only mount.
+	refuse := func(deny func() unix.Errno) unix.Errno {
+		if pl.isReadOnly() {
+			return unix.EROFS
+		}
+		return deny()
+	}
+	// A shell's startup file or a project's configuration may go: the
+	// host runs nothing from a name that is not there, and none can be
+	// made again where it would (the directory it was in, or one made
+	// again at its path, is the launch's). A repository's are refused.
+	if n, rule := k.judge(pl); n == policy.Protected {
+		if _, _, anchor := k.pol.Guard.JudgeWhere(full); anchor == "" {
+			return refuse(func() unix.Errno { return k.deny(unix.EACCES, op, full, rule, n) })
+		}
+	}
+	if r, ok := k.later(full); ok {
+		return refuse(func() unix.Errno { return k.reportLater(op, full, r) })
+	}
+	if !k.writable(full) {
+		return refuse(func() unix.Errno { return k.notWritable(op, full) })
+	}
+	if e := k.unmarks(op, pl); e != 0 {
+		return e
+	}
+	if rmdir {
+		k.gs.noteGone(pl)
+	}
+	return errnoOf(unix.Unlinkat(pl.dir, pl.name, flags))
+}
+
+// maxMovedTree bounds the entries laterBeneath looks through.
+const maxMovedTree = 10_000
