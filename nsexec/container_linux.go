@@ -25,7 +25,7 @@ import (
 //
 //	unshare(CLONE_FS)  a serving thread's own umask and working directory:
 //	                   the process's shared ones are set for the length of
-//	                   one call, under a lock (sharedUmask, bindShared)
+//	                   one call, under a lock (sharedUmask, bindIn)
 //	process_vm_readv   the command's memory: /proc/PID/mem (readMemory)
 //	pidfd_getfd        the command's descriptors: /proc/PID/fd/N opened
 //	                   O_PATH, with the file's flags from fdinfo; a socket
@@ -59,11 +59,13 @@ func sharedUmask(u int, f func() error) unix.Errno {
 	return errnoOf(f())
 }
 
-// bindShared binds sock to name in dir from inside dir, the process's
-// working directory for that moment (the caller holds fsMu through
-// sharedUmask): the socket keeps the short name it was bound by, as the
-// kernel gives it to getsockname and to peers.
-func bindShared(sock, dir int, name string) error {
+// bindIn binds sock to name from inside dir, the calling thread's working
+// directory for that moment, then puts the one it had back: the socket
+// keeps the short name it was bound by, as the kernel gives it to
+// getsockname and to peers. A serving thread's working directory is its
+// own (see guardthreads_linux.go), or, where it shares srt's, held for
+// the call under fsMu (creating, sharedUmask).
+func bindIn(sock, dir int, name string) error {
 	here, err := unix.Open(".", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return err
@@ -178,35 +180,15 @@ func socketInode(link string) (uint64, bool) {
 // parseFdinfo reads the flags (octal), mnt_id and ino lines of a
 // descriptor's fdinfo.
 func parseFdinfo(info string) (flags int, ino, mnt uint64, ok bool) {
-	var seen int
-	for line := range strings.Lines(info) {
-		k, v, found := strings.Cut(strings.TrimSpace(line), ":")
-		if !found {
-			continue
-		}
-		v = strings.TrimSpace(v)
-		switch k {
-		case "flags":
-			f, err := strconv.ParseUint(v, 8, 32)
-			if err != nil {
-				return 0, 0, 0, false
-			}
-			flags, seen = int(f), seen|1
-		case "ino":
-			i, err := strconv.ParseUint(v, 10, 64)
-			if err != nil {
-				return 0, 0, 0, false
-			}
-			ino, seen = i, seen|2
-		case "mnt_id":
-			m, err := strconv.ParseUint(v, 10, 64)
-			if err != nil {
-				return 0, 0, 0, false
-			}
-			mnt, seen = m, seen|4
-		}
+	field := func(key string, base int) (uint64, bool) {
+		v, found := statusField("\n"+info, key)
+		n, err := strconv.ParseUint(strings.TrimSpace(v), base, 64)
+		return n, found && err == nil
 	}
-	return flags, ino, mnt, seen == 7
+	f, okF := field("flags", 8)
+	ino, okI := field("ino", 10)
+	mnt, okM := field("mnt_id", 10)
+	return int(f), ino, mnt, okF && okI && okM
 }
 
 // ownSockets are the sockets srt made for a fallback's command (where

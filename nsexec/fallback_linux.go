@@ -55,10 +55,9 @@ func (l *Launch) prepareFallback(s *config.Settings, o Options, side NetSide, sp
 		// With allowLocalBinding, the command's own listeners.
 		return pol.LocalBinding && a.IsLoopback() && pol.ListensOn(ap)
 	}
-	if !pidfdGetfd() {
+	if spec.Seccomp.OwnSockets {
 		// srt may not take the command's sockets: it makes them.
-		spec.Seccomp.OwnSockets, l.Seccomp.OwnSockets, l.RunPlan.Seccomp.OwnSockets = true, true, true
-		pol.sockets = newOwnSockets("/proc")
+		pol.sockets = newOwnSockets(pol.Proc)
 	}
 	l.connectPolicy = pol
 

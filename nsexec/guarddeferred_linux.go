@@ -144,7 +144,7 @@ func (k *call) deferTo(pl place, full string) (*deferredWrite, unix.Errno) {
 	if err != nil {
 		return nil, errnoOf(err)
 	}
-	return &deferredWrite{name: pl.name, target: full, root: r}, 0
+	return &deferredWrite{name: pl.name, target: full, root: r, max: 1 << 16}, 0
 }
 
 // isDirAt reports whether the name at pl is a directory (not followed).
@@ -158,7 +158,7 @@ func isDirAt(pl place) bool {
 type deferredWrite struct {
 	name   string // policy.WorktreeGitdir, ".git", "commondir", a config's or an index's
 	target string
-	// max is the most content kept (64 KiB when 0); hashSize, the
+	// max is the most content judged (more is refused); hashSize, the
 	// repository's object hash size an index is read with; made: the
 	// open made the file (O_EXCL), which goes again if refused.
 	max      int
@@ -193,13 +193,9 @@ func (d *deferredWrite) read() {
 		if n == 0 {
 			return
 		}
-		most := d.max
-		if most == 0 {
-			most = 1 << 16
-		}
-		if len(d.content) <= most {
+		if len(d.content) <= d.max {
 			// One byte past the most tells content too big to judge.
-			d.content = append(d.content, buf[:min(n, most+1-len(d.content))]...)
+			d.content = append(d.content, buf[:min(n, d.max+1-len(d.content))]...)
 		}
 	}
 }
@@ -217,7 +213,7 @@ func (d *deferredWrite) stillSafe(file int, content []byte, pol *ConnectPolicy) 
 		return errors.New("where it is now cannot be told")
 	}
 	switch {
-	case d.max > 0 && len(content) > d.max:
+	case len(content) > d.max:
 		return errors.New("bigger than the guard judges")
 	case gitConfigNames[d.name]:
 		if err := policy.GitConfigSafeBeside(content, nil, func(p string) error { return pol.localRepoIn(d.root, p) }); err != nil {

@@ -156,19 +156,7 @@ func (k *call) bind() unix.Errno {
 		}
 		return e
 	}
-	// The name is bound from inside its directory: this thread's working
-	// directory is its own (see guardthreads_linux.go) — unless it shares
-	// srt's, when it is srt's for that moment.
-	if sharedFS.Load() {
-		return k.creating(func() error { return bindShared(sock, pl.dir, pl.name) })
-	}
-	return k.creating(func() error {
-		if err := unix.Fchdir(pl.dir); err != nil {
-			return err
-		}
-		defer unix.Chdir("/")
-		return unix.Bind(sock, &unix.SockaddrUnix{Name: pl.name})
-	})
+	return k.creating(func() error { return bindIn(sock, pl.dir, pl.name) })
 }
 
 // sockaddrStorage is the most a socket address may hold.

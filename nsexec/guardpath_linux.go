@@ -482,12 +482,7 @@ func (k *call) judgeAt(pl place) (policy.Name, string) {
 		return k.judge(pl)
 	}
 	if p := pl.full(); !gitNamed(path.Base(path.Dir(p)), path.Base(p)) {
-		// No name judge looks into.
-		n, rule, anchor := k.pol.Guard.JudgeWhere(p)
-		if n == policy.Protected && anchor != "" && k.madeInRun(pl, anchor) {
-			return policy.Free, ""
-		}
-		return n, rule
+		return k.judgeName(pl, p) // no name judge looks into
 	}
 	// Found again at its path, it is judged there — if it is the same
 	// file: one that cannot be (a directory on the way the guard may not
@@ -543,10 +538,7 @@ func gitNamed(dir, name string) bool {
 // missing.
 func (k *call) judge(pl place) (policy.Name, string) {
 	full := pl.full()
-	n, rule, anchor := k.pol.Guard.JudgeWhere(full)
-	if n == policy.Protected && anchor != "" && k.madeInRun(pl, anchor) {
-		n, rule = policy.Free, "" // a project's content, in a tree the command made
-	}
+	n, rule := k.judgeName(pl, full)
 
 	if n != policy.Free && n != policy.Context || pl.name == "" || pl.name == "." || pl.dir < 0 || !gitNamed(path.Base(pl.path), pl.name) {
 		return n, rule

@@ -218,7 +218,7 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 			env = environ.Set(env, k, path)
 		}
 	}
-	rp, err := PlanRun(s, PlanOptions{Home: home, Cwd: cwd, TempDir: tmp, RunDirs: filepath.Dir(dir), Fallback: o.Fallback, Report: o.OnEvent != nil, Masks: o.Masks})
+	rp, err := PlanRun(s, PlanOptions{Home: home, Cwd: cwd, TempDir: tmp, RunDirs: filepath.Dir(dir), Fallback: o.Fallback, OwnSockets: o.Fallback && OwnsSockets(), Report: o.OnEvent != nil, Masks: o.Masks})
 	if err != nil {
 		return nil, err
 	}

@@ -95,6 +95,16 @@ func (gs *guardState) rememberGone(full string) {
 	gs.launchGone = append(gs.launchGone, full)
 }
 
+// judgeName is the name rules' verdict on full, the path of pl: a
+// project's protected name in a tree the command made is free there.
+func (k *call) judgeName(pl place, full string) (policy.Name, string) {
+	n, rule, anchor := k.pol.Guard.JudgeWhere(full)
+	if n == policy.Protected && anchor != "" && k.madeInRun(pl, anchor) {
+		return policy.Free, ""
+	}
+	return n, rule
+}
+
 // madeInRun reports whether the directory at anchor (a physical path in
 // the command's root, as policy.Guard.JudgeWhere gives it for pl) was
 // made by the command in this run, at a path where none of the launch

@@ -300,11 +300,7 @@ func (pol *ConnectPolicy) connect(listener int, req *seccompNotif) unix.Errno {
 
 	switch family := binary.LittleEndian.Uint16(addr); family {
 	case unix.AF_UNIX:
-		e := pol.connectUnix(pid, sock, addr)
-		if e == 0 || e == unix.EINPROGRESS {
-			pol.sockets.release(sock)
-		}
-		return e
+		e = pol.connectUnix(pid, sock, addr)
 	case unix.AF_INET, unix.AF_INET6:
 		if pol.Inet != nil {
 			ap, ok := inetAddr(addr)
@@ -315,8 +311,10 @@ func (pol *ConnectPolicy) connect(listener int, req *seccompNotif) unix.Errno {
 				return pol.deny(unix.EACCES, Event{Call: "connect", Target: ap.String(), Reason: "only the policy proxies may be reached"})
 			}
 		}
+		e = rawConnect(sock, addr)
+	default:
+		e = rawConnect(sock, addr)
 	}
-	e = rawConnect(sock, addr)
 	if e == 0 || e == unix.EINPROGRESS {
 		pol.sockets.release(sock) // connected: srt makes no other call on it
 	}
@@ -383,7 +381,7 @@ func (pol *ConnectPolicy) listen(listener int, req *seccompNotif) unix.Errno {
 		return errnoOf(err)
 	}
 	const why = "a listening socket on the host's network accepts connections from outside the sandbox (allowLocalBinding)"
-	var port uint16
+	var bound netip.AddrPort // where a TCP socket listens
 	switch domain {
 	case unix.AF_INET, unix.AF_INET6:
 		ap := sockaddrAddrPort(sa)
@@ -406,7 +404,7 @@ func (pol *ConnectPolicy) listen(listener int, req *seccompNotif) unix.Errno {
 		} else if !ap.Addr().Unmap().IsLoopback() {
 			return pol.deny(unix.EPERM, Event{Call: "listen", Target: ap.String(), Reason: "allowLocalBinding lets a socket listen on loopback only"})
 		}
-		port = ap.Port()
+		bound = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
 	case unix.AF_UNIX:
 		if u, ok := sa.(*unix.SockaddrUnix); (!ok || u.Name == "" || u.Name[0] == '@') && !pol.LocalBinding {
 			// Unbound (listen gives it an abstract name) or abstract:
@@ -418,12 +416,12 @@ func (pol *ConnectPolicy) listen(listener int, req *seccompNotif) unix.Errno {
 		return errnoOf(err)
 	}
 	var st unix.Stat_t
-	if port != 0 && unix.Fstat(sock, &st) == nil {
+	if bound.IsValid() && unix.Fstat(sock, &st) == nil {
 		pol.mu.Lock()
 		if pol.listening == nil {
 			pol.listening = map[netip.AddrPort]uint64{}
 		}
-		pol.listening[netip.AddrPortFrom(sockaddrAddrPort(sa).Addr().Unmap(), port)] = st.Ino
+		pol.listening[bound] = st.Ino
 		pol.mu.Unlock()
 	}
 	pol.sockets.release(sock)

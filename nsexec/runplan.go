@@ -43,8 +43,10 @@ type PlanOptions struct {
 	// TempDir is the run's own TMPDIR, writable; RunDirs srt's directory
 	// of run dirs, kept read-only.
 	TempDir, RunDirs string
-	// Fallback plans the fallback sandbox.
-	Fallback bool
+	// Fallback plans the fallback sandbox; OwnSockets, one whose
+	// supervisor makes the command's sockets (seccomp.Options.OwnSockets:
+	// this host refuses pidfd_getfd).
+	Fallback, OwnSockets bool
 	// Report sends the refused Unix sockets to srt's supervisor, to be
 	// reported as violations.
 	Report bool
@@ -105,6 +107,7 @@ func PlanRun(s *config.Settings, o PlanOptions) (*RunPlan, error) {
 			return nil, errors.New("the fallback sandbox cannot honour allowPty: a new pseudo-terminal's slave opens in the host's /dev/pts, where this user's other terminals are, and a command that may open one may open them; remove allowPty, or run where user namespaces are available (srt doctor)")
 		}
 		rp.Seccomp.HostNamespaces = true
+		rp.Seccomp.OwnSockets = o.OwnSockets
 		rp.Seccomp.NestedNamespaces = false
 		in = FallbackLandlockInput(rp.Mounts)
 	case s.AllowNestedUserNamespaces:

@@ -452,3 +452,38 @@ print("END")
 		}
 	})
 }
+
+// The files, directories and Unix sockets the guard makes for the
+// command take the command's umask, whether srt's serving thread has a
+// umask of its own or shares srt's (the Docker-like harness refuses
+// unshare). Judged on the host; both harnesses; both users.
+func TestFallbackUmask(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		if _, err := exec.LookPath("python3"); err != nil {
+			t.Skip("needs python3")
+		}
+		for _, mode := range []string{"", "docker"} {
+			t.Run("harness="+mode, func(t *testing.T) {
+				b := newBox(t)
+				cfg := filepath.Join(filepath.Dir(b.W), "umask.json")
+				os.WriteFile(cfg, []byte(`{"enableWeakerNestedSandbox":true,"network":{"allowAllUnixSockets":true,"allowedDomains":[],"deniedDomains":[]},"filesystem":{"allowWrite":["."],"denyRead":[],"denyWrite":[]}}`), 0o644)
+				script := `umask 077; echo x > f077; mkdir d077; python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind("s077")'
+umask 002; echo x > f002; mkdir d002; python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind("s002")'; echo END`
+				r := b.runNoUserns(mode, nil, "--settings", cfg, "-c", script)
+				if !strings.Contains(r.stdout, "END") {
+					t.Fatalf("the script did not run: %+v", r)
+				}
+				for name, want := range map[string]os.FileMode{"f077": 0o600, "d077": 0o700, "s077": 0o700, "f002": 0o664, "d002": 0o775, "s002": 0o775} {
+					fi, err := os.Lstat(b.path(name))
+					if err != nil {
+						t.Errorf("%s was not made: %v (%+v)", name, err, r)
+						continue
+					}
+					if got := fi.Mode().Perm(); got != want {
+						t.Errorf("%s has mode %o, want %o: the command's umask was not applied", name, got, want)
+					}
+				}
+			})
+		}
+	})
+}
