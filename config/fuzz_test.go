@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -75,6 +76,21 @@ func FuzzGlobMayHoldMatch(f *testing.F) {
 			for _, to := range []string{"/elsewhere", "/elsewhere/x/y"} {
 				if filepath.Clean(dir) == dir && g.KeepsMatches(dir, to) && !g.Match(to+strings.TrimPrefix(path, strings.TrimSuffix(dir, "/"))) {
 					t.Fatalf("%q: KeepsMatches(%q, %q), but %q matches and its image does not", pattern, dir, to, path)
+				}
+			}
+			// What the pattern matches beneath dir, Beneath names.
+			if filepath.Clean(dir) == dir && dir != path {
+				rel := strings.TrimPrefix(path, strings.TrimSuffix(dir, "/"))
+				rests, all := g.Beneath(dir)
+				if !all && !slices.ContainsFunc(rests, func(r *Glob) bool { return r.Match(rel) }) {
+					t.Fatalf("%q matches %q, but none of Beneath(%q) matches %q", pattern, path, dir, rel)
+				}
+				for _, r := range rests {
+					for _, other := range []string{"/x", "/x/y", rel + "/z"} {
+						if r.Match(other) && !g.Match(strings.TrimSuffix(dir, "/")+other) {
+							t.Fatalf("%q: Beneath(%q) holds %q, which matches %q, but the pattern does not match beneath", pattern, dir, r, other)
+						}
+					}
 				}
 			}
 			if dir == "/" || dir == "." {

@@ -33,6 +33,7 @@ type Glob struct {
 type globComp struct {
 	any, loose bool
 	re         *regexp.Regexp
+	text       string
 }
 
 func hasGlobChars(s string) bool { return strings.ContainsAny(s, "*?[") }
@@ -168,6 +169,34 @@ func (g *Glob) MayHoldMatch(dir string) bool {
 	return false
 }
 
+// Beneath returns what the pattern matches strictly beneath dir
+// (absolute, clean), as patterns of the path relative to dir, each with a
+// leading '/': a path beneath dir matches, or lies beneath a match, when
+// its rest does for one of them. all says that cannot be told (a
+// component whose matches may span several was reached): take every
+// path beneath dir as a match.
+func (g *Glob) Beneath(dir string) (rests []*Glob, all bool) {
+	at, loose := g.states(dir)
+	if loose {
+		return nil, true
+	}
+	for i := range len(g.comps) {
+		if !at[i] {
+			continue
+		}
+		var b strings.Builder
+		for _, c := range g.comps[i:] {
+			b.WriteString("/" + c.text)
+		}
+		rest, err := CompileGlob(b.String())
+		if err != nil {
+			return nil, true
+		}
+		rests = append(rests, rest)
+	}
+	return rests, false
+}
+
 // KeepsMatches reports whether every path beneath from that matches has
 // a match at the same place beneath to: whether a symlink at from that
 // leads to to sends no match elsewhere. It errs towards no.
@@ -254,6 +283,7 @@ func (g *Glob) splitComps() {
 	}
 	at := 0
 	for _, c := range strings.Split(pat, "/") {
+		n := len(g.comps)
 		switch {
 		case c == "**":
 			g.comps = append(g.comps, globComp{any: true})
@@ -267,6 +297,7 @@ func (g *Glob) splitComps() {
 			}
 			g.comps = append(g.comps, globComp{re: regexp.MustCompile(strings.Replace(one.exact.String(), `^/`, `^`, 1))})
 		}
+		g.comps[n].text = c
 		at += len(c) + 1
 	}
 }

@@ -165,7 +165,7 @@ type LaterRule struct {
 // ReadDeniedLater returns the denyRead entry that keeps the command from
 // opening path (absolute, symlink-free) for reading while it runs: a
 // pattern it matches, or a literal path it lies at or under, unless a
-// more specific grant re-opens a literal one. srt's per-run directory is
+// grant at least as specific re-opens it (a pattern's: PatternGrants). srt's per-run directory is
 // never denied.
 func (p *Policy) ReadDeniedLater(path string) (LaterRule, bool) {
 	return p.deniedLater(path, true)
@@ -193,6 +193,13 @@ func (p *Policy) deniedLater(path string, readsOnly bool) (LaterRule, bool) {
 		}
 		if r.Read && r.Glob == nil && p.reopened(path, r.Path) {
 			continue
+		}
+		if r.Read && r.Glob != nil && readsOnly {
+			// A grant at or beneath the match re-opens it for reading
+			// (reads.go); for writing, a pattern beats every grant.
+			if _, hidden := p.readPatternHides(path); !hidden {
+				continue
+			}
 		}
 		return r, true
 	}

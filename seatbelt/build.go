@@ -40,7 +40,7 @@ func Filesystem(pol *policy.Policy, o Options) ([]Rule, error) {
 		}
 	}
 	sort.SliceStable(reads, func(i, j int) bool {
-		di, dj := depth(reads[i].Path), depth(reads[j].Path)
+		di, dj := policy.Depth(reads[i].Path), policy.Depth(reads[j].Path)
 		if di != dj {
 			return di < dj
 		}
@@ -57,6 +57,29 @@ func Filesystem(pol *policy.Policy, o Options) ([]Rule, error) {
 				return nil, err
 			}
 			rules = append(rules, Rule{Action: Deny, Ops: []string{"file-read*"}, Filters: []Filter{{Kind: "regex", Value: re}}, Why: l.Why})
+		}
+	}
+	// ...but by a grant at or beneath its match (policy.PatternGrants),
+	// shallowest first: the grant, then what the rules above say beneath
+	// it, then what the patterns match beneath it.
+	for _, g := range pol.PatternGrants() {
+		rules = append(rules, Rule{Action: Allow, Ops: []string{"file-read*"}, Filters: []Filter{{Kind: "subpath", Value: g.Path}}, Why: g.Why + " (re-opens a denyRead pattern's match)"})
+		for _, r := range reads {
+			if r.Path != g.Path && policy.Under(r.Path, g.Path) {
+				rules = append(rules, Rule{Action: action(r.Allow), Ops: []string{"file-read*"}, Filters: pathFilters(r.Path, !r.Allow), Why: r.Why})
+			}
+		}
+		base := "^" + literalRegex(strings.TrimSuffix(g.Path, "/"))
+		if g.All {
+			rules = append(rules, Rule{Action: Deny, Ops: []string{"file-read*"}, Filters: []Filter{{Kind: "regex", Value: base + "/"}}, Why: "a denyRead pattern beneath " + g.Path})
+			continue
+		}
+		for _, rest := range g.Beneath {
+			re, err := CaselessGlobRegex(rest.String(), true)
+			if err != nil {
+				return nil, err
+			}
+			rules = append(rules, Rule{Action: Deny, Ops: []string{"file-read*"}, Filters: []Filter{{Kind: "regex", Value: base + strings.TrimPrefix(re, "^")}}, Why: "a denyRead pattern's match beneath " + g.Path})
 		}
 	}
 	// Writes: every grant; then, in the reads' order, what reads hide
@@ -127,13 +150,6 @@ func action(allow bool) Action {
 		return Allow
 	}
 	return Deny
-}
-
-func depth(p string) int {
-	if p == "/" {
-		return 0
-	}
-	return strings.Count(p, "/")
 }
 
 // protectedNames are the rules for spec c.5's names, wherever they are.

@@ -14,11 +14,7 @@ import (
 // linuxView is what the Linux backend enforces at path: its mounts (the
 // policy's view), and its path guard for names made or written later.
 func linuxView(pol *policy.Policy, g policy.Guard, path string) (read, write bool) {
-	v := pol.View(path)
-	read, write = v.Readable, v.Writable
-	if _, denied := pol.ReadDeniedLater(path); denied {
-		read = false
-	}
+	read, write = pol.Readable(path), pol.View(path).Writable
 	if _, denied := pol.DeniedLater(path); denied {
 		write = false
 	}
@@ -41,21 +37,26 @@ func linuxView(pol *policy.Policy, g policy.Guard, path string) (read, write boo
 func TestFilesystemConformance(t *testing.T) {
 	w := testtree.Tree(t, "home/.ssh/id", "home/.bashrc", "home/proj/src/a.go", "home/proj/.git/HEAD", "home/proj/.git/hooks/pre-commit.sample",
 		"home/proj/.git/config", "home/proj/secrets/k.pem", "home/proj/out/", "home/proj/deep/a/b/c/d/e/.zshrc", "etc/conf", "home/proj/.claude/commands/x.md",
-		"home/proj/.vscode/settings.json", "home/proj/keep/x", "home/docs/ok")
+		"home/proj/.vscode/settings.json", "home/proj/keep/x", "home/docs/ok", "home/.ssh/known_hosts", "home/.ssh/keys/pub/k", "home/.ssh/keys/priv",
+		"home/proj/.env", "home/proj/sub/.env", "home/proj/cfg/.env", "home/proj/cfg/x", "home/vault1/pub/vault2/x", "home/vault1/priv", "home/proj/axb/c/k")
 	home, proj := filepath.Join(w, "home"), filepath.Join(w, "home", "proj")
 	paths := []string{"/", w, home, proj}
 	for _, rel := range []string{".ssh", ".ssh/id", ".ssh/new", ".bashrc", "proj/src/a.go", "proj/src/new.go", "proj/.git/HEAD", "proj/.git/hooks/pre-commit",
 		"proj/.git/hooks/pre-commit.sample", "proj/.git/hooks", "proj/.git/config", "proj/.git/CONFIG", "proj/.git/modules/sub/hooks/x", "proj/.git/modules/sub/config",
 		"proj/.git/worktrees/w/config", "proj/secrets/k.pem", "proj/secrets/new.pem", "proj/x.pem", "proj/out/f", "proj/deep/a/b/c/d/e/.zshrc",
 		"proj/deep/a/b/c/d/e/.ZshRC", "proj/new/.Bashrc", "proj/.claude/commands/x.md", "proj/.claude/agents/a.md", "proj/.claude/other.md",
-		"proj/.vscode/settings.json", "proj/sub/.idea/x", "proj/keep/x", "proj/keep", "docs/ok", "docs/.mcp.json", "proj/.gitconfig", "proj/.gitmodules"} {
+		"proj/.vscode/settings.json", "proj/sub/.idea/x", "proj/keep/x", "proj/keep", "docs/ok", "docs/.mcp.json", "proj/.gitconfig", "proj/.gitmodules",
+		".ssh/known_hosts", ".ssh/known_hosts/x", ".ssh/keys", ".ssh/keys/pub", ".ssh/keys/pub/k", ".ssh/keys/pub/new", ".ssh/keys/priv",
+		".ssh/keys/pub/.env", "proj/.env", "proj/sub/.env", "proj/cfg/.env", "proj/cfg/x", "proj/.env/deeper/.env", "proj/new/.env",
+		"vault1", "vault1/pub", "vault1/pub/vault2/x", "vault1/priv", "vault9/pub", "proj/axb", "proj/axb/c", "proj/axb/c/k", "proj/axb/c/k/ayb", "proj/axb/c/k/z"} {
 		paths = append(paths, filepath.Join(home, rel))
 	}
 	paths = append(paths, filepath.Join(w, "etc/conf"), "/etc/passwd", "/tmp/x")
 	for _, rs := range []struct {
-		name      string
-		rules     testtree.FSRules
-		gitConfig bool
+		name             string
+		rules            testtree.FSRules
+		gitConfig        bool
+		readable, hidden []string // beneath home, as the spec says (c.1)
 	}{
 		{name: "defaults"},
 		{name: "write the project", rules: testtree.FSRules{AllowWrite: []string{proj}}},
@@ -65,6 +66,18 @@ func TestFilesystemConformance(t *testing.T) {
 		{name: "patterns", rules: testtree.FSRules{AllowWrite: []string{proj}, DenyRead: []string{filepath.Join(proj, "**/*.pem")}, DenyWrite: []string{filepath.Join(proj, "keep")}}},
 		{name: "missing paths", rules: testtree.FSRules{AllowWrite: []string{proj}, DenyRead: []string{filepath.Join(proj, "secrets/new.pem")}, DenyWrite: []string{filepath.Join(proj, "out/f")}}},
 		{name: "git config allowed", rules: testtree.FSRules{AllowWrite: []string{proj}}, gitConfig: true},
+		// A grant at or beneath a denyRead pattern's match re-opens it;
+		// a match beneath the grant stays hidden.
+		{name: "pattern and grant at its match", rules: testtree.FSRules{AllowWrite: []string{proj}, DenyRead: []string{filepath.Join(home, ".ssh/*")},
+			AllowRead: []string{filepath.Join(home, ".ssh/known_hosts"), filepath.Join(home, ".ssh/keys/pub")}},
+			readable: []string{".ssh/known_hosts", ".ssh/keys/pub/k", ".ssh/keys/pub/new"}, hidden: []string{".ssh/id", ".ssh/keys/priv", ".ssh/new"}},
+		{name: "recursive pattern and grants", rules: testtree.FSRules{AllowWrite: []string{proj}, DenyRead: []string{filepath.Join(proj, "**/.env"), filepath.Join(home, ".ssh/**/pub")},
+			AllowRead: []string{filepath.Join(proj, ".env"), filepath.Join(proj, "cfg"), filepath.Join(home, ".ssh")}},
+			readable: []string{"proj/.env", "proj/cfg/x", ".ssh/id"}, hidden: []string{"proj/sub/.env", "proj/cfg/.env", "proj/.env/deeper/.env", "proj/new/.env", ".ssh/keys/pub/k"}},
+		{name: "pattern of a fixed depth", rules: testtree.FSRules{DenyRead: []string{filepath.Join(home, "vault*")}, AllowRead: []string{filepath.Join(home, "vault1/pub")}},
+			readable: []string{"vault1/pub/vault2/x"}, hidden: []string{"vault1/priv", "vault9/pub"}},
+		{name: "pattern spanning directories", rules: testtree.FSRules{DenyRead: []string{filepath.Join(proj, "a**b")}, AllowRead: []string{filepath.Join(proj, "axb/c")}},
+			readable: []string{"proj/axb/c"}, hidden: []string{"proj/axb/c/k", "proj/axb/c/k/ayb"}},
 	} {
 		t.Run(rs.name, func(t *testing.T) {
 			s := rs.rules.Settings()
@@ -83,6 +96,16 @@ func TestFilesystemConformance(t *testing.T) {
 				t.Fatalf("the profile does not read back: %v\n%s", err, p)
 			}
 			g := policy.Guard{GitConfig: rs.gitConfig, Policy: pol}
+			for _, rel := range rs.readable {
+				if !pol.Readable(filepath.Join(home, rel)) {
+					t.Errorf("%s is hidden; the spec re-opens it", rel)
+				}
+			}
+			for _, rel := range rs.hidden {
+				if pol.Readable(filepath.Join(home, rel)) {
+					t.Errorf("%s is readable; the spec hides it", rel)
+				}
+			}
 			for _, path := range paths {
 				read, write := linuxView(pol, g, path)
 				if got := c.Allowed("file-read-data", path); got != read {

@@ -59,6 +59,10 @@ var conformance = []conformanceRow{
 	{id: "44", files: []string{"~/pub/p.txt", "~/priv/s.txt"}, fs: fsMap{"denyRead": []string{"~"}, "allowRead": []string{"~/pub"}}, args: []string{"-c", "cat ~/pub/p.txt; echo; ls -A ~; cat ~/priv/s.txt"}, code: -1, stdout: "=ORIGINAL\npub\n", stderr: "No such file or directory"},
 	{id: "45", departure: "a denied directory is read-only, not a throwaway tmpfs", fs: fsMap{"denyRead": []string{"~"}, "allowWrite": []string{"."}}, args: []string{"-c", "echo w > ~/new.txt"}, code: -1, stderr: "Read-only file system", after: map[string]string{"~/new.txt": ""}},
 	{id: "46", files: []string{".env", "sub/a.pem", "sub/deep/b.pem", "readme.txt"}, fs: fsMap{"denyRead": []string{".env", "**/*.pem"}, "allowRead": []string{"."}}, args: []string{"-c", "cat readme.txt; cat .env; cat sub/a.pem; cat sub/deep/b.pem"}, code: -1, stdout: "=ORIGINAL"},
+	// Spec c.1: a denyRead naming a file is lifted by an allowRead naming
+	// that same file — also when a pattern names it (the path guard
+	// judges every read under a pattern, and answers as the mounts do).
+	{id: "46b", files: []string{"~/.ssh/known_hosts", "~/.ssh/id_rsa"}, fs: fsMap{"denyRead": []string{"~/.ssh/*"}, "allowRead": []string{"~/.ssh/known_hosts"}}, args: []string{"-c", "cat ~/.ssh/known_hosts; cat ~/.ssh/id_rsa"}, code: -1, stdout: "=ORIGINAL"},
 	{id: "47", files: []string{"secrets/s.txt"}, fs: fsMap{"allowWrite": []string{"."}, "denyWrite": []string{"secrets"}}, args: []string{"-c", "echo n > new.txt; echo x > secrets/s.txt; echo y > secrets/new"}, code: -1, stderr: "Read-only file system", after: map[string]string{"new.txt": "n\n", "secrets/s.txt": "ORIGINAL", "secrets/new": ""}},
 	{id: "48", files: []string{"sub/t.txt", "top.txt"}, fs: fsMap{"allowWrite": []string{".", "sub"}, "denyWrite": []string{"."}}, args: []string{"-c", "echo x > sub/t.txt; echo x > top.txt"}, code: -1, after: map[string]string{"sub/t.txt": "ORIGINAL", "top.txt": "ORIGINAL"}},
 	{id: "49", fs: fsMap{"allowWrite": []string{"nonexistent-dir", "src/**"}}, args: []string{"true"}},
