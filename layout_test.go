@@ -32,6 +32,9 @@ func TestLayering(t *testing.T) {
 	}
 	for _, c := range []struct{ pkg, never string }{
 		{"./policy", "golang.org/x/sys/unix"},
+		{"./pathguard", "golang.org/x/sys/unix"},
+		{"./pathguard", mod + "/policy"},
+		{"./pathguard", mod + "/config"},
 		{"./policy", mod + "/nsexec"},
 		{"./nsexec", mod + "/proxy"},
 		{"./seccomp", mod + "/nsexec"},

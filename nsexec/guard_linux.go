@@ -13,6 +13,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/srt-go/srt/pathguard"
 	"github.com/srt-go/srt/policy"
 	"github.com/srt-go/srt/seccomp"
 
@@ -51,7 +52,7 @@ const (
 	maxSymlinks            = 40         // as the kernel
 	ttyMajor, ptsMajor     = 5, 136     // /dev/tty (5,0); the first of the pty slaves' majors
 	maxGitConfig           = 1 << 20
-	maxGitFile             = 512 << 20 // an index (see policy.GitIndexSafe)
+	maxGitFile             = 512 << 20 // an index (see pathguard.GitIndexSafe)
 	userNotifFlagContinue  = 1         // SECCOMP_USER_NOTIF_FLAG_CONTINUE
 )
 
@@ -510,17 +511,17 @@ func (k *call) guardCall(c seccomp.FileCall) answer {
 }
 
 // deny reports a refused call and returns errno.
-func (k *call) deny(errno unix.Errno, op, target, rule string, n policy.Name) unix.Errno {
+func (k *call) deny(errno unix.Errno, op, target, rule string, n pathguard.Name) unix.Errno {
 	return k.pol.deny(errno, Event{Kind: "filesystem", Call: op, Target: target, Reason: denyReason(k.pol.Guard, rule, n)})
 }
 
 // denyReason says why a protected name was refused, and whether and how
 // the user may allow it.
-func denyReason(g *policy.Guard, rule string, n policy.Name) string {
+func denyReason(g *policy.Guard, rule string, n pathguard.Name) string {
 	switch n {
-	case policy.GitConfig:
+	case pathguard.GitConfig:
 		return gitFileIs(path.Base(rule)) + ", which takes only content that runs nothing: " + rule + " (filesystem.allowGitConfig lets a repository's config take any)"
-	case policy.HooksDir:
+	case pathguard.HooksDir:
 		return "a repository's hooks directory: " + rule + "; not allowed: the host's git would run what it holds"
 	}
 	if _, _, anchor := g.JudgeWhere(rule); anchor != "" {
@@ -555,8 +556,8 @@ var gitInternalNames = map[string]bool{
 var gitProbeName = regexp.MustCompile(`^t[A-Za-z0-9]{6}$`)
 
 // blocked says whether a name of kind n may not be made or written.
-func blocked(n policy.Name) bool {
-	return n == policy.Protected || n == policy.HooksDir || n == policy.GitConfig
+func blocked(n pathguard.Name) bool {
+	return n == pathguard.Protected || n == pathguard.HooksDir || n == pathguard.GitConfig
 }
 
 // sandboxTgid is the calling process's pid in the sandbox's PID

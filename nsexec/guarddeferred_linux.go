@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/srt-go/srt/policy"
+	"github.com/srt-go/srt/pathguard"
 	"golang.org/x/sys/unix"
 )
 
@@ -156,7 +156,7 @@ func isDirAt(pl place) bool {
 // deferredWrite is an open the guard made through a pipe (see open):
 // what the command writes is judged when the pipe closes.
 type deferredWrite struct {
-	name   string // policy.WorktreeGitdir, ".git", "commondir", a config's or an index's
+	name   string // pathguard.WorktreeGitdir, ".git", "commondir", a config's or an index's
 	target string
 	// max is the most content judged (more is refused); hashSize, the
 	// repository's object hash size an index is read with; made: the
@@ -216,21 +216,21 @@ func (d *deferredWrite) stillSafe(file int, content []byte, pol *ConnectPolicy) 
 	case len(content) > d.max:
 		return errors.New("bigger than the guard judges")
 	case gitConfigNames[d.name]:
-		if err := policy.GitConfigSafeBeside(content, nil, func(p string) error { return pol.localRepoIn(d.root, p) }); err != nil {
+		if err := pathguard.GitConfigSafeBeside(content, nil, func(p string) error { return pol.localRepoIn(d.root, p) }); err != nil {
 			return err
 		}
-		if policy.HashSizeOf(content) != policy.HashSizeOf(nil) && pol.indexBeside(d.root, now) {
+		if pathguard.HashSizeOf(content) != pathguard.HashSizeOf(nil) && pol.indexBeside(d.root, now) {
 			return errors.New("it changes the object format of a repository that has an index (which git would then read another way)")
 		}
 		return nil
-	case policy.IsIndexName(d.name):
+	case pathguard.IsIndexName(d.name):
 		if d.hashSize == 0 {
 			return errors.New("the repository's object format cannot be told")
 		}
-		return policy.GitFileSafe(d.name, content, d.hashSize)
+		return pathguard.GitFileSafe(d.name, content, d.hashSize)
 	}
 	switch d.name {
-	case policy.WorktreeGitdir:
+	case pathguard.WorktreeGitdir:
 		return worktreeSafe(pol, d.root, content)
 	case "commondir":
 		// It must lead, as git reads it, to a directory the guard can

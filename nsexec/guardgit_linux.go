@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/srt-go/srt/pathguard"
 	"github.com/srt-go/srt/policy"
 	"golang.org/x/sys/unix"
 )
@@ -23,17 +24,17 @@ import (
 // gitFileIs names what a GitConfig file is, for a refusal.
 func gitFileIs(name string) string {
 	switch {
-	case name == policy.RebaseTodo:
+	case name == pathguard.RebaseTodo:
 		return "a rebase's todo list"
-	case name == policy.RebaseStrategy || name == policy.RebaseStrategyOpts || name == policy.SequencerOpts:
+	case name == pathguard.RebaseStrategy || name == pathguard.RebaseStrategyOpts || name == pathguard.SequencerOpts:
 		return "a rebase's or cherry-pick's merge strategy"
-	case name == policy.ApplyOpts:
+	case name == pathguard.ApplyOpts:
 		return "a stopped am's options for git apply"
-	case policy.IsIndexName(name):
+	case pathguard.IsIndexName(name):
 		return "a repository's index"
-	case name == policy.MergeRR:
+	case name == pathguard.MergeRR:
 		return "a merge's conflicts as rerere records them"
-	case name == policy.WorktreeGitdir:
+	case name == pathguard.WorktreeGitdir:
 		return "a worktree's link back to its work tree"
 	case name == ".git":
 		return "a .git file naming a git directory"
@@ -72,17 +73,17 @@ func (k *call) judgedGitFiles(dir int) []string {
 			names = append(names, name)
 		}
 	}
-	names = append(names, policy.GitIndexName, policy.MergeRR)
-	names = append(names, policy.GitStateFiles()...)
+	names = append(names, pathguard.GitIndexName, pathguard.MergeRR)
+	names = append(names, pathguard.GitStateFiles()...)
 	all, _ := namesAt(dir, ".")
 	for _, n := range all {
-		if strings.HasPrefix(n, policy.SharedIndexPrefix) {
+		if strings.HasPrefix(n, pathguard.SharedIndexPrefix) {
 			names = append(names, n)
 		}
 	}
 	ids, _ := namesAt(dir, "worktrees")
 	for _, id := range ids {
-		names = append(names, path.Join("worktrees", id, policy.WorktreeGitdir))
+		names = append(names, path.Join("worktrees", id, pathguard.WorktreeGitdir))
 	}
 	return names
 }
@@ -97,7 +98,7 @@ func worktreeSafe(pol *ConnectPolicy, root int, content []byte) error {
 	if err := gitdirSafe(pol, content); err != nil {
 		return err
 	}
-	p, _ := policy.WorktreeGitdirPath(content)
+	p, _ := pathguard.WorktreeGitdirPath(content)
 	if err := noSymlinkOnWay(root, path.Dir(p)); err != nil {
 		return err
 	}
@@ -108,7 +109,7 @@ func worktreeSafe(pol *ConnectPolicy, root int, content []byte) error {
 // gitdirSafe judges a worktree's link back (worktrees/<id>/gitdir): it
 // must name a .git in a tree the command may write, as git writes it.
 func gitdirSafe(pol *ConnectPolicy, content []byte) error {
-	p, ok := policy.WorktreeGitdirPath(content)
+	p, ok := pathguard.WorktreeGitdirPath(content)
 	if !ok {
 		return fmt.Errorf("not the absolute path of a worktree's .git, as git writes it")
 	}
@@ -154,7 +155,7 @@ func (k *call) repoHashSize(dir int) int {
 	if err == unix.ENOENT {
 		switch c, err := read(dir, "config"); {
 		case err == nil:
-			return policy.HashSizeOf(c)
+			return pathguard.HashSizeOf(c)
 		case err == unix.ENOENT:
 			return 20
 		}
@@ -172,7 +173,7 @@ func (k *call) repoHashSize(dir int) int {
 	c, err := read(d, "config")
 	switch {
 	case err == nil:
-		return policy.HashSizeOf(c)
+		return pathguard.HashSizeOf(c)
 	case err == unix.ENOENT:
 		return 20
 	}
@@ -181,21 +182,21 @@ func (k *call) repoHashSize(dir int) int {
 
 // gitFileSafe judges the content of dir/name, a GitConfig file.
 func (k *call) gitFileSafe(dir int, name string, content []byte) error {
-	if path.Base(name) == policy.WorktreeGitdir {
+	if path.Base(name) == pathguard.WorktreeGitdir {
 		root, e := k.rootFD()
 		if e != 0 {
 			return e
 		}
 		return worktreeSafe(k.pol, root, content)
 	}
-	if !policy.IsIndexName(path.Base(name)) {
-		return policy.GitFileSafe(path.Base(name), content, 20)
+	if !pathguard.IsIndexName(path.Base(name)) {
+		return pathguard.GitFileSafe(path.Base(name), content, 20)
 	}
 	size := k.repoHashSize(dir)
 	if size == 0 {
 		return fmt.Errorf("the repository's object format cannot be told")
 	}
-	return policy.GitFileSafe(path.Base(name), content, size)
+	return pathguard.GitFileSafe(path.Base(name), content, size)
 }
 
 // indexesStaySafe reports, for a config about to replace dir/config,
@@ -203,19 +204,19 @@ func (k *call) gitFileSafe(dir int, name string, content []byte) error {
 // ones, its worktrees') is still safe read with the hash size the new
 // content sets: extensions.objectFormat changes how git reads them.
 func (k *call) indexesStaySafe(dir int, content []byte) error {
-	size := policy.HashSizeOf(content)
+	size := pathguard.HashSizeOf(content)
 	if size == k.repoHashSize(dir) {
 		return nil
 	}
 	indexes := []string{}
 	for _, n := range k.judgedGitFiles(dir) {
-		if policy.IsIndexName(n) {
+		if pathguard.IsIndexName(n) {
 			indexes = append(indexes, n)
 		}
 	}
 	ids, _ := namesAt(dir, "worktrees")
 	for _, id := range ids {
-		indexes = append(indexes, path.Join("worktrees", id, policy.GitIndexName))
+		indexes = append(indexes, path.Join("worktrees", id, pathguard.GitIndexName))
 	}
 	for _, n := range indexes {
 		idx, err := readAt(dir, n, maxGitFile)
@@ -225,7 +226,7 @@ func (k *call) indexesStaySafe(dir int, content []byte) error {
 		if err != nil {
 			return err
 		}
-		if err := policy.GitIndexSafe(idx, size); err != nil {
+		if err := pathguard.GitIndexSafe(idx, size); err != nil {
 			return fmt.Errorf("its %s, read with the object format it sets: %v", n, err)
 		}
 	}
@@ -296,7 +297,7 @@ func (k *call) putCopy(dir int, name string, content []byte, mode uint32) unix.E
 	return errnoOf(unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(tmp), dir, name, unix.AT_SYMLINK_FOLLOW))
 }
 
-func isSample(name string) bool { return policy.IsInertHookName(name) }
+func isSample(name string) bool { return pathguard.IsInertHookName(name) }
 
 // gitDirLike reports whether the directory rel from dir holds a mark of
 // a git directory.
@@ -570,10 +571,10 @@ func ownDir(dir int, name string) bool {
 }
 
 // mergeProgramDir refuses a directory or symlink at pl named as a merge
-// strategy's program's directory (policy.MergeProgramPrefix).
+// strategy's program's directory (pathguard.MergeProgramPrefix).
 func (k *call) mergeProgramDir(op string, pl place) unix.Errno {
 	return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: pl.full(),
-		Reason: "a directory named " + policy.MergeProgramPrefix + "*, from which the host's git rebase --continue could run a merge strategy's program"})
+		Reason: "a directory named " + pathguard.MergeProgramPrefix + "*, from which the host's git rebase --continue could run a merge strategy's program"})
 }
 
 // symlinkProbe reports whether a symlink to target at pl is git's probe:
@@ -626,7 +627,7 @@ func (k *call) unsafeToMark(dir int) bool {
 	}
 	for _, d := range []string{"remotes", "branches"} {
 		if names, err := namesAt(dir, d); len(names) > 0 || err != nil && err != unix.ENOENT {
-			return true // a legacy remote (see policy.IsLegacyRemotes)
+			return true // a legacy remote (see pathguard.IsLegacyRemotes)
 		}
 	}
 	for _, name := range k.judgedGitFiles(dir) {
@@ -795,7 +796,7 @@ func (k *call) gitFileAlone(op string, pl place, also ...string) unix.Errno {
 }
 
 // localRepo judges a repository on this machine that a config's new URL
-// names (policy.LocalRepo), by its absolute path as the URL spells it,
+// names (pathguard.LocalRepo), by its absolute path as the URL spells it,
 // resolved in the caller's root: a push there runs its hooks. The way
 // there may pass no symlink the command may re-aim (one in a tree it may
 // write). Outside every such tree the repository is the host's own.
@@ -911,7 +912,7 @@ func (k *call) replaceConfig(src, dst place) unix.Errno {
 		// A config: what the one it replaces holds off the list (the
 		// host's core.hooksPath, a credential helper) may stay as it is.
 		old, _ := readAt(dst.dir, dst.name, maxGitConfig)
-		err = policy.GitConfigSafeBeside(content, old, k.localRepo)
+		err = pathguard.GitConfigSafeBeside(content, old, k.localRepo)
 	} else {
 		err = k.gitFileSafe(dst.dir, dst.name, content)
 	}

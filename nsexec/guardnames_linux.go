@@ -9,7 +9,7 @@ import (
 	"strings"
 	"unsafe"
 
-	"github.com/srt-go/srt/policy"
+	"github.com/srt-go/srt/pathguard"
 	"github.com/srt-go/srt/seccomp"
 	"golang.org/x/sys/unix"
 )
@@ -27,11 +27,11 @@ func (k *call) make(op seccomp.FileOp, dir int, name string, mode uint32, dev in
 	if e := k.mayMake(op.String(), pl, op == seccomp.FileMkdir); e != 0 {
 		return e
 	}
-	if op == seccomp.FileMkdir && policy.IsMergeProgramDir(pl.name) {
+	if op == seccomp.FileMkdir && pathguard.IsMergeProgramDir(pl.name) {
 		return k.mergeProgramDir("mkdir", pl)
 	}
 	if op == seccomp.FileMkdir {
-		if n, _ := k.judge(pl); n == policy.HooksDir {
+		if n, _ := k.judge(pl); n == pathguard.HooksDir {
 			// A repository's hooks directory is no one else's to write:
 			// not by a umask of 0, nor by a default ACL it would inherit
 			// (the mode given bounds what one grants), nor through one
@@ -67,7 +67,7 @@ func (k *call) mayMake(op string, pl place, hooksDir bool) unix.Errno {
 		return unix.EACCES
 	}
 	full := pl.full()
-	if n, rule := k.judge(pl); blocked(n) && !(n == policy.HooksDir && hooksDir) {
+	if n, rule := k.judge(pl); blocked(n) && !(n == pathguard.HooksDir && hooksDir) {
 		var st unix.Stat_t
 		if unix.Fstatat(pl.dir, pl.name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
 			return unix.EEXIST
@@ -183,7 +183,7 @@ func (k *call) symlink(target string, dir int, name string) unix.Errno {
 	if k.inGitDir(pl) && !symlinkProbe(target, pl) {
 		return k.linkInGitDir("symlink", pl)
 	}
-	if policy.IsMergeProgramDir(pl.name) {
+	if pathguard.IsMergeProgramDir(pl.name) {
 		return k.mergeProgramDir("symlink", pl)
 	}
 	if e := k.aboveLater("symlink", pl.full(), target); e != 0 {
@@ -268,7 +268,7 @@ func (k *call) link(dir int, old string, dir2 int, name string, flags int) unix.
 		if k.inGitDir(dst) {
 			return k.linkInGitDir("link", dst)
 		}
-		if policy.IsMergeProgramDir(dst.name) {
+		if pathguard.IsMergeProgramDir(dst.name) {
 			return k.mergeProgramDir("link", dst)
 		}
 		if e := k.aboveLater("link", dst.full(), target); e != 0 {
@@ -375,25 +375,25 @@ func (k *call) rename(dir int, old string, dir2 int, name string, flags int) uni
 		defer k.reposChanged()
 	}
 	// check judges moving something of kind to p.
-	check := func(kind uint32, p place) (policy.Name, unix.Errno) {
+	check := func(kind uint32, p place) (pathguard.Name, unix.Errno) {
 		full := p.full()
 		n, rule := k.judge(p)
 		switch {
-		case n == policy.Protected:
+		case n == pathguard.Protected:
 			return n, k.deny(unix.EACCES, "rename", full, rule, n)
-		case kind == unix.S_IFDIR && n != policy.Free:
+		case kind == unix.S_IFDIR && n != pathguard.Free:
 			return n, unix.EXDEV
 		case kind == unix.S_IFDIR && k.inGitDir(p):
 			// Into a git directory known by its marks: copied, each
 			// symlink in it is judged (see inGitDir).
-			return policy.Context, unix.EXDEV
+			return pathguard.Context, unix.EXDEV
 		case kind == unix.S_IFLNK && k.inGitDir(p):
 			return n, k.linkInGitDir("rename", p)
-		case (kind == unix.S_IFDIR || kind == unix.S_IFLNK) && policy.IsMergeProgramDir(p.name):
+		case (kind == unix.S_IFDIR || kind == unix.S_IFLNK) && pathguard.IsMergeProgramDir(p.name):
 			return n, k.mergeProgramDir("rename", p)
-		case n == policy.HooksDir:
+		case n == pathguard.HooksDir:
 			return n, k.deny(unix.EACCES, "rename", full, rule, n)
-		case n == policy.GitConfig && (kind != unix.S_IFREG || flags != 0):
+		case n == pathguard.GitConfig && (kind != unix.S_IFREG || flags != 0):
 			return n, k.deny(unix.EACCES, "rename", full, rule, n)
 		case k.targetAbove(full):
 			return n, k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "rename", Target: full, Reason: "a .git file or a commondir leads here: what is moved here would lead it to another repository"})
@@ -429,11 +429,11 @@ func (k *call) rename(dir int, old string, dir2 int, name string, flags int) uni
 		movedAway = append(movedAway, dst)
 	}
 	for _, p := range movedAway {
-		if sn, rule := k.judge(p); sn == policy.Protected || sn == policy.HooksDir || sn == policy.GitConfig {
+		if sn, rule := k.judge(p); sn == pathguard.Protected || sn == pathguard.HooksDir || sn == pathguard.GitConfig {
 			return k.deny(unix.EACCES, "rename", p.full(), rule, sn)
 		}
 		if strings.EqualFold(p.name, ".claude") {
-			return k.deny(unix.EACCES, "rename", p.full(), p.full(), policy.Protected)
+			return k.deny(unix.EACCES, "rename", p.full(), p.full(), pathguard.Protected)
 		}
 		if e := k.unmarks("rename", p); e != 0 {
 			return e
@@ -460,7 +460,7 @@ func (k *call) rename(dir int, old string, dir2 int, name string, flags int) uni
 			return e
 		}
 	}
-	if n == policy.GitConfig {
+	if n == pathguard.GitConfig {
 		return k.replaceConfig(src, dst)
 	}
 	// A deny entry that reaches beneath a directory moved, where it is
@@ -591,7 +591,7 @@ func (k *call) remove(dir int, name string, flags int) unix.Errno {
 	// host runs nothing from a name that is not there, and none can be
 	// made again where it would (the directory it was in, or one made
 	// again at its path, is the launch's). A repository's are refused.
-	if n, rule := k.judge(pl); n == policy.Protected {
+	if n, rule := k.judge(pl); n == pathguard.Protected {
 		if _, _, anchor := k.pol.Guard.JudgeWhere(full); anchor == "" {
 			return refuse(func() unix.Errno { return k.deny(unix.EACCES, op, full, rule, n) })
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/srt-go/srt/pathguard"
 	"github.com/srt-go/srt/policy"
 	"golang.org/x/sys/unix"
 )
@@ -42,36 +43,36 @@ func (k *call) openFile(dir int, name string, flags int, mode uint32) answer {
 			defer pl.close()
 			return refused(k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "write", Target: full, Reason: "a .git file is written only for writing (O_WRONLY), through the guard"}))
 		}
-		if !truncate && flags&unix.O_ACCMODE == unix.O_WRONLY && (n == policy.GitConfig && pl.name == policy.WorktreeGitdir || pl.name == ".git" && !isDirAt(pl) || pl.name == "commondir" && !blocked(n)) {
+		if !truncate && flags&unix.O_ACCMODE == unix.O_WRONLY && (n == pathguard.GitConfig && pl.name == pathguard.WorktreeGitdir || pl.name == ".git" && !isDirAt(pl) || pl.name == "commondir" && !blocked(n)) {
 			// Its content judged when written (see open).
 			if d, e := k.deferTo(pl, full); e == 0 {
 				k.deferred = d
-				if n == policy.GitConfig {
-					n = policy.Free
+				if n == pathguard.GitConfig {
+					n = pathguard.Free
 				}
 			}
 		}
 		if !truncate && flags&(unix.O_ACCMODE|unix.O_APPEND|unix.O_CREAT|unix.O_EXCL) == unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL &&
-			n == policy.GitConfig && (gitConfigNames[pl.name] || policy.IsIndexName(pl.name)) {
+			n == pathguard.GitConfig && (gitConfigNames[pl.name] || pathguard.IsIndexName(pl.name)) {
 			// A repository's config or index made whole (cp -a, tar x of
 			// a repository): judged when written, as git's own lock file
 			// is when renamed (replaceConfig); refused, the file made
 			// goes again.
 			if d, e := k.deferTo(pl, full); e == 0 {
 				d.made, d.max, d.hashSize = true, maxGitConfig, 20
-				if policy.IsIndexName(pl.name) {
+				if pathguard.IsIndexName(pl.name) {
 					d.max, d.hashSize = maxGitFile, k.repoHashSize(pl.dir)
 				}
 				k.deferred = d
-				n = policy.Free
+				n = pathguard.Free
 			}
 		}
-		if n == policy.GitConfig && policy.WrittenEmpty(pl.name) && !truncate && flags&(unix.O_ACCMODE|unix.O_TRUNC) == unix.O_WRONLY|unix.O_TRUNC {
+		if n == pathguard.GitConfig && pathguard.WrittenEmpty(pl.name) && !truncate && flags&(unix.O_ACCMODE|unix.O_TRUNC) == unix.O_WRONLY|unix.O_TRUNC {
 			// git writes an am's options in place, empty when there are
 			// none: the open goes through as the emptying it is, on a
 			// descriptor that reads, so nothing is written there (a
 			// write fails EBADF).
-			n, flags = policy.Free, flags&^unix.O_ACCMODE|unix.O_RDONLY
+			n, flags = pathguard.Free, flags&^unix.O_ACCMODE|unix.O_RDONLY
 		}
 		if flags&(unix.O_CREAT|unix.O_EXCL) == unix.O_CREAT|unix.O_EXCL && !truncate && !pl.slash && !blocked(n) && k.writable(full) {
 			// A file that must be new (tar, git checkout): nothing is
@@ -175,7 +176,7 @@ func (k *call) createAt(pl place, flags int, mode uint32) (a answer, opened bool
 
 // openExisting opens the existing file at pl (st) for writing; again:
 // it was swapped for a symlink meanwhile, look again.
-func (k *call) openExisting(pl place, st *unix.Stat_t, full string, n policy.Name, rule string, flags int, mode uint32, truncate bool) (answer, bool) {
+func (k *call) openExisting(pl place, st *unix.Stat_t, full string, n pathguard.Name, rule string, flags int, mode uint32, truncate bool) (answer, bool) {
 	{
 		if blocked(n) {
 			return refused(k.deny(unix.EROFS, "write", full, rule, n)), false

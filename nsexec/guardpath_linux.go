@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/srt-go/srt/pathguard"
 	"github.com/srt-go/srt/policy"
 	"golang.org/x/sys/unix"
 )
@@ -477,7 +478,7 @@ func (k *call) creating(f func() error) unix.Errno {
 // judgeAt is judge for any place: a descriptor's (no name) is judged
 // at its path, resolved again in the command's root, so that what names
 // cannot tell (a git directory known by what it holds) is seen too.
-func (k *call) judgeAt(pl place) (policy.Name, string) {
+func (k *call) judgeAt(pl place) (pathguard.Name, string) {
 	if pl.name != "" || !strings.HasPrefix(pl.path, "/") {
 		return k.judge(pl)
 	}
@@ -491,11 +492,11 @@ func (k *call) judgeAt(pl place) (policy.Name, string) {
 	// refused as one.
 	var here unix.Stat_t
 	if unix.Fstat(pl.dir, &here) != nil {
-		return policy.Protected, pl.path
+		return pathguard.Protected, pl.path
 	}
 	named, ok := k.foundAgain(pl.path, &here)
 	if !ok {
-		return policy.Protected, "(the directory of " + pl.path + " cannot be looked into)"
+		return pathguard.Protected, "(the directory of " + pl.path + " cannot be looked into)"
 	}
 	defer named.close()
 	return k.judge(named)
@@ -520,9 +521,9 @@ func (k *call) foundAgain(path string, st *unix.Stat_t) (place, bool) {
 // looks into a git directory for: a hook, a hooks directory, a config, a
 // mark. Any other name is judged by the name rules alone.
 func gitNamed(dir, name string) bool {
-	return dir == "hooks" || name == "hooks" || policy.IsLegacyRemotes(dir) || gitConfigNames[name] || gitMarks[name] ||
-		policy.IsGitStateDir(name) || policy.IsGitStateFile(dir, name) || policy.IsIndexName(name) || name == policy.MergeRR ||
-		name == policy.WorktreeGitdir ||
+	return dir == "hooks" || name == "hooks" || pathguard.IsLegacyRemotes(dir) || gitConfigNames[name] || gitMarks[name] ||
+		pathguard.IsGitStateDir(name) || pathguard.IsGitStateFile(dir, name) || pathguard.IsIndexName(name) || name == pathguard.MergeRR ||
+		name == pathguard.WorktreeGitdir ||
 		strings.EqualFold(name, ".git")
 }
 
@@ -536,41 +537,41 @@ func gitNamed(dir, name string) bool {
 // made in it). Every guarded call of a sandbox is judged and made on one
 // thread, in turn, so no two of them can each see the other's half
 // missing.
-func (k *call) judge(pl place) (policy.Name, string) {
+func (k *call) judge(pl place) (pathguard.Name, string) {
 	full := pl.full()
 	n, rule := k.judgeName(pl, full)
 
-	if n != policy.Free && n != policy.Context || pl.name == "" || pl.name == "." || pl.dir < 0 || !gitNamed(path.Base(pl.path), pl.name) {
+	if n != pathguard.Free && n != pathguard.Context || pl.name == "" || pl.name == "." || pl.dir < 0 || !gitNamed(path.Base(pl.path), pl.name) {
 		return n, rule
 	}
 	switch {
-	case path.Base(pl.path) == "hooks" && !isSample(pl.name), policy.IsLegacyRemotes(path.Base(pl.path)):
+	case path.Base(pl.path) == "hooks" && !isSample(pl.name), pathguard.IsLegacyRemotes(path.Base(pl.path)):
 		if gitDirLike(pl.dir, "..") {
-			return policy.Protected, pl.path
+			return pathguard.Protected, pl.path
 		}
 	case pl.name == "hooks":
 		if gitDirLike(pl.dir, ".") {
-			return policy.HooksDir, full
+			return pathguard.HooksDir, full
 		}
 	case gitConfigNames[pl.name] && !k.pol.Guard.GitConfig:
 		if gitDirLike(pl.dir, ".") {
-			return policy.GitConfig, full
+			return pathguard.GitConfig, full
 		}
-	case policy.IsGitStateDir(pl.name):
+	case pathguard.IsGitStateDir(pl.name):
 		if gitDirLike(pl.dir, ".") {
-			return policy.Context, full // a directory moved there brings its state files unseen
+			return pathguard.Context, full // a directory moved there brings its state files unseen
 		}
-	case policy.IsGitStateFile(path.Base(pl.path), pl.name):
+	case pathguard.IsGitStateFile(path.Base(pl.path), pl.name):
 		if gitDirLike(pl.dir, "..") {
-			return policy.GitConfig, full
+			return pathguard.GitConfig, full
 		}
-	case policy.IsIndexName(pl.name) || pl.name == policy.MergeRR:
+	case pathguard.IsIndexName(pl.name) || pl.name == pathguard.MergeRR:
 		if gitDirLike(pl.dir, ".") {
-			return policy.GitConfig, full
+			return pathguard.GitConfig, full
 		}
-	case pl.name == policy.WorktreeGitdir:
+	case pl.name == pathguard.WorktreeGitdir:
 		if path.Base(path.Dir(pl.path)) == "worktrees" && gitDirLike(pl.dir, "../..") {
-			return policy.GitConfig, full
+			return pathguard.GitConfig, full
 		}
 	case pl.name == "commondir" && (path.Base(path.Dir(pl.path)) != "worktrees" || path.Base(pl.path) == ".git"):
 		// git writes a commondir only in a worktree's git directory
@@ -578,29 +579,29 @@ func (k *call) judge(pl place) (policy.Name, string) {
 		// the guard reads at each call): anywhere else it would lead
 		// git to another repository's config and hooks after the guard
 		// read the repository.
-		return policy.Protected, full + " (a commondir other than in a worktree's git directory, worktrees/<id>, would lead git to another repository's config and hooks)"
+		return pathguard.Protected, full + " (a commondir other than in a worktree's git directory, worktrees/<id>, would lead git to another repository's config and hooks)"
 	case strings.EqualFold(pl.name, ".git"):
 		if gitDirBeneath(pl.dir) {
-			return policy.Protected, full + " (a git directory lies in what would become its work tree, where the host's checkout would write into it)"
+			return pathguard.Protected, full + " (a git directory lies in what would become its work tree, where the host's checkout would write into it)"
 		}
 	case gitMarks[pl.name]:
 		if !gitDirLike(pl.dir, ".") && k.unsafeToMark(pl.dir) {
-			return policy.Protected, full + " (its directory holds hooks, or a config that runs programs, and would become a git directory)"
+			return pathguard.Protected, full + " (its directory holds hooks, or a config that runs programs, and would become a git directory)"
 		}
 		// The mark that makes it one git takes: nothing beneath may be
 		// a symlink (see inGitDir), which no mark made before saw.
 		if !gitDir(pl.dir, ".") && gitDirWith(pl.dir, ".", pl.name) {
 			if holdsSymlink(pl.dir) {
-				return policy.Protected, full + " (its directory holds a symlink, or more than the guard looks through, and would become a git directory)"
+				return pathguard.Protected, full + " (its directory holds a symlink, or more than the guard looks through, and would become a git directory)"
 			}
 			if workTreeAbove(pl.dir, pl.path) {
-				return policy.Protected, full + " (its directory lies in a work tree, where the host's checkout would write into it, and would become a git directory)"
+				return pathguard.Protected, full + " (its directory lies in a work tree, where the host's checkout would write into it, and would become a git directory)"
 			}
 		}
 		// The mark that makes it what a worktree's commondir may name:
 		// no symlink at git's own names (see inGitDir).
 		if !commonDirLike(pl.dir, ".") && commonDirLikeWith(pl.dir, ".", pl.name) && symlinkAtGitNames(pl.dir) {
-			return policy.Protected, full + " (its directory holds a symlink at one of git's own names, and would become a common git directory)"
+			return pathguard.Protected, full + " (its directory holds a symlink at one of git's own names, and would become a common git directory)"
 		}
 	}
 	return n, rule

@@ -3,6 +3,7 @@ package nsexec
 import (
 	"strings"
 
+	"github.com/srt-go/srt/pathguard"
 	"github.com/srt-go/srt/policy"
 
 	"golang.org/x/sys/unix"
@@ -97,10 +98,10 @@ func (gs *guardState) rememberGone(full string) {
 
 // judgeName is the name rules' verdict on full, the path of pl: a
 // project's protected name in a tree the command made is free there.
-func (k *call) judgeName(pl place, full string) (policy.Name, string) {
+func (k *call) judgeName(pl place, full string) (pathguard.Name, string) {
 	n, rule, anchor := k.pol.Guard.JudgeWhere(full)
-	if n == policy.Protected && anchor != "" && k.madeInRun(pl, anchor) {
-		return policy.Free, ""
+	if n == pathguard.Protected && anchor != "" && k.madeInRun(pl, anchor) {
+		return pathguard.Free, ""
 	}
 	return n, rule
 }

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"unsafe"
 
-	"github.com/srt-go/srt/policy"
+	"github.com/srt-go/srt/pathguard"
 	"github.com/srt-go/srt/seccomp"
 
 	"golang.org/x/sys/unix"
@@ -263,7 +263,7 @@ func (k *call) mayChange(ch *metaChange, pl place, target int, st *unix.Stat_t) 
 		named.name = "" // a directory: judged by its own name
 	}
 	if n, rule := k.judgeAt(named); blocked(n) && !ch.keepsSafe(n, st) {
-		if ch.op != seccomp.OpMode || n == policy.Protected {
+		if ch.op != seccomp.OpMode || n == pathguard.Protected {
 			return k.deny(unix.EROFS, op, full, rule, n)
 		}
 		// A repository's hooks directory or config never takes write
@@ -295,8 +295,8 @@ func (k *call) mayChange(ch *metaChange, pl place, target int, st *unix.Stat_t) 
 // repository). Other extended attributes (an ACL with named users could
 // let others write it), and anything of a protected file (a hook's
 // execute bit), stay as they are.
-func (ch metaChange) keepsSafe(n policy.Name, st *unix.Stat_t) bool {
-	if n == policy.Protected {
+func (ch metaChange) keepsSafe(n pathguard.Name, st *unix.Stat_t) bool {
+	if n == pathguard.Protected {
 		return false
 	}
 	switch ch.op {

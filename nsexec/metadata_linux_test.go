@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/srt-go/srt/policy"
+	"github.com/srt-go/srt/pathguard"
 	"github.com/srt-go/srt/seccomp"
 
 	"golang.org/x/sys/unix"
@@ -113,23 +113,23 @@ func TestKeepsSafe(t *testing.T) {
 	for _, tc := range []struct {
 		what string
 		ch   metaChange
-		n    policy.Name
+		n    pathguard.Name
 		want bool
 	}{
-		{"times", metaChange{op: seccomp.OpTimes}, policy.HooksDir, true},
-		{"the same owner", metaChange{op: seccomp.OpOwner, uid: 1000, gid: -1}, policy.GitConfig, true},
-		{"another owner", metaChange{op: seccomp.OpOwner, uid: 1001, gid: -1}, policy.GitConfig, false},
-		{"an unmapped owner", metaChange{op: seccomp.OpOwner, uid: -1, gid: -1, idErr: unix.EINVAL}, policy.HooksDir, false},
-		{"owner execute flipped", metaChange{op: seccomp.OpMode, mode: 0o655}, policy.GitConfig, true},
-		{"group write", metaChange{op: seccomp.OpMode, mode: 0o775}, policy.HooksDir, false},
-		{"others write", metaChange{op: seccomp.OpMode, mode: 0o757}, policy.GitConfig, false},
-		{"a minimal ACL", metaChange{op: seccomp.OpSetXattr, name: "system.posix_acl_access", value: minimal(7, 5, 5)}, policy.HooksDir, true},
-		{"a minimal ACL with group write", metaChange{op: seccomp.OpSetXattr, name: "system.posix_acl_access", value: minimal(7, 7, 5)}, policy.HooksDir, false},
-		{"an ACL naming a user", metaChange{op: seccomp.OpSetXattr, name: "system.posix_acl_access", value: named}, policy.HooksDir, false},
-		{"a user attribute", metaChange{op: seccomp.OpSetXattr, name: "user.x", value: minimal(7, 5, 5)}, policy.HooksDir, false},
-		{"an ACL removed", metaChange{op: seccomp.OpRemoveXattr, name: "system.posix_acl_default"}, policy.HooksDir, true},
-		{"a protected file's times", metaChange{op: seccomp.OpTimes}, policy.Protected, false},
-		{"a protected file's mode, unchanged", metaChange{op: seccomp.OpMode, mode: 0o755}, policy.Protected, false},
+		{"times", metaChange{op: seccomp.OpTimes}, pathguard.HooksDir, true},
+		{"the same owner", metaChange{op: seccomp.OpOwner, uid: 1000, gid: -1}, pathguard.GitConfig, true},
+		{"another owner", metaChange{op: seccomp.OpOwner, uid: 1001, gid: -1}, pathguard.GitConfig, false},
+		{"an unmapped owner", metaChange{op: seccomp.OpOwner, uid: -1, gid: -1, idErr: unix.EINVAL}, pathguard.HooksDir, false},
+		{"owner execute flipped", metaChange{op: seccomp.OpMode, mode: 0o655}, pathguard.GitConfig, true},
+		{"group write", metaChange{op: seccomp.OpMode, mode: 0o775}, pathguard.HooksDir, false},
+		{"others write", metaChange{op: seccomp.OpMode, mode: 0o757}, pathguard.GitConfig, false},
+		{"a minimal ACL", metaChange{op: seccomp.OpSetXattr, name: "system.posix_acl_access", value: minimal(7, 5, 5)}, pathguard.HooksDir, true},
+		{"a minimal ACL with group write", metaChange{op: seccomp.OpSetXattr, name: "system.posix_acl_access", value: minimal(7, 7, 5)}, pathguard.HooksDir, false},
+		{"an ACL naming a user", metaChange{op: seccomp.OpSetXattr, name: "system.posix_acl_access", value: named}, pathguard.HooksDir, false},
+		{"a user attribute", metaChange{op: seccomp.OpSetXattr, name: "user.x", value: minimal(7, 5, 5)}, pathguard.HooksDir, false},
+		{"an ACL removed", metaChange{op: seccomp.OpRemoveXattr, name: "system.posix_acl_default"}, pathguard.HooksDir, true},
+		{"a protected file's times", metaChange{op: seccomp.OpTimes}, pathguard.Protected, false},
+		{"a protected file's mode, unchanged", metaChange{op: seccomp.OpMode, mode: 0o755}, pathguard.Protected, false},
 	} {
 		if got := tc.ch.keepsSafe(tc.n, st); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.what, got, tc.want)

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/srt-go/srt/pathguard"
 	"github.com/srt-go/srt/policy"
 )
 
@@ -462,18 +463,18 @@ func (k *call) gitDirHooks(tree, gitDir string) *repoHooks {
 				if policy.Under(tree, d) {
 					// The work tree itself, or above it: only the
 					// hooks' own names there are git's to run.
-					for _, n := range policy.GitHookNames {
+					for _, n := range pathguard.GitHookNames {
 						h.keep("a hook, where core.hooksPath names the work tree or above", path.Join(d, n))
 					}
 					continue
 				}
 				h.dirs = append(h.dirs, d)
-				if path.Base(d) == policy.HuskyHooks {
+				if path.Base(d) == pathguard.HuskyHooks {
 					// husky's hooks there run the same-named scripts
 					// one directory up: kept whether or not husky has
 					// made them yet (or the command removed them, which
 					// unlink lets it, for husky to make again).
-					for _, n := range policy.GitHookNames {
+					for _, n := range pathguard.GitHookNames {
 						h.keep("a script husky's hook of that name runs", path.Join(path.Dir(d), n))
 					}
 				}
@@ -517,10 +518,10 @@ func gitFileTarget(tree string, content []byte) (string, bool) {
 	return named, true
 }
 
-// configHooksPaths is policy.ConfigHooksPaths in the command's root: an
+// configHooksPaths is pathguard.ConfigHooksPaths in the command's root: an
 // include is kept at each of its spellings.
 func (k *call) configHooksPaths(name string, included *[]string) []string {
-	return policy.ConfigHooksPaths(name, k.readInRoot, func(inc, from string) (string, []string, bool) {
+	return pathguard.ConfigHooksPaths(name, k.readInRoot, func(inc, from string) (string, []string, bool) {
 		inc, ok := k.homeRelative(inc)
 		if !ok {
 			return "", nil, false

@@ -1,63 +1,35 @@
 package policy
 
-import (
-	"slices"
-	"strings"
-)
+import "github.com/srt-go/srt/pathguard"
 
-// The path guard's rules: what a path's names make it, wherever it is.
-// Mounts protect the protected names that exist when a command starts;
-// the guard (srt's seccomp supervisor, which makes every file creation,
-// rename, link and write-open on the command's behalf) asks these rules
-// about the path a call would create or write, so a name that does not
-// exist yet, or lies deeper than mandatoryDenySearchDepth, is protected
-// too. The rules look at names only, case-insensitively, anywhere: a
-// write outside the writable trees fails anyway, so "anywhere" means
-// every writable tree, at any depth.
-
-// Name is what the guard makes of a path.
-type Name int
-
-const (
-	// Free: no protected name; the call goes ahead.
-	Free Name = iota
-	// Protected: a protected name, or beneath a protected directory;
-	// nothing is created, renamed, linked or opened for writing there.
-	Protected
-	// HooksDir is a repository's hooks directory itself: git's
-	// templates make it, and an empty directory runs nothing.
-	HooksDir
-	// HookSample is a file directly in a hooks directory that git never
-	// runs (IsInertHookName): git's templates, a copy's temporary name.
-	HookSample
-	// GitConfig is a file git reads as settings or instructions: a
-	// repository's config (config, config.worktree), a rebase's todo
-	// list (rebase-merge/git-rebase-todo, whose exec lines the host's
-	// git rebase --continue runs), or its index (index, sharedindex.*,
-	// whose paths the host's git checkout writes). It takes only content that runs
-	// nothing (GitFileSafe), copied in by the guard; it is never opened
-	// for writing.
-	GitConfig
-	// Context is a directory name that gives the names beneath it their
-	// meaning (.git, .claude, and what lies inside a .git): a directory
-	// moved there by rename would bring names the guard never saw made,
-	// so such a rename is refused with EXDEV, which makes mv copy the
-	// tree, one guarded file at a time.
-	Context
-)
-
-func (n Name) String() string {
-	return [...]string{"free", "protected", "hooks directory", "hook sample", "git config", "context"}[n]
-}
-
-// Guard holds the settings the name rules depend on.
+// Guard is what the path guard judges a path by: the name rules
+// (package pathguard), and the policy's deny entries for what appears
+// after launch.
 type Guard struct {
 	// GitConfig is filesystem.allowGitConfig: a repository's config is
 	// then free.
 	GitConfig bool
 	// Policy, if set, adds its deny entries for what appears after
-	// launch (Policy.DeniedLater).
+	// launch (Policy.DeniedLater) and the host's core.hooksPath values.
 	Policy *Policy `json:"-"`
+}
+
+// Rules are the name rules of this guard.
+func (g Guard) Rules() pathguard.Rules {
+	r := pathguard.Rules{GitConfig: g.GitConfig}
+	if g.Policy != nil {
+		r.HooksPaths = g.Policy.HooksPaths
+	}
+	return r
+}
+
+// Judge says what path is, and the protected name behind it
+// (pathguard.Rules.Judge).
+func (g Guard) Judge(path string) (pathguard.Name, string) { return g.Rules().Judge(path) }
+
+// JudgeWhere is Judge with the anchor (pathguard.Rules.JudgeWhere).
+func (g Guard) JudgeWhere(path string) (pathguard.Name, string, string) {
+	return g.Rules().JudgeWhere(path)
 }
 
 // ReadLater returns the denyRead entry that keeps path from being opened
@@ -86,251 +58,4 @@ func (g Guard) Later(path string) (LaterRule, bool) {
 		return LaterRule{}, false
 	}
 	return g.Policy.DeniedLater(path)
-}
-
-// Judge says what path (absolute, or relative to the tree it is in) is,
-// and the protected name behind it ("" when Free).
-func (g Guard) Judge(path string) (Name, string) {
-	n, rule, _ := g.JudgeWhere(path)
-	return n, rule
-}
-
-// JudgeWhere is Judge, with the directory that makes a Protected name
-// one: the host runs a shell's startup files, and an agent's or an IDE's
-// configuration, from the places the user works (home, the projects
-// there), so such a name is protected where its anchor — the directory
-// that holds it (.bashrc, .mcp.json), or that holds the .vscode, .idea,
-// .claude or .config on its way — existed when the command started; in a
-// tree the command made during the run (a clone, an unpacked tarball)
-// it is that project's content. The names of a repository (its hooks,
-// its config, git's state) are protected in every repository, whoever
-// made it: their anchor is "".
-func (g Guard) JudgeWhere(path string) (Name, string, string) {
-	lead := ""
-	if strings.HasPrefix(path, "/") {
-		lead = "/"
-	}
-	parts := strings.Split(strings.Trim(path, "/"), "/")
-	parts[0] = lead + parts[0]
-	lower := make([]string, len(parts))
-	for i, p := range parts {
-		lower[i] = strings.ToLower(p)
-	}
-	lower[0] = strings.TrimPrefix(lower[0], "/")
-	n := len(lower)
-	last := n - 1
-	// dirOf is the directory holding parts[i].
-	dirOf := func(i int) string {
-		if i == 0 {
-			if lead == "/" {
-				return "/"
-			}
-			return "."
-		}
-		return strings.Join(parts[:i], "/")
-	}
-	verdict, rule := Free, ""
-	for i, c := range lower {
-		switch {
-		case contains(protectedDirs, c):
-			return Protected, strings.Join(parts[:i+1], "/"), dirOf(i)
-		case c == ".claude":
-			if i < last && contains(protectedClaude, lower[i+1]) {
-				return Protected, strings.Join(parts[:i+2], "/"), dirOf(i)
-			}
-			if verdict == Free && i < last {
-				verdict = Context // beneath .claude
-			}
-		case c == ".git":
-			if v, r := g.gitDir(parts, lower, i+1); v != Free {
-				return v, r, ""
-			}
-			if i < last {
-				verdict = Context
-			}
-		}
-	}
-	if g.Policy != nil {
-		for _, h := range g.Policy.HooksPaths {
-			if v, r := hooksPathJudge(parts, lower, strings.Split(strings.ToLower(h), "/")); v != Free {
-				return v, r, ""
-			}
-		}
-	}
-	if contains(protectedFiles, lower[last]) {
-		return Protected, path, dirOf(last)
-	}
-	for _, pp := range protectedPaths {
-		// Beneath it (fish's directory: every file there is its
-		// startup's).
-		for i := 0; i+len(pp) < n; i++ {
-			if slices.Equal(lower[i:i+len(pp)], pp) {
-				return Protected, strings.Join(parts[:i+len(pp)], "/"), dirOf(i)
-			}
-		}
-		// The whole path, or a directory on its way as the last name (a
-		// directory moved there would bring the file unseen).
-		for k := len(pp); k >= 1; k-- {
-			if n >= k && equalTail(lower, pp[:k]) {
-				if k == len(pp) {
-					return Protected, path, dirOf(n - k)
-				}
-				return Context, path, ""
-			}
-		}
-	}
-	if lower[last] == ".git" || lower[last] == ".claude" {
-		return Context, path, ""
-	}
-	return verdict, rule, ""
-}
-
-// hooksPathJudge judges a path by a relative core.hooksPath of the
-// host's (hooks, its names in lower case): a directory so named, in any
-// repository, is where the host's git runs hooks from. What lies in one
-// is protected (but git's samples); the directory itself may be made,
-// and is, like a directory on its way, context (moved there whole, it
-// would bring hooks unseen).
-func hooksPathJudge(parts, lower, hooks []string) (Name, string) {
-	n := len(lower)
-	for i := 0; i+len(hooks) <= n; i++ {
-		if !equalTail(lower[:i+len(hooks)], hooks) {
-			continue
-		}
-		j := i + len(hooks) - 1
-		switch {
-		case j == n-1:
-			return HooksDir, strings.Join(parts, "/")
-		case j == n-2 && IsInertHookName(lower[n-1]):
-			return HookSample, strings.Join(parts[:j+1], "/")
-		}
-		return Protected, strings.Join(parts[:j+1], "/")
-	}
-	for k := len(hooks) - 1; k >= 1; k-- {
-		if n >= k && equalTail(lower, hooks[:k]) {
-			return Context, strings.Join(parts, "/")
-		}
-	}
-	return Free, ""
-}
-
-// IsInertHookName reports whether a file so named in a hooks directory
-// is one git never runs: it runs a hook by its exact name (pre-commit,
-// post-checkout, ...), none of which ends in ".sample" (git's templates)
-// or begins with a dot (the temporary name rsync and editors give a
-// file before renaming it, which is judged at the rename).
-func IsInertHookName(name string) bool {
-	return strings.HasSuffix(name, ".sample") && len(name) > len(".sample") ||
-		strings.HasPrefix(name, ".") && name != "." && name != ".."
-}
-
-// MergeProgramPrefix begins the names git runs as a merge strategy's
-// program: a rebase or cherry-pick left stopped names its strategy in
-// its state (rebase-merge/strategy, sequencer/opts), and git runs
-// "git-merge-<strategy>"; with a slash in the strategy, from the work
-// tree ("git-merge-x/y"), not from git's own directory (without one,
-// from PATH only). So no directory, nor symlink, whose name begins so
-// (any case) is made: no state the command leaves can lead the host's
-// git rebase --continue to a program of the command's. Files may be
-// (git's own sources hold git-merge-octopus.sh).
-const MergeProgramPrefix = "git-merge-"
-
-// IsMergeProgramDir reports whether name may not be a directory or a
-// symlink (see MergeProgramPrefix).
-func IsMergeProgramDir(name string) bool {
-	return len(name) >= len(MergeProgramPrefix) && strings.EqualFold(name[:len(MergeProgramPrefix)], MergeProgramPrefix)
-}
-
-// equalTail reports whether parts ends with tail.
-func equalTail(parts, tail []string) bool {
-	off := len(parts) - len(tail)
-	for i, t := range tail {
-		if parts[off+i] != t {
-			return false
-		}
-	}
-	return true
-}
-
-// gitDir judges the names from index at on inside a git directory
-// (parts[:at] ends with it): its hooks and its config, and those of the
-// submodules' git directories kept in modules/ (at any depth: a
-// submodule's name may hold slashes) and of worktrees.
-func (g Guard) gitDir(parts, lower []string, at int) (Name, string) {
-	n := len(lower)
-	if at >= n {
-		return Free, ""
-	}
-	rule := func(end int) string { return strings.Join(parts[:end], "/") }
-	hooksAt := func(j int) (Name, string) {
-		switch {
-		case j == n-1:
-			return HooksDir, rule(j + 1)
-		case j == n-2 && IsInertHookName(lower[n-1]):
-			return HookSample, rule(j + 1)
-		}
-		return Protected, rule(j + 1)
-	}
-	config := func(name string) bool { return name == "config" || name == "config.worktree" }
-	remotesAt := func(j int) (Name, string) {
-		if j == n-1 {
-			return Context, rule(j + 1) // the directory itself (git's templates make branches/)
-		}
-		return Protected, rule(j + 1)
-	}
-	if n-2 >= at && IsGitStateFile(lower[n-2], lower[n-1]) {
-		// In the git directory, a submodule's or a worktree's.
-		return GitConfig, rule(n)
-	}
-	if (IsIndexName(lower[n-1]) || lower[n-1] == strings.ToLower(MergeRR)) && (at == n-1 || lower[at] == "worktrees" && n-1 == at+2) {
-		// The repository's index, or a worktree's (a submodule's, in
-		// a git directory known by its marks, is the guard's).
-		return GitConfig, rule(n)
-	}
-	switch {
-	case lower[at] == "hooks":
-		return hooksAt(at)
-	case IsLegacyRemotes(lower[at]):
-		return remotesAt(at)
-	case at == n-1 && config(lower[at]):
-		return g.config(rule(n))
-	case lower[at] == "modules":
-		refs := false // past a refs or logs: refs/remotes/… are remote-tracking branches
-		for j := at + 2; j < n; j++ {
-			if lower[j] == "hooks" {
-				return hooksAt(j)
-			}
-			refs = refs || lower[j] == "refs" || lower[j] == "logs"
-			if !refs && IsLegacyRemotes(lower[j]) {
-				return remotesAt(j)
-			}
-		}
-		if n-1 >= at+2 && config(lower[n-1]) {
-			return g.config(rule(n))
-		}
-	case lower[at] == "worktrees":
-		if n-1 == at+2 && lower[n-1] == WorktreeGitdir {
-			return GitConfig, rule(n)
-		}
-		if n-1 == at+2 && config(lower[n-1]) {
-			return g.config(rule(n))
-		}
-	}
-	return Free, ""
-}
-
-// IsLegacyRemotes reports whether name (in lower case, in a git
-// directory) is one of git's legacy remote directories: git still reads
-// remotes/<name> and branches/<name> for a remote the config gives no
-// URL, with their Push: lines (a refspec that deletes the remote's
-// branches at the host's git push, which the config may not hold:
-// remote.*.push is off its list). git never writes them; nothing is
-// made in them.
-func IsLegacyRemotes(name string) bool { return name == "remotes" || name == "branches" }
-
-func (g Guard) config(rule string) (Name, string) {
-	if g.GitConfig {
-		return Free, ""
-	}
-	return GitConfig, rule
 }

@@ -350,47 +350,6 @@ func Under(path, base string) bool {
 	return path == base || base == "/" || len(path) > len(base) && path[len(base)] == '/' && strings.HasPrefix(path, base)
 }
 
-// Protected names (spec c.5): never writable wherever they are found.
-// The shell startup files the reference's list leaves out (bash's
-// .bash_login, which it reads before .profile, and .bash_logout; the
-// .bash_aliases Debian's .bashrc sources; readline's .inputrc, whose
-// macros type commands; zsh's .zshenv, .zlogin and .zlogout; csh's,
-// tcsh's, ksh's, and fish's directory) are the same class and protected
-// too.
-var (
-	protectedFiles = []string{".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".zshrc", ".zprofile", ".profile", ".ripgreprc", ".mcp.json",
-		".bash_login", ".bash_logout", ".zshenv", ".zlogin", ".zlogout", ".login", ".logout", ".cshrc", ".tcshrc", ".kshrc", ".mkshrc",
-		".bash_aliases", ".inputrc"}
-	protectedDirs = []string{".vscode", ".idea"}
-	// protectedClaude are inside .claude: the reference's commands and
-	// agents, the settings files whose hooks, status line and
-	// apiKeyHelper Claude Code runs as commands on the host, and hooks,
-	// where Claude Code's documentation puts the scripts they run.
-	protectedClaude = []string{"commands", "agents", "settings.json", "settings.local.json", "hooks"}
-	// protectedPaths end in a protected file or directory named by more
-	// than its last name: git's global config where XDG puts it
-	// (~/.config/git/config, read as .gitconfig is), and fish's startup
-	// directory (~/.config/fish: config.fish, conf.d, functions).
-	protectedPaths = [][]string{{".config", "git", "config"}, {".config", "fish"}}
-)
-
-// ProtectedPaths returns the protected paths of more than one name
-// ("a/b/c": a file c in b in a), matched, as the names are, anywhere.
-func ProtectedPaths() []string {
-	var out []string
-	for _, p := range protectedPaths {
-		out = append(out, strings.Join(p, "/"))
-	}
-	return out
-}
-
-// ProtectedNames returns the protected names (spec c.5): files, directories,
-// and the directories of .claude that are protected, for backends that
-// match them by name (Seatbelt's regular expressions).
-func ProtectedNames() (files, dirs, claude []string) {
-	return append([]string(nil), protectedFiles...), append([]string(nil), protectedDirs...), append([]string(nil), protectedClaude...)
-}
-
 // maxGlobVisits bounds the walk that matches one glob against the disk.
 const maxGlobVisits = 1_000_000
 

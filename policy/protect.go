@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 
 	"github.com/srt-go/srt/config"
+	"github.com/srt-go/srt/pathguard"
 )
 
 // protect adds the protected names found under cwd, home and every
@@ -109,7 +110,7 @@ func (b *builder) protect(s *config.Settings) {
 				// Kept by name: git may replace it through the guard.
 				continue
 			}
-			if _, _, anchor := (Guard{}).JudgeWhere(f.path); anchor != "" && !f.linked && b.env.GuardKeepsConfigs {
+			if _, _, anchor := (pathguard.Rules{}).JudgeWhere(f.path); anchor != "" && !f.linked && b.env.GuardKeepsConfigs {
 				// A shell's startup file or a project's configuration:
 				// kept by name, by the guard, which refuses every write
 				// there and lets it be removed (rm -rf of a package that
@@ -285,55 +286,13 @@ type hooksContext struct {
 	guardReads bool
 }
 
-// maxGitConfigRead bounds a host config the launch reads for
-// core.hooksPath, and includeDepth the includes it follows (git's own
-// limit).
-const (
-	maxGitConfigRead = 1 << 20
-	includeDepth     = 10
-)
-
-// ConfigHooksPaths returns the core.hooksPath values of the git config
-// file at name and of the files it includes (every include, whatever its
-// condition: a directory that might be the hooks directory is kept), to
-// includeDepth, appending to included the paths at which each included
-// file is kept. read reads a file (at most maxGitConfigRead bytes);
-// locate turns an include's value, as the config at from spells it, into
-// the path to read and the paths to keep (false: none).
-func ConfigHooksPaths(name string, read func(name string, limit int) ([]byte, error), locate func(inc, from string) (next string, keep []string, ok bool), included *[]string) []string {
-	var walk func(name string, depth int) []string
-	walk = func(name string, depth int) []string {
-		if depth > includeDepth {
-			return nil
-		}
-		content, err := read(name, maxGitConfigRead)
-		if err != nil {
-			return nil
-		}
-		hooks, includes := GitConfigPaths(content)
-		for _, inc := range includes {
-			if next, keep, ok := locate(inc, name); ok {
-				*included = append(*included, keep...)
-				hooks = append(hooks, walk(next, depth+1)...)
-			}
-		}
-		return hooks
-	}
-	return walk(name, 1)
-}
-
 // configHooksPaths is ConfigHooksPaths on the host's disk.
 func configHooksPaths(dirs DirReader, name, home string, included *[]string) []string {
-	return ConfigHooksPaths(name, dirs.ReadFile, func(inc, from string) (string, []string, bool) {
+	return pathguard.ConfigHooksPaths(name, dirs.ReadFile, func(inc, from string) (string, []string, bool) {
 		p, ok := hooksPathAt(inc, home, filepath.Dir(from))
 		return p, []string{p}, ok
 	}, included)
 }
-
-// HuskyHooks is the directory husky (v9) makes core.hooksPath: its
-// hooks run the same-named scripts one directory up (.husky/pre-commit),
-// which are kept as hooks too.
-const HuskyHooks = "_"
 
 // globalHooksPaths returns the core.hooksPath values of the host's own
 // git config: the system's, the user's (~/.gitconfig and
@@ -408,28 +367,20 @@ func repoHooksPaths(dirs DirReader, inside, tree string, hc hooksContext) []foun
 		if rel, err := filepath.Rel(p, tree); err == nil && (rel == "." || !strings.HasPrefix(rel, "..")) {
 			// The work tree itself, or a directory above it: only the
 			// hooks' own names there are git's to run.
-			for _, h := range GitHookNames {
+			for _, h := range pathguard.GitHookNames {
 				out = append(out, hooksDirFound(dirs, filepath.Join(p, h))...)
 			}
 			continue
 		}
 		out = append(out, hooksDirFound(dirs, p)...)
-		if filepath.Base(p) == HuskyHooks {
-			for _, h := range GitHookNames {
+		if filepath.Base(p) == pathguard.HuskyHooks {
+			for _, h := range pathguard.GitHookNames {
 				out = append(out, hooksDirFound(dirs, filepath.Join(filepath.Dir(p), h))...)
 			}
 		}
 	}
 	return out
 }
-
-// GitHookNames are the hooks git runs (githooks(5)), by their names in
-// a hooks directory.
-var GitHookNames = []string{"applypatch-msg", "pre-applypatch", "post-applypatch", "pre-commit", "pre-merge-commit",
-	"prepare-commit-msg", "commit-msg", "post-commit", "pre-rebase", "post-checkout", "post-merge", "pre-push",
-	"pre-receive", "update", "proc-receive", "post-receive", "post-update", "reference-transaction", "push-to-checkout",
-	"pre-auto-gc", "post-rewrite", "sendemail-validate", "fsmonitor-watchman", "p4-changelist", "p4-prepare-changelist",
-	"p4-post-changelist", "p4-pre-submit", "post-index-change"}
 
 // findProtected walks root for protected names whose path relative to root
 // has at most depth components (for .git/hooks and .claude/commands, the
@@ -480,7 +431,7 @@ func findProtected(dirs DirReader, root string, depth int, gitConfig bool, relev
 			isDir, isLink := kind == KindDir, kind == KindLink
 			switch {
 			case lower == "":
-			case (kind == KindRegular || isLink) && contains(protectedFiles, lower):
+			case (kind == KindRegular || isLink) && pathguard.ProtectedFile(lower):
 				hits = append(hits, found{path: path(), linked: isLink})
 			case lower == ".git" && (isDir || isLink):
 				p := path()
@@ -507,7 +458,7 @@ func findProtected(dirs DirReader, root string, depth int, gitConfig bool, relev
 				if hc.guardReads {
 					hits = append(hits, found{path: dir, repo: true})
 				}
-			case (isDir || isLink) && contains(protectedDirs, lower):
+			case (isDir || isLink) && pathguard.ProtectedDir(lower):
 				hits = append(hits, protectedDir(dirs, path(), isLink)...)
 				return
 			case (isDir || isLink) && isFirstOfPath(lower):
@@ -621,7 +572,7 @@ func protectedDir(dirs DirReader, p string, link bool) []found {
 // isFirstOfPath reports whether name (lower case) begins a protected
 // path of more than one name.
 func isFirstOfPath(name string) bool {
-	for _, pp := range protectedPaths {
+	for _, pp := range pathguard.ProtectedPathParts() {
 		if pp[0] == name {
 			return true
 		}
@@ -662,21 +613,12 @@ func protectedPathsIn(dirs DirReader, p, first string, link bool) []found {
 			walk(q, rest[1:], linked || err == nil && fi.Mode()&fs.ModeSymlink != 0)
 		}
 	}
-	for _, pp := range protectedPaths {
+	for _, pp := range pathguard.ProtectedPathParts() {
 		if pp[0] == first {
 			walk(p, pp[1:], link)
 		}
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // claudeEntry is an entry of a .claude directory named by
@@ -696,7 +638,7 @@ func protectedInClaude(dirs DirReader, dir string) []claudeEntry {
 		if kind == KindOther {
 			return
 		}
-		for _, name := range protectedClaude {
+		for _, name := range pathguard.ProtectedClaude() {
 			if strings.EqualFold(string(entry), name) {
 				out = append(out, claudeEntry{string(entry), kind})
 				return

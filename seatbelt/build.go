@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/srt-go/srt/pathguard"
 	"github.com/srt-go/srt/policy"
 )
 
@@ -154,7 +155,7 @@ func action(allow bool) Action {
 
 // protectedNames are the rules for spec c.5's names, wherever they are.
 func protectedNames(gitConfig bool) []Rule {
-	files, dirs, claude := policy.ProtectedNames()
+	files, dirs, claude := pathguard.ProtectedNames()
 	var rules []Rule
 	deny := func(re, why string) {
 		rules = append(rules, Rule{Action: Deny, Ops: []string{"file-write*"}, Filters: []Filter{{Kind: "regex", Value: re}}, Why: why})
@@ -168,8 +169,8 @@ func protectedNames(gitConfig bool) []Rule {
 	for _, c := range claude {
 		deny("/"+caseless(".claude")+"/"+caseless(c)+"(/.*)?$", "protected name .claude/"+c)
 	}
-	deny("/"+caseless(policy.MergeProgramPrefix)+"[^/]*$", "a merge strategy's program, which a rebase left stopped could run")
-	for _, p := range policy.ProtectedPaths() {
+	deny("/"+caseless(pathguard.MergeProgramPrefix)+"[^/]*$", "a merge strategy's program, which a rebase left stopped could run")
+	for _, p := range pathguard.ProtectedPaths() {
 		deny("/"+caseless(p)+"(/.*)?$", "protected path "+p)
 	}
 	git := "/" + caseless(".git") + "/"

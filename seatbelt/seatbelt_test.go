@@ -8,6 +8,7 @@ import (
 
 	"github.com/srt-go/srt/config"
 	"github.com/srt-go/srt/internal/testtree"
+	"github.com/srt-go/srt/pathguard"
 	"github.com/srt-go/srt/policy"
 )
 
@@ -25,7 +26,7 @@ func linuxView(pol *policy.Policy, g policy.Guard, path string) (read, write boo
 	// content (see README: the macOS backend does not judge them).
 	base := strings.ToLower(filepath.Base(path))
 	byContent := base != "config" && base != "config.worktree"
-	if name, _ := g.Judge(path); !pol.Disabled && (name == policy.Protected || name == policy.GitConfig && !byContent) {
+	if name, _ := g.Judge(path); !pol.Disabled && (name == pathguard.Protected || name == pathguard.GitConfig && !byContent) {
 		write = false
 	}
 	return read, write

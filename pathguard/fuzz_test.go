@@ -1,10 +1,11 @@
-package policy
+package pathguard
 
 import (
 	"crypto/sha1"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -78,10 +79,10 @@ func FuzzGuardJudge(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, p string) {
-		n, rule := Guard{}.Judge(p)
+		n, rule := Rules{}.Judge(p)
 		parts := strings.Split(strings.ToLower(strings.Trim(p, "/")), "/")
 		last := parts[len(parts)-1]
-		protected := contains(protectedFiles, last)
+		protected := slices.Contains(protectedFiles, last)
 		for i, c := range parts {
 			if c == ".vscode" || c == ".idea" || c == ".claude" && i+1 < len(parts) && (parts[i+1] == "commands" || parts[i+1] == "agents" || parts[i+1] == "settings.json" || parts[i+1] == "settings.local.json" || parts[i+1] == "hooks") {
 				protected = true

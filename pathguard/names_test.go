@@ -1,4 +1,4 @@
-package policy
+package pathguard
 
 import (
 	"fmt"
@@ -12,7 +12,7 @@ import (
 )
 
 func TestGuardJudge(t *testing.T) {
-	g := Guard{}
+	g := Rules{}
 	cases := map[string]Name{
 		"/p/a.txt":                                  Free,
 		"/p/.bashrc":                                Protected,
@@ -74,10 +74,10 @@ func TestGuardJudge(t *testing.T) {
 	if got, rule := g.Judge("/p/a/.vscode/x/y"); rule != "/p/a/.vscode" || got != Protected {
 		t.Errorf("rule of a path under .vscode = %q, %v", rule, got)
 	}
-	if got, _ := (Guard{GitConfig: true}).Judge("/p/.git/config"); got != Context {
+	if got, _ := (Rules{GitConfig: true}).Judge("/p/.git/config"); got != Context {
 		t.Errorf("with allowGitConfig, .git/config is %v, want context", got)
 	}
-	if got, _ := (Guard{GitConfig: true}).Judge("/p/.git/hooks/pre-commit"); got != Protected {
+	if got, _ := (Rules{GitConfig: true}).Judge("/p/.git/hooks/pre-commit"); got != Protected {
 		t.Errorf("allowGitConfig opened hooks: %v", got)
 	}
 }
@@ -85,7 +85,7 @@ func TestGuardJudge(t *testing.T) {
 // Every protected name of spec c.5, at any depth, is Protected or (for a
 // repository's own files) one of the kinds the guard checks by content.
 func TestGuardEveryProtectedName(t *testing.T) {
-	g := Guard{}
+	g := Rules{}
 	names := append([]string{}, protectedFiles...)
 	names = append(names, ".vscode/settings.json", ".idea/workspace.xml", ".claude/commands/x.md", ".claude/agents/a.md", ".git/hooks/pre-commit")
 	for _, depth := range []string{"", "a/", "a/b/c/d/e/f/g/h/i/j/k/"} {
@@ -229,13 +229,13 @@ func TestRebaseTodo(t *testing.T) {
 	}
 	for _, p := range []string{"/w/.git/rebase-merge/git-rebase-todo", "/w/.git/modules/m/rebase-merge/git-rebase-todo",
 		"/w/.git/worktrees/x/rebase-merge/git-rebase-todo", "/w/.GIT/Rebase-Merge/Git-Rebase-Todo"} {
-		for _, g := range []Guard{{}, {GitConfig: true}} {
+		for _, g := range []Rules{{}, {GitConfig: true}} {
 			if n, _ := g.Judge(p); n != GitConfig {
 				t.Errorf("Judge(%q) with allowGitConfig %v = %v, want GitConfig", p, g.GitConfig, n)
 			}
 		}
 	}
-	if n, _ := (Guard{}).Judge("/w/rebase-merge/git-rebase-todo"); n != Free {
+	if n, _ := (Rules{}).Judge("/w/rebase-merge/git-rebase-todo"); n != Free {
 		t.Errorf("a todo list outside any git directory is %v", n)
 	}
 	if GitFileSafe(RebaseTodo, []byte("exec x\n"), 20) == nil || GitFileSafe("config", []byte("[core]\n\tfsmonitor = x\n"), 20) == nil || GitFileSafe("config", []byte("exec x"), 20) == nil {
@@ -252,7 +252,7 @@ func TestProtectedPaths(t *testing.T) {
 		"/h/.config/git": Context, "/h/.config": Context,
 		"/h/.config/git/ignore": Free, "/h/.config/nvim/init.lua": Free, "/h/config/git/config": Free, "/h/.config/x/git/config": Free,
 	} {
-		if n, _ := (Guard{}).Judge(p); n != want {
+		if n, _ := (Rules{}).Judge(p); n != want {
 			t.Errorf("Judge(%q) = %v, want %v", p, n, want)
 		}
 	}
@@ -281,11 +281,11 @@ func TestApplyOptsSafe(t *testing.T) {
 		}
 	}
 	for _, p := range []string{"/w/.git/rebase-apply/apply-opt", "/w/.git/worktrees/x/rebase-apply/apply-opt", "/w/.git/modules/m/rebase-apply/apply-opt"} {
-		if n, _ := (Guard{}).Judge(p); n != GitConfig {
+		if n, _ := (Rules{}).Judge(p); n != GitConfig {
 			t.Errorf("Judge(%q) = %v", p, n)
 		}
 	}
-	if n, _ := (Guard{}).Judge("/w/rebase-apply/apply-opt"); n != Free {
+	if n, _ := (Rules{}).Judge("/w/rebase-apply/apply-opt"); n != Free {
 		t.Errorf("outside a git directory, apply-opt is %v", n)
 	}
 }
@@ -327,7 +327,7 @@ func TestStrategySafe(t *testing.T) {
 		}
 	}
 	for _, p := range []string{"/w/.git/rebase-merge/strategy", "/w/.git/sequencer/opts", "/w/.git/worktrees/x/rebase-merge/strategy"} {
-		if n, _ := (Guard{}).Judge(p); n != GitConfig {
+		if n, _ := (Rules{}).Judge(p); n != GitConfig {
 			t.Errorf("Judge(%q) = %v", p, n)
 		}
 	}
@@ -336,7 +336,7 @@ func TestStrategySafe(t *testing.T) {
 // A relative core.hooksPath of the host's makes that directory, in any
 // repository, a hooks directory.
 func TestHooksPathJudge(t *testing.T) {
-	g := Guard{Policy: &Policy{HooksPaths: []string{".githooks", "tools/Hooks"}}}
+	g := Rules{HooksPaths: []string{".githooks", "tools/Hooks"}}
 	for p, want := range map[string]Name{
 		"/w/r/.githooks": HooksDir, "/w/r/.githooks/pre-commit": Protected, "/w/r/.GitHooks/x/y": Protected,
 		"/w/r/.githooks/pre-commit.sample": HookSample, "/w/r/tools/hooks/post-checkout": Protected, "/w/r/tools": Context,
@@ -346,7 +346,7 @@ func TestHooksPathJudge(t *testing.T) {
 			t.Errorf("Judge(%q) = %v, want %v", p, n, want)
 		}
 	}
-	if n, _ := (Guard{}).Judge("/w/r/.githooks/pre-commit"); n != Free {
+	if n, _ := (Rules{}).Judge("/w/r/.githooks/pre-commit"); n != Free {
 		t.Errorf("without a hooksPath, .githooks/pre-commit is %v", n)
 	}
 }
@@ -399,7 +399,7 @@ func TestMergeRRSafe(t *testing.T) {
 		t.Errorf("a record taken")
 	}
 	for _, p := range []string{"/w/.git/MERGE_RR", "/w/.git/worktrees/x/MERGE_RR"} {
-		if n, _ := (Guard{}).Judge(p); n != GitConfig {
+		if n, _ := (Rules{}).Judge(p); n != GitConfig {
 			t.Errorf("Judge(%q) = %v", p, n)
 		}
 	}
@@ -589,7 +589,7 @@ func TestGitConfigDestructiveKeys(t *testing.T) {
 // protected by the directory that gives it its meaning (its anchor); a
 // repository's names everywhere (no anchor).
 func TestGuardJudgeWhere(t *testing.T) {
-	g := Guard{}
+	g := Rules{}
 	for _, c := range []struct {
 		path, anchor string
 		n            Name
@@ -662,7 +662,7 @@ func TestREADMEProtectedNames(t *testing.T) {
 			t.Errorf("README's table has no row for %s", name)
 			continue
 		}
-		_, _, anchor := (Guard{}).JudgeWhere("/launch/" + name)
+		_, _, anchor := (Rules{}).JudgeWhere("/launch/" + name)
 		if anchor != "" && !strings.Contains(where, "directories of the launch") {
 			t.Errorf("README says %s is protected %q; the guard protects it where its directory existed at launch", name, where)
 		}
