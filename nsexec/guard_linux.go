@@ -52,8 +52,7 @@ const (
 	maxSymlinks            = 40         // as the kernel
 	ttyMajor, ptsMajor     = 5, 136     // /dev/tty (5,0); the first of the pty slaves' majors
 	maxGitConfig           = 1 << 20
-	maxGitFile             = 512 << 20 // an index (see pathguard.GitIndexSafe)
-	userNotifFlagContinue  = 1         // SECCOMP_USER_NOTIF_FLAG_CONTINUE
+	userNotifFlagContinue  = 1 // SECCOMP_USER_NOTIF_FLAG_CONTINUE
 )
 
 // answer is how a guarded call ends: an errno, or a descriptor to install.
@@ -528,24 +527,6 @@ func denyReason(g *policy.Guard, rule string, n pathguard.Name) string {
 		return "protected name " + rule + ": the host runs it from " + anchor + ", which existed when the command started; not allowed there (a tree the command makes may hold it)"
 	}
 	return "protected name " + rule + "; not allowed: the host's git would run it"
-}
-
-// gitMarks are the names that make a directory a git directory to git;
-// gitConfigNames the config files git reads in one.
-var (
-	gitMarks       = map[string]bool{"HEAD": true, "objects": true, "refs": true, "commondir": true}
-	gitConfigNames = map[string]bool{"config": true, "config.worktree": true}
-)
-
-// gitInternalNames are the names git reads or writes at the top of a
-// (common) git directory.
-var gitInternalNames = map[string]bool{
-	"head": true, "fetch_head": true, "orig_head": true, "merge_head": true, "cherry_pick_head": true, "revert_head": true,
-	"auto_merge": true, "commit_editmsg": true, "merge_msg": true, "merge_mode": true, "squash_msg": true, "tag_editmsg": true,
-	"config": true, "config.worktree": true, "index": true, "packed-refs": true, "shallow": true, "description": true,
-	"hooks": true, "info": true, "logs": true, "objects": true, "refs": true, "worktrees": true, "modules": true,
-	"rebase-merge": true, "rebase-apply": true, "sequencer": true, "rr-cache": true, "lfs": true, "commondir": true,
-	"gitdir": true, "gc.pid": true, "gc.log": true, "branches": true, "remotes": true,
 }
 
 // linkInGitDir refuses a symlink at pl, in a git directory (inGitDir).

@@ -215,7 +215,7 @@ func (d *deferredWrite) stillSafe(file int, content []byte, pol *ConnectPolicy) 
 	switch {
 	case len(content) > d.max:
 		return errors.New("bigger than the guard judges")
-	case gitConfigNames[d.name]:
+	case pathguard.IsConfigName(d.name):
 		if err := pathguard.GitConfigSafeBeside(content, nil, func(p string) error { return pol.localRepoIn(d.root, p) }); err != nil {
 			return err
 		}
@@ -266,7 +266,7 @@ func (d *deferredWrite) stillSafe(file int, content []byte, pol *ConnectPolicy) 
 		return err
 	}
 	defer unix.Close(dir)
-	if !onlyGit(dir) {
+	if !treeRepos.OnlyGit(pathguard.Dir(dir)) {
 		return errors.New("its directory holds more than it: what lies beside it would become the work tree of the repository it names")
 	}
 	return nil

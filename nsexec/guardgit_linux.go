@@ -4,10 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -50,42 +48,16 @@ func gitFileIs(name string) string {
 // now (judged safe by judge, through unsafeToMark), so that no descriptor
 // or second name the command kept from before can change them after.
 func (k *call) sealForMark(pl place) unix.Errno {
-	if !gitMarks[pl.name] || pl.dir < 0 || gitDirLike(pl.dir, ".") {
+	if !pathguard.IsGitMark(pl.name) || pl.dir < 0 || k.repos().GitDirLike(pathguard.Dir(pl.dir), ".") {
 		return 0
 	}
-	for _, name := range k.judgedGitFiles(pl.dir) {
+	for _, name := range k.repos().JudgedFiles(pathguard.Dir(pl.dir)) {
 		if e := k.sealConfig(pl.dir, name, path.Join(pl.path, name)); e != 0 {
 			return k.pol.deny(e, Event{Kind: "filesystem", Call: "write", Target: path.Join(pl.path, pl.name),
 				Reason: "its directory's " + name + " could not be sealed before it became a git directory"})
 		}
 	}
 	return 0
-}
-
-// judgedGitFiles lists the files in the git directory (to be) at dir
-// whose content the guard judges (GitConfig): its config files (unless
-// allowGitConfig), its index and shared indexes, and a rebase's todo
-// list and the other state files git goes on with; relative to dir.
-func (k *call) judgedGitFiles(dir int) []string {
-	var names []string
-	if !k.pol.Guard.GitConfig {
-		for name := range gitConfigNames {
-			names = append(names, name)
-		}
-	}
-	names = append(names, pathguard.GitIndexName, pathguard.MergeRR)
-	names = append(names, pathguard.GitStateFiles()...)
-	all, _ := namesAt(dir, ".")
-	for _, n := range all {
-		if strings.HasPrefix(n, pathguard.SharedIndexPrefix) {
-			names = append(names, n)
-		}
-	}
-	ids, _ := namesAt(dir, "worktrees")
-	for _, id := range ids {
-		names = append(names, path.Join("worktrees", id, pathguard.WorktreeGitdir))
-	}
-	return names
 }
 
 // worktreeSafe judges a worktree's link back about to land (gitdirSafe),
@@ -131,108 +103,6 @@ func readAt(dir int, name string, limit int) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(f, int64(limit)+1))
 }
 
-// namesAt lists the directory dir/name, not through a symlink.
-func namesAt(dir int, name string) ([]string, error) {
-	fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
-	}
-	f := os.NewFile(uintptr(fd), name)
-	defer f.Close()
-	names, _ := f.Readdirnames(-1) // what could be read
-	return names, nil
-}
-
-// repoHashSize is the object id size of the repository whose git
-// directory is dir: its config's, or its common directory's (a
-// worktree's); 20 where neither holds one; 0 where the guard cannot
-// tell (a common directory it cannot reach).
-func (k *call) repoHashSize(dir int) int {
-	read := func(d int, name string) ([]byte, error) { return readAt(d, name, maxGitConfig) }
-	// git takes the format from the common directory where there is
-	// one (a worktree's config is not read for it), else from dir's.
-	common, err := read(dir, "commondir")
-	if err == unix.ENOENT {
-		switch c, err := read(dir, "config"); {
-		case err == nil:
-			return pathguard.HashSizeOf(c)
-		case err == unix.ENOENT:
-			return 20
-		}
-		return 0
-	}
-	at := strings.TrimSpace(string(common))
-	if err != nil || at == "" || path.IsAbs(at) {
-		return 0
-	}
-	d, err := unix.Openat(dir, at, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return 0
-	}
-	defer unix.Close(d)
-	c, err := read(d, "config")
-	switch {
-	case err == nil:
-		return pathguard.HashSizeOf(c)
-	case err == unix.ENOENT:
-		return 20
-	}
-	return 0
-}
-
-// gitFileSafe judges the content of dir/name, a GitConfig file.
-func (k *call) gitFileSafe(dir int, name string, content []byte) error {
-	if path.Base(name) == pathguard.WorktreeGitdir {
-		root, e := k.rootFD()
-		if e != 0 {
-			return e
-		}
-		return worktreeSafe(k.pol, root, content)
-	}
-	if !pathguard.IsIndexName(path.Base(name)) {
-		return pathguard.GitFileSafe(path.Base(name), content, 20)
-	}
-	size := k.repoHashSize(dir)
-	if size == 0 {
-		return fmt.Errorf("the repository's object format cannot be told")
-	}
-	return pathguard.GitFileSafe(path.Base(name), content, size)
-}
-
-// indexesStaySafe reports, for a config about to replace dir/config,
-// whether every index git would then read in dir (its own, its shared
-// ones, its worktrees') is still safe read with the hash size the new
-// content sets: extensions.objectFormat changes how git reads them.
-func (k *call) indexesStaySafe(dir int, content []byte) error {
-	size := pathguard.HashSizeOf(content)
-	if size == k.repoHashSize(dir) {
-		return nil
-	}
-	indexes := []string{}
-	for _, n := range k.judgedGitFiles(dir) {
-		if pathguard.IsIndexName(n) {
-			indexes = append(indexes, n)
-		}
-	}
-	ids, _ := namesAt(dir, "worktrees")
-	for _, id := range ids {
-		indexes = append(indexes, path.Join("worktrees", id, pathguard.GitIndexName))
-	}
-	for _, n := range indexes {
-		idx, err := readAt(dir, n, maxGitFile)
-		if err == unix.ENOENT {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if err := pathguard.GitIndexSafe(idx, size); err != nil {
-			return fmt.Errorf("its %s, read with the object format it sets: %v", n, err)
-		}
-	}
-	return nil
-}
-
 // sealConfig replaces dir/name, if it is there, by a copy of its content.
 func (k *call) sealConfig(dir int, name, full string) unix.Errno {
 	in, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
@@ -256,8 +126,8 @@ func (k *call) sealConfig(dir int, name, full string) unix.Errno {
 	if err := unix.Fstat(in, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return unix.EACCES
 	}
-	content, err := io.ReadAll(io.LimitReader(f, maxGitFile+1))
-	if err != nil || k.gitFileSafe(dir, name, content) != nil {
+	content, err := io.ReadAll(io.LimitReader(f, pathguard.MaxGitFile+1))
+	if err != nil || k.repos().FileSafe(pathguard.Dir(dir), name, content) != nil {
 		return unix.EACCES
 	}
 	if d := path.Dir(name); d != "." {
@@ -297,44 +167,6 @@ func (k *call) putCopy(dir int, name string, content []byte, mode uint32) unix.E
 	return errnoOf(unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(tmp), dir, name, unix.AT_SYMLINK_FOLLOW))
 }
 
-func isSample(name string) bool { return pathguard.IsInertHookName(name) }
-
-// gitDirLike reports whether the directory rel from dir holds a mark of
-// a git directory.
-func gitDirLike(dir int, rel string) bool {
-	// A directory the guard cannot look into (the command took away its
-	// search right) may be one: only a name that is not there says no.
-	absent := func(err error) bool { return err == unix.ENOENT || err == unix.ENOTDIR }
-	d, err := unix.Openat(dir, rel, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return !absent(err)
-	}
-	defer unix.Close(d)
-	var st unix.Stat_t
-	for m := range gitMarks {
-		if err := unix.Fstatat(d, m, &st, unix.AT_SYMLINK_NOFOLLOW); !absent(err) {
-			return true
-		}
-	}
-	return false
-}
-
-// lastMark reports whether name is the only mark left in dir that makes
-// it look like a git directory (gitDirLike), where the guard keeps
-// hooks and config that, without a mark, would be any directory's names.
-func lastMark(dir int, name string) bool {
-	if !gitMarks[name] {
-		return false
-	}
-	var st unix.Stat_t
-	for m := range gitMarks {
-		if err := unix.Fstatat(dir, m, &st, unix.AT_SYMLINK_NOFOLLOW); m != name && err != unix.ENOENT && err != unix.ENOTDIR {
-			return false
-		}
-	}
-	return true
-}
-
 // unmarks refuses (EACCES) taking away, at pl, the last mark of a git
 // directory not called .git (a bare repository) whose hooks hold more
 // than samples or whose config runs a program: the hooks and config
@@ -342,232 +174,11 @@ func lastMark(dir int, name string) bool {
 // the directory for a repository again once a mark is back (git init
 // --bare there).
 func (k *call) unmarks(op string, pl place) unix.Errno {
-	if path.Base(pl.path) == ".git" || !lastMark(pl.dir, pl.name) || !k.unsafeToMark(pl.dir) {
+	if r := k.repos(); path.Base(pl.path) == ".git" || !r.LastMark(pathguard.Dir(pl.dir), pl.name) || !r.UnsafeToMark(pathguard.Dir(pl.dir)) {
 		return 0
 	}
 	return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: pl.full(),
 		Reason: "the last mark of a git directory whose hooks or config the guard keeps: without it they would be any directory's names"})
-}
-
-// gitDir reports whether the directory at dir/rel is one git takes for
-// a git directory: a HEAD, and objects and refs or a commondir (git's
-// is_git_directory). One the guard cannot look into may be.
-func gitDir(dir int, rel string) bool {
-	return gitDirWith(dir, rel, "")
-}
-
-// gitDirWith is gitDir as it would be once the mark named made is made.
-func gitDirWith(dir int, rel, made string) bool {
-	d, err := unix.Openat(dir, rel, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return err != unix.ENOENT && err != unix.ENOTDIR
-	}
-	defer unix.Close(d)
-	has := func(name string) bool {
-		if name == made {
-			return true
-		}
-		var st unix.Stat_t
-		err := unix.Fstatat(d, name, &st, unix.AT_SYMLINK_NOFOLLOW)
-		return err == nil || err != unix.ENOENT && err != unix.ENOTDIR
-	}
-	return has("HEAD") && (has("commondir") || has("objects") && has("refs"))
-}
-
-// commonDirLike reports whether dir/rel holds objects and refs: what a
-// worktree's commondir may name, which needs no HEAD of its own.
-func commonDirLike(dir int, rel string) bool {
-	return commonDirLikeWith(dir, rel, "")
-}
-
-// commonDirLikeWith is commonDirLike once the name made is made.
-func commonDirLikeWith(dir int, rel, made string) bool {
-	has := func(name string) bool {
-		var st unix.Stat_t
-		return name == made || unix.Fstatat(dir, path.Join(rel, name), &st, unix.AT_SYMLINK_NOFOLLOW) == nil
-	}
-	return has("objects") && has("refs")
-}
-
-// symlinkAtGitNames reports whether dir holds a symlink at one of git's
-// own names, or beneath one (see holdsSymlink).
-func symlinkAtGitNames(dir int) bool {
-	d, err := unix.Openat(dir, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return true
-	}
-	f := os.NewFile(uintptr(d), "")
-	entries, err := f.ReadDir(-1)
-	defer f.Close()
-	if err != nil {
-		return true
-	}
-	for _, e := range entries {
-		lower := strings.ToLower(e.Name())
-		if !gitInternalNames[lower] && !strings.HasPrefix(lower, "bisect_") {
-			continue
-		}
-		if e.Type()&fs.ModeSymlink != 0 {
-			return true
-		}
-		if e.IsDir() {
-			sub, err := unix.Openat(d, e.Name(), unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-			if err != nil {
-				return true
-			}
-			held := holdsSymlink(sub)
-			unix.Close(sub)
-			if held {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// inGitDir reports whether the name at pl lies inside a git directory: a
-// .git on its path, or a directory at or above its own that git takes
-// for one (gitDir). The host's git reads and writes what lies there by
-// fixed names (logs/HEAD, FETCH_HEAD, COMMIT_EDITMSG, worktrees/<id>,
-// rebase-merge): a symlink there would lead its writes, and gc's
-// deletions, out of the repository.
-func (k *call) inGitDir(pl place) bool {
-	if underDotGit(pl.path) {
-		return true
-	}
-	parts := strings.Split(strings.Trim(pl.path, "/"), "/")
-	// The names beneath each directory above, first first: under a
-	// common directory (objects and refs, no HEAD), only git's own.
-	names := append(parts, pl.name)
-	rel := "."
-	for i := 0; i <= len(parts); i++ {
-		// What is made counts as there: a symlink named objects beside
-		// refs is a mark of its own.
-		made := ""
-		if i == 0 {
-			made = pl.name
-		}
-		if gitDirWith(pl.dir, rel, made) {
-			return true
-		}
-		if first := names[len(names)-1-i]; gitInternalNames[strings.ToLower(first)] || strings.HasPrefix(strings.ToLower(first), "bisect_") {
-			if commonDirLikeWith(pl.dir, rel, made) {
-				return true
-			}
-		}
-		rel = path.Join(rel, "..")
-	}
-	return false
-}
-
-// workTreeAbove reports whether the directory at dir (path at) lies in a
-// work tree: it or a directory above holds a .git. A git directory in a
-// .git (a submodule's, a worktree's) does not: git never checks a path
-// through .git out.
-func workTreeAbove(dir int, at string) bool {
-	if underDotGit(at) {
-		return false
-	}
-	return gitUp(dir, ".", len(strings.Split(strings.Trim(at, "/"), "/"))+1)
-}
-
-// gitUp reports whether dir/rel, or one of the levels-1 directories
-// above it, holds a .git (of any kind, or one that cannot be told).
-func gitUp(dir int, rel string, levels int) bool {
-	for range levels {
-		var st unix.Stat_t
-		if err := unix.Fstatat(dir, path.Join(rel, ".git"), &st, unix.AT_SYMLINK_NOFOLLOW); err == nil || err != unix.ENOENT && err != unix.ENOTDIR {
-			return true
-		}
-		rel = path.Join(rel, "..")
-	}
-	return false
-}
-
-// gitDirMovedIn reports whether the directory at from, moved to to,
-// would bring a git directory into a work tree (see gitDirBeneath).
-func gitDirMovedIn(from, to place) bool {
-	if !workTreeAbove(to.dir, to.path) || underDotGit(to.full()) {
-		return false
-	}
-	d, err := unix.Openat(from.dir, from.name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return false
-	}
-	defer unix.Close(d)
-	return gitDirBeneath(d)
-}
-
-// underDotGit reports whether a path goes through a .git.
-func underDotGit(p string) bool {
-	for _, c := range strings.Split(p, "/") {
-		if strings.EqualFold(c, ".git") {
-			return true
-		}
-	}
-	return false
-}
-
-// gitDirBeneath reports whether the tree at dir holds a git directory
-// (gitDir) other than in a .git, or a directory the guard cannot read:
-// a .git made at dir would make the tree a work tree, and git checks
-// out a path into such a directory (a --separate-git-dir put in the
-// work tree, a bare repository) as into any other.
-func gitDirBeneath(dir int) bool {
-	return treeHas(dir, 0, func(d int) bool { return gitDir(d, ".") }, nil,
-		func(e fs.DirEntry) bool { return strings.EqualFold(e.Name(), ".git") })
-}
-
-// treeHas walks the tree at dir, symlinks not followed, and reports
-// whether at says yes of one of its directories (open at d) or entry of
-// one of their entries; and, failing closed, whether a directory cannot
-// be read or the tree holds more than limit entries (0: no bound).
-// Every directory is entered but those skip names.
-func treeHas(dir, limit int, at func(d int) bool, entry, skip func(fs.DirEntry) bool) bool {
-	seen := 0
-	var walk func(d int) bool
-	walk = func(d int) bool {
-		f := os.NewFile(uintptr(d), "")
-		defer f.Close()
-		if at != nil && at(d) {
-			return true
-		}
-		entries, err := f.ReadDir(-1)
-		if err != nil {
-			return true
-		}
-		for _, e := range entries {
-			if seen++; limit > 0 && seen > limit {
-				return true
-			}
-			if entry != nil && entry(e) {
-				return true
-			}
-			if !e.IsDir() || skip != nil && skip(e) {
-				continue
-			}
-			sub, err := unix.Openat(d, e.Name(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-			if err == unix.EACCES && !ownDir(d, e.Name()) && unix.Faccessat(d, e.Name(), unix.W_OK, unix.AT_EACCESS) != nil {
-				// Another user's directory the guard, as the command,
-				// can neither read nor write: the command could not have
-				// put anything there either (a database's volume).
-				continue
-			}
-			if err != nil || walk(sub) {
-				return true
-			}
-		}
-		return false
-	}
-	d, err := unix.Openat(dir, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	return err != nil || walk(d)
-}
-
-// ownDir reports whether dir/name is owned by the user the guard acts as
-// (or cannot be told not to be).
-func ownDir(dir int, name string) bool {
-	var st unix.Stat_t
-	return unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Uid == uint32(unix.Geteuid())
 }
 
 // mergeProgramDir refuses a directory or symlink at pl named as a merge
@@ -589,7 +200,7 @@ func symlinkProbe(target string, pl place) bool {
 	}
 	// Elsewhere (a bare repository), only the top of a whole git
 	// directory: its objects and refs are there, not only a mark.
-	if !gitDirLike(pl.dir, ".") {
+	if !treeRepos.GitDirLike(pathguard.Dir(pl.dir), ".") {
 		return false
 	}
 	for _, d := range []string{"objects", "refs"} {
@@ -604,42 +215,6 @@ func symlinkProbe(target string, pl place) bool {
 func (k *call) linkInGitDir(op string, pl place) unix.Errno {
 	return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: pl.full(),
 		Reason: "a symlink in a git directory, which the host's git would write through"})
-}
-
-// holdsSymlink reports whether the tree at dir holds a symlink, or more
-// than maxMovedTree entries, or anything the guard cannot read.
-func holdsSymlink(dir int) bool {
-	return treeHas(dir, maxMovedTree, nil, func(e fs.DirEntry) bool { return e.Type()&fs.ModeSymlink != 0 }, nil)
-}
-
-// unsafeToMark reports whether dir holds hooks other than samples, or a
-// config that would run a program, or an index or a rebase's todo list
-// the guard would not take (see judgedGitFiles).
-func (k *call) unsafeToMark(dir int) bool {
-	hooks, err := namesAt(dir, "hooks")
-	if err != nil && err != unix.ENOENT {
-		return true // a hooks that is no directory, or cannot be read
-	}
-	for _, n := range hooks {
-		if !isSample(n) {
-			return true
-		}
-	}
-	for _, d := range []string{"remotes", "branches"} {
-		if names, err := namesAt(dir, d); len(names) > 0 || err != nil && err != unix.ENOENT {
-			return true // a legacy remote (see pathguard.IsLegacyRemotes)
-		}
-	}
-	for _, name := range k.judgedGitFiles(dir) {
-		content, err := readAt(dir, name, maxGitFile)
-		if err == unix.ENOENT || err == unix.ENOTDIR {
-			continue
-		}
-		if err != nil || k.gitFileSafe(dir, name, content) != nil {
-			return true
-		}
-	}
-	return false
 }
 
 // keepTarget records where a .git file or a commondir the guard let
@@ -691,7 +266,7 @@ func (pol *ConnectPolicy) leadsInRoot(root int, p string) error {
 	if !pol.writableTree(real) {
 		return fmt.Errorf("%s leads to %s, outside the trees the command may write, where the host's git there would write that repository's objects, refs and index", p, real)
 	}
-	if workTreeAbove(fd, real) {
+	if treeRepos.WorkTreeAbove(pathguard.Dir(fd), real) {
 		// git never checks a path in a .git out, but anywhere else in a
 		// work tree the host's checkout of a commit of the command's
 		// writes what it holds: a config, hooks.
@@ -770,13 +345,6 @@ func noSymlinkOnWay(root int, p string) error {
 	}
 }
 
-// onlyGit reports whether dir holds nothing but a .git (and the names
-// also), as read now.
-func onlyGit(dir int, also ...string) bool {
-	names, err := namesAt(dir, ".")
-	return err == nil && !slices.ContainsFunc(names, func(n string) bool { return n != ".git" && !slices.Contains(also, n) })
-}
-
 // gitFileAlone refuses (EACCES) a .git other than a directory (a file
 // naming a git directory, a symlink to one, anything at that name) made
 // or written at pl where its directory holds anything else. What lies
@@ -788,7 +356,7 @@ func onlyGit(dir int, also ...string) bool {
 // judged with the repository it names (hooksLater). The names also
 // (a file about to be renamed to .git there) may lie beside it.
 func (k *call) gitFileAlone(op string, pl place, also ...string) unix.Errno {
-	if onlyGit(pl.dir, also...) {
+	if k.repos().OnlyGit(pathguard.Dir(pl.dir), also...) {
 		return 0
 	}
 	return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: pl.full(),
@@ -835,7 +403,7 @@ func (pol *ConnectPolicy) localRepoIn(root int, p string) error {
 	if !(is(".git", unix.S_IFDIR) && is(".git/HEAD", unix.S_IFREG) || is("HEAD", unix.S_IFREG) && is("objects", unix.S_IFDIR) && is("refs", unix.S_IFDIR)) {
 		return errors.New("not a repository (a work tree with a .git directory, or a bare one) in a tree the command may write: a push there would run whatever hooks it came to hold")
 	}
-	if gitUp(fd, "..", strings.Count(real, "/")) {
+	if treeRepos.GitUp(pathguard.Dir(fd), "..", strings.Count(real, "/")) {
 		return errors.New("a repository inside another's work tree: the host's git, checking out a commit of the command's, could write a repository with hooks in its place")
 	}
 	return nil
@@ -904,20 +472,20 @@ func (k *call) replaceConfig(src, dst place) unix.Errno {
 	if err := unix.Fstat(in, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return unix.EACCES
 	}
-	content, err := io.ReadAll(io.LimitReader(f, maxGitFile+1))
+	content, err := io.ReadAll(io.LimitReader(f, pathguard.MaxGitFile+1))
 	if err != nil {
 		return errnoOf(err)
 	}
-	if gitConfigNames[dst.name] {
+	if pathguard.IsConfigName(dst.name) {
 		// A config: what the one it replaces holds off the list (the
 		// host's core.hooksPath, a credential helper) may stay as it is.
 		old, _ := readAt(dst.dir, dst.name, maxGitConfig)
 		err = pathguard.GitConfigSafeBeside(content, old, k.localRepo)
 	} else {
-		err = k.gitFileSafe(dst.dir, dst.name, content)
+		err = k.repos().FileSafe(pathguard.Dir(dst.dir), dst.name, content)
 	}
 	if err == nil && dst.name == "config" {
-		err = k.indexesStaySafe(dst.dir, content)
+		err = k.repos().IndexesStaySafe(pathguard.Dir(dst.dir), content)
 	}
 	if err != nil {
 		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "rename", Target: full, Reason: gitFileIs(dst.name) + " may hold nothing that runs a program: " + err.Error()})

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/srt-go/srt/pathguard"
 	"github.com/srt-go/srt/policy"
 	"golang.org/x/sys/unix"
 )
@@ -302,7 +303,7 @@ func (k *call) laterBeneath(src, dst place) bool {
 			return true
 		}
 		for _, e := range entries {
-			if seen++; seen > maxMovedTree {
+			if seen++; seen > pathguard.MaxMovedTree {
 				return true
 			}
 			r := path.Join(rel, e.Name())

@@ -180,7 +180,7 @@ func (k *call) symlink(target string, dir int, name string) unix.Errno {
 	if e := k.mayMake("symlink", pl, false); e != 0 {
 		return e
 	}
-	if k.inGitDir(pl) && !symlinkProbe(target, pl) {
+	if k.repos().InGitDir(pl.at()) && !symlinkProbe(target, pl) {
 		return k.linkInGitDir("symlink", pl)
 	}
 	if pathguard.IsMergeProgramDir(pl.name) {
@@ -265,7 +265,7 @@ func (k *call) link(dir int, old string, dir2 int, name string, flags int) unix.
 		if err != nil {
 			return errnoOf(err)
 		}
-		if k.inGitDir(dst) {
+		if k.repos().InGitDir(dst.at()) {
 			return k.linkInGitDir("link", dst)
 		}
 		if pathguard.IsMergeProgramDir(dst.name) {
@@ -383,11 +383,11 @@ func (k *call) rename(dir int, old string, dir2 int, name string, flags int) uni
 			return n, k.deny(unix.EACCES, "rename", full, rule, n)
 		case kind == unix.S_IFDIR && n != pathguard.Free:
 			return n, unix.EXDEV
-		case kind == unix.S_IFDIR && k.inGitDir(p):
+		case kind == unix.S_IFDIR && k.repos().InGitDir(p.at()):
 			// Into a git directory known by its marks: copied, each
 			// symlink in it is judged (see inGitDir).
 			return pathguard.Context, unix.EXDEV
-		case kind == unix.S_IFLNK && k.inGitDir(p):
+		case kind == unix.S_IFLNK && k.repos().InGitDir(p.at()):
 			return n, k.linkInGitDir("rename", p)
 		case (kind == unix.S_IFDIR || kind == unix.S_IFLNK) && pathguard.IsMergeProgramDir(p.name):
 			return n, k.mergeProgramDir("rename", p)
@@ -474,8 +474,8 @@ func (k *call) rename(dir int, old string, dir2 int, name string, flags int) uni
 	// (a core.hooksPath directory, a hook's script): at their new path
 	// nothing keeps them, while the host's git config core.hooksPath
 	// would name them again. Copied, each one kept stays where it was.
-	if srcKind == unix.S_IFDIR && (k.laterBeneath(src, dst) || gitDirMovedIn(src, dst) || k.hooksBeneath(dst.full()) || k.hooksBeneath(src.full()) || k.namesMovedIn(src, dst.full())) ||
-		dstKind == unix.S_IFDIR && (k.laterBeneath(dst, src) || gitDirMovedIn(dst, src) || k.hooksBeneath(src.full()) || k.hooksBeneath(dst.full()) || k.namesMovedIn(dst, src.full())) {
+	if srcKind == unix.S_IFDIR && (k.laterBeneath(src, dst) || k.repos().GitDirMovedIn(src.at(), dst.at()) || k.hooksBeneath(dst.full()) || k.hooksBeneath(src.full()) || k.namesMovedIn(src, dst.full())) ||
+		dstKind == unix.S_IFDIR && (k.laterBeneath(dst, src) || k.repos().GitDirMovedIn(dst.at(), src.at()) || k.hooksBeneath(src.full()) || k.hooksBeneath(dst.full()) || k.namesMovedIn(dst, src.full())) {
 		return unix.EXDEV
 	}
 	// A symlink put where a literal deny entry's path goes through it
@@ -610,6 +610,3 @@ func (k *call) remove(dir int, name string, flags int) unix.Errno {
 	}
 	return errnoOf(unix.Unlinkat(pl.dir, pl.name, flags))
 }
-
-// maxMovedTree bounds the entries laterBeneath looks through.
-const maxMovedTree = 10_000

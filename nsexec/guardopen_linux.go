@@ -53,7 +53,7 @@ func (k *call) openFile(dir int, name string, flags int, mode uint32) answer {
 			}
 		}
 		if !truncate && flags&(unix.O_ACCMODE|unix.O_APPEND|unix.O_CREAT|unix.O_EXCL) == unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL &&
-			n == pathguard.GitConfig && (gitConfigNames[pl.name] || pathguard.IsIndexName(pl.name)) {
+			n == pathguard.GitConfig && (pathguard.IsConfigName(pl.name) || pathguard.IsIndexName(pl.name)) {
 			// A repository's config or index made whole (cp -a, tar x of
 			// a repository): judged when written, as git's own lock file
 			// is when renamed (replaceConfig); refused, the file made
@@ -61,7 +61,7 @@ func (k *call) openFile(dir int, name string, flags int, mode uint32) answer {
 			if d, e := k.deferTo(pl, full); e == 0 {
 				d.made, d.max, d.hashSize = true, maxGitConfig, 20
 				if pathguard.IsIndexName(pl.name) {
-					d.max, d.hashSize = maxGitFile, k.repoHashSize(pl.dir)
+					d.max, d.hashSize = pathguard.MaxGitFile, k.repos().HashSize(pathguard.Dir(pl.dir))
 				}
 				k.deferred = d
 				n = pathguard.Free

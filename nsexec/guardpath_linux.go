@@ -482,7 +482,7 @@ func (k *call) judgeAt(pl place) (pathguard.Name, string) {
 	if pl.name != "" || !strings.HasPrefix(pl.path, "/") {
 		return k.judge(pl)
 	}
-	if p := pl.full(); !gitNamed(path.Base(path.Dir(p)), path.Base(p)) {
+	if p := pl.full(); !pathguard.GitNamed(path.Base(path.Dir(p)), path.Base(p)) {
 		return k.judgeName(pl, p) // no name judge looks into
 	}
 	// Found again at its path, it is judged there — if it is the same
@@ -517,94 +517,15 @@ func (k *call) foundAgain(path string, st *unix.Stat_t) (place, bool) {
 	return named, true
 }
 
-// gitNamed reports whether name, in a directory called dir, is one judge
-// looks into a git directory for: a hook, a hooks directory, a config, a
-// mark. Any other name is judged by the name rules alone.
-func gitNamed(dir, name string) bool {
-	return dir == "hooks" || name == "hooks" || pathguard.IsLegacyRemotes(dir) || gitConfigNames[name] || gitMarks[name] ||
-		pathguard.IsGitStateDir(name) || pathguard.IsGitStateFile(dir, name) || pathguard.IsIndexName(name) || name == pathguard.MergeRR ||
-		name == pathguard.WorktreeGitdir ||
-		strings.EqualFold(name, ".git")
-}
-
 // judge is what the name at pl is: the name rules (policy.Guard), and
-// what they cannot see from names alone — a git directory that is not
-// called .git (a bare repository, a --separate-git-dir, a worktree's
-// common directory), known by what it holds (HEAD, objects, refs or
-// commondir). Its hooks and its config are a .git's; and a directory
-// whose hooks hold more than git's samples, or whose config would run a
-// program, may not become one (no HEAD, objects, refs or commondir is
-// made in it). Every guarded call of a sandbox is judged and made on one
-// thread, in turn, so no two of them can each see the other's half
-// missing.
+// what they cannot see from names alone, read around it
+// (pathguard.Repos.Judge).
 func (k *call) judge(pl place) (pathguard.Name, string) {
-	full := pl.full()
-	n, rule := k.judgeName(pl, full)
-
-	if n != pathguard.Free && n != pathguard.Context || pl.name == "" || pl.name == "." || pl.dir < 0 || !gitNamed(path.Base(pl.path), pl.name) {
+	n, rule := k.judgeName(pl, pl.full())
+	if pl.dir < 0 || pl.name == "" || pl.name == "." || !pathguard.GitNamed(path.Base(pl.path), pl.name) {
 		return n, rule
 	}
-	switch {
-	case path.Base(pl.path) == "hooks" && !isSample(pl.name), pathguard.IsLegacyRemotes(path.Base(pl.path)):
-		if gitDirLike(pl.dir, "..") {
-			return pathguard.Protected, pl.path
-		}
-	case pl.name == "hooks":
-		if gitDirLike(pl.dir, ".") {
-			return pathguard.HooksDir, full
-		}
-	case gitConfigNames[pl.name] && !k.pol.Guard.GitConfig:
-		if gitDirLike(pl.dir, ".") {
-			return pathguard.GitConfig, full
-		}
-	case pathguard.IsGitStateDir(pl.name):
-		if gitDirLike(pl.dir, ".") {
-			return pathguard.Context, full // a directory moved there brings its state files unseen
-		}
-	case pathguard.IsGitStateFile(path.Base(pl.path), pl.name):
-		if gitDirLike(pl.dir, "..") {
-			return pathguard.GitConfig, full
-		}
-	case pathguard.IsIndexName(pl.name) || pl.name == pathguard.MergeRR:
-		if gitDirLike(pl.dir, ".") {
-			return pathguard.GitConfig, full
-		}
-	case pl.name == pathguard.WorktreeGitdir:
-		if path.Base(path.Dir(pl.path)) == "worktrees" && gitDirLike(pl.dir, "../..") {
-			return pathguard.GitConfig, full
-		}
-	case pl.name == "commondir" && (path.Base(path.Dir(pl.path)) != "worktrees" || path.Base(pl.path) == ".git"):
-		// git writes a commondir only in a worktree's git directory
-		// (worktrees/<id>, which a .git file names, and whose commondir
-		// the guard reads at each call): anywhere else it would lead
-		// git to another repository's config and hooks after the guard
-		// read the repository.
-		return pathguard.Protected, full + " (a commondir other than in a worktree's git directory, worktrees/<id>, would lead git to another repository's config and hooks)"
-	case strings.EqualFold(pl.name, ".git"):
-		if gitDirBeneath(pl.dir) {
-			return pathguard.Protected, full + " (a git directory lies in what would become its work tree, where the host's checkout would write into it)"
-		}
-	case gitMarks[pl.name]:
-		if !gitDirLike(pl.dir, ".") && k.unsafeToMark(pl.dir) {
-			return pathguard.Protected, full + " (its directory holds hooks, or a config that runs programs, and would become a git directory)"
-		}
-		// The mark that makes it one git takes: nothing beneath may be
-		// a symlink (see inGitDir), which no mark made before saw.
-		if !gitDir(pl.dir, ".") && gitDirWith(pl.dir, ".", pl.name) {
-			if holdsSymlink(pl.dir) {
-				return pathguard.Protected, full + " (its directory holds a symlink, or more than the guard looks through, and would become a git directory)"
-			}
-			if workTreeAbove(pl.dir, pl.path) {
-				return pathguard.Protected, full + " (its directory lies in a work tree, where the host's checkout would write into it, and would become a git directory)"
-			}
-		}
-		// The mark that makes it what a worktree's commondir may name:
-		// no symlink at git's own names (see inGitDir).
-		if !commonDirLike(pl.dir, ".") && commonDirLikeWith(pl.dir, ".", pl.name) && symlinkAtGitNames(pl.dir) {
-			return pathguard.Protected, full + " (its directory holds a symlink at one of git's own names, and would become a common git directory)"
-		}
-	}
-	return n, rule
+	return k.repos().Judge(pl.at(), n, rule)
 }
 
 // resolved is where p leads now in the command's root, all its symlinks

@@ -223,11 +223,14 @@ func (k *call) namesMovedIn(src place, dst string) bool {
 		for _, v := range h.names {
 			first[v[0]] = true
 		}
-		d, err := unix.Openat(src.dir, src.name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		r := treeRepos
+		d, err := r.Tree.OpenDir(pathguard.Dir(src.dir), src.name, false)
 		if err != nil {
 			return true
 		}
-		if treeHas(d, maxMovedTree, nil, func(e fs.DirEntry) bool { return first[e.Name()] }, nil) {
+		held := r.TreeHas(d, pathguard.MaxMovedTree, nil, func(e fs.DirEntry) bool { return first[e.Name()] }, nil)
+		r.Tree.Close(d)
+		if held {
 			return true
 		}
 	}
@@ -486,7 +489,7 @@ func (k *call) gitDirHooks(tree, gitDir string) *repoHooks {
 		if err != nil {
 			continue
 		}
-		names, _ := namesAt(fd, ".")
+		names, _ := treeRepos.Names(pathguard.Dir(fd), ".")
 		for _, n := range names {
 			target, err := readlinkat(fd, n)
 			if err != nil {

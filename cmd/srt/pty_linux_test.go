@@ -273,6 +273,13 @@ func TestSandboxShellJobs(t *testing.T) {
 			r := onTerminal(t, cmd, 24, 80)
 			r.send(b.srtLine(fallback, `-c 'echo STARTED_$((1+1)); exec sleep 30'`) + "\n")
 			r.wait("STARTED_2")
+			// The shell prints before it execs sleep: a Ctrl-Z between the
+			// two would stop the shell, never to exec (a busy machine).
+			for deadline := time.Now().Add(10 * time.Second); len(descendantStates(cmd.Process.Pid, "sleep")) != 1; time.Sleep(10 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the command never ran sleep:\n%s", r.output())
+				}
+			}
 			r.send("\x1a")
 			r.wait("Stopped")
 			if states := descendantStates(cmd.Process.Pid, "sleep"); len(states) != 1 || states[0] != "T" {
