@@ -291,3 +291,65 @@ func TestOwnTerminal(t *testing.T) {
 		}
 	}
 }
+
+// The profile and the Linux guard answer from the same tables: for every
+// name of pathguard's (files, directories, .claude's, paths of several
+// names, a repository's hooks and configs, a merge program), a write
+// there, in a project and a directory that existed at launch, is refused
+// by both — and a name beside them is written by both.
+func TestProfileEveryProtectedName(t *testing.T) {
+	w := testtree.Tree(t, "home/proj/sub/x")
+	home, proj := filepath.Join(w, "home"), filepath.Join(w, "home", "proj")
+	s := testtree.FSRules{AllowWrite: []string{proj}}.Settings()
+	pol, c := profileOf(t, s, policy.Env{Home: home, Cwd: proj}, Options{Tag: "t"})
+	g := policy.Guard{Policy: pol}
+	var refused []string
+	files, dirs, claude := pathguard.ProtectedNames()
+	for _, dir := range []string{proj, filepath.Join(proj, "sub")} {
+		for _, f := range files {
+			refused = append(refused, filepath.Join(dir, f))
+		}
+		for _, d := range dirs {
+			refused = append(refused, filepath.Join(dir, d, "settings.json"), filepath.Join(dir, d))
+		}
+		for _, n := range claude {
+			refused = append(refused, filepath.Join(dir, ".claude", n), filepath.Join(dir, ".claude", n, "x.md"))
+		}
+		for _, p := range pathguard.ProtectedPaths() {
+			refused = append(refused, filepath.Join(dir, p), filepath.Join(dir, p, "x"))
+		}
+	}
+	for _, rel := range []string{".git/hooks/pre-commit", ".git/config", ".git/config.worktree", ".git/modules/m/hooks/post-checkout",
+		".git/modules/m/config", ".git/worktrees/w/config"} {
+		refused = append(refused, filepath.Join(proj, rel))
+	}
+	for _, h := range pathguard.GitHookNames {
+		refused = append(refused, filepath.Join(proj, ".git/hooks", h))
+	}
+	if len(refused) < 100 {
+		t.Fatalf("only %d names from the tables: the test proves little", len(refused))
+	}
+	for _, p := range refused {
+		n, _ := g.Judge(p)
+		linux := n == pathguard.Protected || n == pathguard.GitConfig || n == pathguard.HooksDir
+		darwin := !c.Allowed("file-write-data", p)
+		if !linux || !darwin {
+			t.Errorf("%s: refused by the Linux guard %v (%v), by the profile %v", p, linux, n, darwin)
+		}
+	}
+	// A merge strategy's program: Linux refuses a directory or symlink
+	// so named (at mkdir, symlink, link, rename), the profile the name
+	// itself (it cannot tell a directory from a file by name: stricter).
+	// Neither judges what lies in such a directory once there.
+	merge := filepath.Join(proj, pathguard.MergeProgramPrefix+"x")
+	if !pathguard.IsMergeProgramDir(filepath.Base(merge)) || c.Allowed("file-write-create", merge) {
+		t.Errorf("%s: a merge program's directory may be made", merge)
+	}
+	for _, rel := range []string{"src/main.go", ".claude/notes.md", ".config/other", "sub/.git-blame-ignore-revs", ".git/objects/ab/cd"} {
+		p := filepath.Join(proj, rel)
+		n, _ := g.Judge(p)
+		if n == pathguard.Protected || n == pathguard.GitConfig || !c.Allowed("file-write-data", p) {
+			t.Errorf("%s: refused (Linux %v, profile allows %v)", p, n, c.Allowed("file-write-data", p))
+		}
+	}
+}
