@@ -14,7 +14,6 @@ import (
 	"unsafe"
 
 	"github.com/srt-go/srt/pathguard"
-	"github.com/srt-go/srt/policy"
 	"github.com/srt-go/srt/seccomp"
 
 	"golang.org/x/sys/unix"
@@ -511,22 +510,7 @@ func (k *call) guardCall(c seccomp.FileCall) answer {
 
 // deny reports a refused call and returns errno.
 func (k *call) deny(errno unix.Errno, op, target, rule string, n pathguard.Name) unix.Errno {
-	return k.pol.deny(errno, Event{Kind: "filesystem", Call: op, Target: target, Reason: denyReason(k.pol.Guard, rule, n)})
-}
-
-// denyReason says why a protected name was refused, and whether and how
-// the user may allow it.
-func denyReason(g *policy.Guard, rule string, n pathguard.Name) string {
-	switch n {
-	case pathguard.GitConfig:
-		return gitFileIs(path.Base(rule)) + ", which takes only content that runs nothing: " + rule + " (filesystem.allowGitConfig lets a repository's config take any)"
-	case pathguard.HooksDir:
-		return "a repository's hooks directory: " + rule + "; not allowed: the host's git would run what it holds"
-	}
-	if _, _, anchor := g.JudgeWhere(rule); anchor != "" {
-		return "protected name " + rule + ": the host runs it from " + anchor + ", which existed when the command started; not allowed there (a tree the command makes may hold it)"
-	}
-	return "protected name " + rule + "; not allowed: the host's git would run it"
+	return k.pol.deny(errno, Event{Kind: "filesystem", Call: op, Target: target, Reason: k.pol.Guard.Rules().Reason(rule, n)})
 }
 
 // linkInGitDir refuses a symlink at pl, in a git directory (inGitDir).
@@ -535,11 +519,6 @@ func denyReason(g *policy.Guard, rule string, n pathguard.Name) string {
 // has symlinks (and remove at once): refused, git would set
 // core.symlinks = false and check a repository's symlinks out as files.
 var gitProbeName = regexp.MustCompile(`^t[A-Za-z0-9]{6}$`)
-
-// blocked says whether a name of kind n may not be made or written.
-func blocked(n pathguard.Name) bool {
-	return n == pathguard.Protected || n == pathguard.HooksDir || n == pathguard.GitConfig
-}
 
 // sandboxTgid is the calling process's pid in the sandbox's PID
 // namespace (NStgid's second field: the first is srt's own namespace).

@@ -103,7 +103,7 @@ func (pol *ConnectPolicy) settle(d *deferredWrite) {
 		err = d.stillSafe(d.file, d.content, pol)
 	}
 	if err != nil {
-		pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "write", Target: d.target, Reason: gitFileIs(d.name) + ": " + err.Error()})
+		pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "write", Target: d.target, Reason: pathguard.FileIs(d.name) + ": " + err.Error()})
 		if d.made {
 			d.unmake()
 		}

@@ -19,29 +19,6 @@ import (
 // content and put in place by the guard, and the repositories a config's
 // URL may name.
 
-// gitFileIs names what a GitConfig file is, for a refusal.
-func gitFileIs(name string) string {
-	switch {
-	case name == pathguard.RebaseTodo:
-		return "a rebase's todo list"
-	case name == pathguard.RebaseStrategy || name == pathguard.RebaseStrategyOpts || name == pathguard.SequencerOpts:
-		return "a rebase's or cherry-pick's merge strategy"
-	case name == pathguard.ApplyOpts:
-		return "a stopped am's options for git apply"
-	case pathguard.IsIndexName(name):
-		return "a repository's index"
-	case name == pathguard.MergeRR:
-		return "a merge's conflicts as rerere records them"
-	case name == pathguard.WorktreeGitdir:
-		return "a worktree's link back to its work tree"
-	case name == ".git":
-		return "a .git file naming a git directory"
-	case name == "commondir":
-		return "a worktree's common directory"
-	}
-	return "a repository's config"
-}
-
 // sealForMark runs before a call makes the name at pl: when that name is
 // a mark that makes its directory a git directory, the directory's config
 // files are first replaced by copies the guard makes of what they hold
@@ -488,7 +465,7 @@ func (k *call) replaceConfig(src, dst place) unix.Errno {
 		err = k.repos().IndexesStaySafe(pathguard.Dir(dst.dir), content)
 	}
 	if err != nil {
-		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "rename", Target: full, Reason: gitFileIs(dst.name) + " may hold nothing that runs a program: " + err.Error()})
+		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "rename", Target: full, Reason: pathguard.FileIs(dst.name) + " may hold nothing that runs a program: " + err.Error()})
 	}
 	// The command's file under src's name becomes the guard's copy, which
 	// then takes the config's name; never writable by its group or

@@ -67,7 +67,7 @@ func (k *call) mayMake(op string, pl place, hooksDir bool) unix.Errno {
 		return unix.EACCES
 	}
 	full := pl.full()
-	if n, rule := k.judge(pl); blocked(n) && !(n == pathguard.HooksDir && hooksDir) {
+	if n, rule := k.judge(pl); pathguard.Blocked(n) && !(n == pathguard.HooksDir && hooksDir) {
 		var st unix.Stat_t
 		if unix.Fstatat(pl.dir, pl.name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
 			return unix.EEXIST
@@ -239,7 +239,7 @@ func (k *call) link(dir int, old string, dir2 int, name string, flags int) unix.
 		// whether it is named or a descriptor's.
 		return k.notWritable("link", src.full())
 	}
-	if n, rule := k.judgeAt(src); blocked(n) && strings.HasPrefix(src.full(), "/") {
+	if n, rule := k.judgeAt(src); pathguard.Blocked(n) && strings.HasPrefix(src.full(), "/") {
 		return k.deny(unix.EACCES, "link", src.full(), rule, n)
 	}
 	dst, e := k.at(dir2, name)

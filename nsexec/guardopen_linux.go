@@ -43,7 +43,7 @@ func (k *call) openFile(dir int, name string, flags int, mode uint32) answer {
 			defer pl.close()
 			return refused(k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "write", Target: full, Reason: "a .git file is written only for writing (O_WRONLY), through the guard"}))
 		}
-		if !truncate && flags&unix.O_ACCMODE == unix.O_WRONLY && (n == pathguard.GitConfig && pl.name == pathguard.WorktreeGitdir || pl.name == ".git" && !isDirAt(pl) || pl.name == "commondir" && !blocked(n)) {
+		if !truncate && flags&unix.O_ACCMODE == unix.O_WRONLY && (n == pathguard.GitConfig && pl.name == pathguard.WorktreeGitdir || pl.name == ".git" && !isDirAt(pl) || pl.name == "commondir" && !pathguard.Blocked(n)) {
 			// Its content judged when written (see open).
 			if d, e := k.deferTo(pl, full); e == 0 {
 				k.deferred = d
@@ -74,7 +74,7 @@ func (k *call) openFile(dir int, name string, flags int, mode uint32) answer {
 			// write fails EBADF).
 			n, flags = pathguard.Free, flags&^unix.O_ACCMODE|unix.O_RDONLY
 		}
-		if flags&(unix.O_CREAT|unix.O_EXCL) == unix.O_CREAT|unix.O_EXCL && !truncate && !pl.slash && !blocked(n) && k.writable(full) {
+		if flags&(unix.O_CREAT|unix.O_EXCL) == unix.O_CREAT|unix.O_EXCL && !truncate && !pl.slash && !pathguard.Blocked(n) && k.writable(full) {
 			// A file that must be new (tar, git checkout): nothing is
 			// followed and nothing that exists is opened, so the kernel's
 			// answer is the whole answer.
@@ -90,7 +90,7 @@ func (k *call) openFile(dir int, name string, flags int, mode uint32) answer {
 				pl.close()
 				return refused(unix.EISDIR)
 			}
-			if blocked(n) {
+			if pathguard.Blocked(n) {
 				defer pl.close()
 				if pl.isReadOnly() {
 					return refused(unix.EROFS) // as the kernel says first
@@ -111,7 +111,7 @@ func (k *call) openFile(dir int, name string, flags int, mode uint32) answer {
 			pl.close()
 			return refused(errnoOf(err))
 		case st.Mode&unix.S_IFMT == unix.S_IFLNK && flags&unix.O_NOFOLLOW == 0 && flags&(unix.O_CREAT|unix.O_EXCL) != unix.O_CREAT|unix.O_EXCL:
-			if blocked(n) {
+			if pathguard.Blocked(n) {
 				// A protected name that is a symlink (a hook linked to a
 				// script): what the host runs is where it leads, which is
 				// not written through it (the launch's mounts keep it
@@ -178,7 +178,7 @@ func (k *call) createAt(pl place, flags int, mode uint32) (a answer, opened bool
 // it was swapped for a symlink meanwhile, look again.
 func (k *call) openExisting(pl place, st *unix.Stat_t, full string, n pathguard.Name, rule string, flags int, mode uint32, truncate bool) (answer, bool) {
 	{
-		if blocked(n) {
+		if pathguard.Blocked(n) {
 			return refused(k.deny(unix.EROFS, "write", full, rule, n)), false
 		}
 		if !k.writable(full) {
@@ -466,7 +466,7 @@ func treeKind(st *unix.Stat_t) bool {
 // reopen opens the command's own descriptor (by /proc/self/fd/N) anew,
 // as the kernel would: what it names, judged by its path.
 func (k *call) reopen(pl place, flags int) answer {
-	if n, rule := k.pol.Guard.Judge(pl.path); strings.HasPrefix(pl.path, "/") && blocked(n) {
+	if n, rule := k.pol.Guard.Judge(pl.path); strings.HasPrefix(pl.path, "/") && pathguard.Blocked(n) {
 		unix.Close(pl.dir)
 		return refused(k.deny(unix.EROFS, "write", pl.path, rule, n))
 	}
@@ -497,7 +497,7 @@ func (k *call) reopen(pl place, flags int) answer {
 		}
 		if e == 0 && strings.HasPrefix(pl.path, "/") {
 			switch n, rule := k.judgeAt(pl); {
-			case blocked(n):
+			case pathguard.Blocked(n):
 				// What names alone cannot tell: a git directory's config
 				// or hooks, known by what the directory holds.
 				e = k.deny(unix.EROFS, "write", pl.path, rule, n)

@@ -99,11 +99,7 @@ func (gs *guardState) rememberGone(full string) {
 // judgeName is the name rules' verdict on full, the path of pl: a
 // project's protected name in a tree the command made is free there.
 func (k *call) judgeName(pl place, full string) (pathguard.Name, string) {
-	n, rule, anchor := k.pol.Guard.JudgeWhere(full)
-	if n == pathguard.Protected && anchor != "" && k.madeInRun(pl, anchor) {
-		return pathguard.Free, ""
-	}
-	return n, rule
+	return k.pol.Guard.Rules().JudgeMade(full, func(anchor string) bool { return k.madeInRun(pl, anchor) })
 }
 
 // madeInRun reports whether the directory at anchor (a physical path in

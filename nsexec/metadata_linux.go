@@ -220,7 +220,7 @@ func (k *call) metaTarget(c seccomp.MetaCall) (pl place, target int, st unix.Sta
 		if st.Mode&unix.S_IFMT == unix.S_IFLNK && (follow || pl.slash) {
 			unix.Close(fd)
 			if k.pol.Guard != nil {
-				if n, rule := k.judge(pl); blocked(n) {
+				if n, rule := k.judge(pl); pathguard.Blocked(n) {
 					// Through a protected name that is a symlink, as a
 					// write through it (open).
 					full := pl.full()
@@ -262,7 +262,7 @@ func (k *call) mayChange(ch *metaChange, pl place, target int, st *unix.Stat_t) 
 	if named.name == "." {
 		named.name = "" // a directory: judged by its own name
 	}
-	if n, rule := k.judgeAt(named); blocked(n) && !ch.keepsSafe(n, st) {
+	if n, rule := k.judgeAt(named); pathguard.Blocked(n) && !ch.keepsSafe(n, st) {
 		if ch.op != seccomp.OpMode || n == pathguard.Protected {
 			return k.deny(unix.EROFS, op, full, rule, n)
 		}
