@@ -283,11 +283,9 @@ type guardState struct {
 	ownLinks map[fileID]bool
 	// thread is the serving thread's own umask, as last set (-1: not yet).
 	thread int
-	// made are the directories the command made in this run, and
-	// launchGone the paths where a directory of the launch was removed
-	// or moved away (madeinrun_linux.go).
-	made       map[dirIdentity]bool
-	launchGone []string
+	// made are the directories the command made in this run
+	// (madeinrun_linux.go).
+	made *pathguard.MadeTrees
 	// trees are, by directory, the work trees that hold it; hooks, by
 	// work tree (and a .git file's content), its repository's hooks
 	// (see hooksLater).
@@ -335,7 +333,7 @@ type umaskEntry struct {
 const umaskFresh = 50 * time.Millisecond
 
 func newGuardState() *guardState {
-	return &guardState{root: -1, made: map[dirIdentity]bool{}, umasks: map[int]umaskEntry{}, pending: map[int]int{}, pidfds: map[int]int{}, ownLinks: map[fileID]bool{}, thread: -1, selfFDs: -1,
+	return &guardState{root: -1, made: pathguard.NewMadeTrees(), umasks: map[int]umaskEntry{}, pending: map[int]int{}, pidfds: map[int]int{}, ownLinks: map[fileID]bool{}, thread: -1, selfFDs: -1,
 		trees: map[string][]string{}, gitFiles: map[string]bool{}, hooks: map[string]*repoHooks{}, kept: map[string]*repoHooks{}}
 }
 

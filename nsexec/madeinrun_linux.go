@@ -4,96 +4,52 @@ import (
 	"strings"
 
 	"github.com/srt-go/srt/pathguard"
-	"github.com/srt-go/srt/policy"
 
 	"golang.org/x/sys/unix"
 )
 
-// The trees the command made in this run. A shell's startup files and an
-// agent's or IDE's configuration are protected where the host would run
-// them: in the directories that existed when the command started (home,
-// the user's projects). In a tree the command made during the run — a
-// clone, an unpacked tarball, a copy — they are that project's content
-// (policy.Guard.JudgeWhere). The guard makes every directory the command
-// makes, so it knows them by identity: a directory keeps it when renamed,
-// and another directory cannot take it. A path where a directory of the
-// launch was removed or moved away is never taken for the command's, even
-// once a directory it made lies there: what the host would run from the
-// old one must not come back there.
-
-// dirIdentity names a directory for as long as it exists, and after: its
-// inode with its birth time, where the filesystem keeps one (an inode
-// number is used again).
-type dirIdentity struct {
-	dev, ino uint64
-	born     unix.StatxTimestamp
-}
-
-// maxMadeDirs bounds the directories the guard remembers per sandbox;
-// past it, the command's new ones are taken for the launch's (their
-// project names protected), which fails safe.
-const maxMadeDirs = 1 << 20
+// The trees the command made in this run (pathguard.MadeTrees): the
+// guard makes every directory the command makes, and knows it by its
+// identity, which the kernel gives.
 
 // identityAt is the identity of dir/name (dir itself with name ""), if it
 // is a directory.
-func identityAt(dir int, name string) (dirIdentity, bool) {
+func identityAt(dir int, name string) (pathguard.ID, bool) {
 	flags := unix.AT_SYMLINK_NOFOLLOW | unix.AT_NO_AUTOMOUNT
 	if name == "" {
 		flags |= unix.AT_EMPTY_PATH
 	}
 	var st unix.Statx_t
 	if unix.Statx(dir, name, flags, unix.STATX_TYPE|unix.STATX_INO|unix.STATX_BTIME, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		return dirIdentity{}, false
+		return pathguard.ID{}, false
 	}
-	id := dirIdentity{dev: unix.Mkdev(st.Dev_major, st.Dev_minor), ino: st.Ino}
+	id := pathguard.ID{Dev: unix.Mkdev(st.Dev_major, st.Dev_minor), Ino: st.Ino}
 	if st.Mask&unix.STATX_BTIME != 0 {
-		id.born = st.Btime
+		id.Born = [2]int64{st.Btime.Sec, int64(st.Btime.Nsec)}
 	}
 	return id, true
 }
 
 // noteMade records that the command made the directory at pl.
 func (gs *guardState) noteMade(pl place) {
-	if len(gs.made) >= maxMadeDirs {
-		return
-	}
 	if id, ok := identityAt(pl.dir, pl.name); ok {
-		gs.made[id] = true
+		gs.made.Made(id)
 	}
 }
 
-// noteGone is called before the directory at pl is removed, or moved
-// away from its path (onto), or has another moved onto it: the
-// command's own is forgotten; where one of the launch was, the path is
-// remembered.
+// noteGone is called before the directory at pl is removed, or has
+// another moved onto it.
 func (gs *guardState) noteGone(pl place) {
-	id, ok := identityAt(pl.dir, pl.name)
-	if !ok {
-		return
+	if id, ok := identityAt(pl.dir, pl.name); ok {
+		gs.made.Gone(id, pl.full())
 	}
-	if gs.made[id] {
-		delete(gs.made, id)
-		return
-	}
-	gs.rememberGone(pl.full())
 }
 
-// noteMovedAway is called before the directory at pl is renamed: one
-// of the launch leaves its path, which is remembered; the command's own
-// keeps its identity where it goes.
+// noteMovedAway is called before the directory at pl is renamed.
 func (gs *guardState) noteMovedAway(pl place) {
-	if id, ok := identityAt(pl.dir, pl.name); ok && !gs.made[id] {
-		gs.rememberGone(pl.full())
+	if id, ok := identityAt(pl.dir, pl.name); ok {
+		gs.made.MovedAway(id, pl.full())
 	}
-}
-
-func (gs *guardState) rememberGone(full string) {
-	for _, p := range gs.launchGone {
-		if policy.Under(full, p) {
-			return
-		}
-	}
-	gs.launchGone = append(gs.launchGone, full)
 }
 
 // judgeName is the name rules' verdict on full, the path of pl: a
@@ -103,20 +59,14 @@ func (k *call) judgeName(pl place, full string) (pathguard.Name, string) {
 }
 
 // madeInRun reports whether the directory at anchor (a physical path in
-// the command's root, as policy.Guard.JudgeWhere gives it for pl) was
+// the command's root, as pathguard.Rules.JudgeWhere gives it for pl) was
 // made by the command in this run, at a path where none of the launch
 // was.
 func (k *call) madeInRun(pl place, anchor string) bool {
-	gs := k.gs
-	if len(gs.made) == 0 {
+	if !k.gs.made.Any() {
 		return false
 	}
-	for _, p := range gs.launchGone {
-		if policy.Under(anchor, p) {
-			return false
-		}
-	}
-	var id dirIdentity
+	var id pathguard.ID
 	var ok bool
 	switch {
 	case anchor == pl.path && pl.dir >= 0:
@@ -133,7 +83,7 @@ func (k *call) madeInRun(pl place, anchor string) bool {
 		id, ok = identityAt(fd, "")
 		unix.Close(fd)
 	}
-	return ok && gs.made[id]
+	return k.gs.made.Anchor(anchor, id, ok)
 }
 
 // madeOntoLaunch refuses (EXDEV, which makes mv copy the tree one judged
@@ -144,20 +94,11 @@ func (k *call) madeInRun(pl place, anchor string) bool {
 func (k *call) madeOntoLaunch(src, dst place, flags int) unix.Errno {
 	onto := func(from, to place, replaced bool) bool {
 		id, ok := identityAt(from.dir, from.name)
-		if !ok || !k.gs.made[id] {
-			return false // not a directory of the command's
+		there, thereOK := pathguard.ID{}, false
+		if replaced {
+			there, thereOK = identityAt(to.dir, to.name)
 		}
-		full := to.full()
-		for _, p := range k.gs.launchGone {
-			if policy.Under(full, p) {
-				return true
-			}
-		}
-		if !replaced {
-			return false
-		}
-		there, ok := identityAt(to.dir, to.name)
-		return ok && !k.gs.made[there] // a directory of the launch is there
+		return k.gs.made.OntoLaunch(id, ok, to.full(), replaced, there, thereOK)
 	}
 	exchange := flags&unix.RENAME_EXCHANGE != 0
 	if onto(src, dst, true) || exchange && onto(dst, src, true) {

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/srt-go/srt/config"
+	"github.com/srt-go/srt/pathguard"
 )
 
 // Env is where a policy is made.
@@ -344,11 +345,7 @@ func (p *Policy) index() {
 
 // Under reports whether path is base or lies beneath it (both absolute
 // and clean).
-func Under(path, base string) bool {
-	// Without building base+"/": this runs for every directory of a walk
-	// against every rule.
-	return path == base || base == "/" || len(path) > len(base) && path[len(base)] == '/' && strings.HasPrefix(path, base)
-}
+func Under(path, base string) bool { return pathguard.Under(path, base) }
 
 // maxGlobVisits bounds the walk that matches one glob against the disk.
 const maxGlobVisits = 1_000_000
