@@ -223,11 +223,15 @@ func (k *call) makeDeniedLater(op string, pl place) unix.Errno {
 }
 
 func (k *call) reportLater(op, full string, r policy.LaterRule) unix.Errno {
-	why := r.Why
+	return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: full, Reason: laterReason(r)})
+}
+
+// laterReason says why a deny entry that applies after launch refuses.
+func laterReason(r policy.LaterRule) string {
 	if r.Read {
-		why += " (a hidden path is never writable)"
+		return r.Why + " (a hidden path is never writable)"
 	}
-	return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: full, Reason: why})
+	return r.Why
 }
 
 // onReadOnlyMount reports whether the file at pl is on a read-only mount

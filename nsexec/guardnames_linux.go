@@ -579,31 +579,8 @@ func (k *call) remove(dir int, name string, flags int) unix.Errno {
 	if unix.Statx(pl.dir, "", unix.AT_EMPTY_PATH, unix.STATX_MNT_ID, &here) != nil || here.Mnt_id != at.Mnt_id {
 		return unix.EBUSY // a mount point (see mountPoint)
 	}
-	full := pl.full()
-	// refuse says what the kernel would say first on a read-only mount.
-	refuse := func(deny func() unix.Errno) unix.Errno {
-		if pl.isReadOnly() {
-			return unix.EROFS
-		}
-		return deny()
-	}
-	// A shell's startup file or a project's configuration may go: the
-	// host runs nothing from a name that is not there, and none can be
-	// made again where it would (the directory it was in, or one made
-	// again at its path, is the launch's). A repository's are refused.
-	if n, rule := k.judge(pl); n == pathguard.Protected {
-		if _, _, anchor := k.pol.Guard.JudgeWhere(full); anchor == "" {
-			return refuse(func() unix.Errno { return k.deny(unix.EACCES, op, full, rule, n) })
-		}
-	}
-	if r, ok := k.later(full); ok {
-		return refuse(func() unix.Errno { return k.reportLater(op, full, r) })
-	}
-	if !k.writable(full) {
-		return refuse(func() unix.Errno { return k.notWritable(op, full) })
-	}
-	if e := k.unmarks(op, pl); e != 0 {
-		return e
+	if v := k.decider().Remove(pl.at()); v.Refused() {
+		return k.refuse(op, pl, v)
 	}
 	if rmdir {
 		k.gs.noteGone(pl)

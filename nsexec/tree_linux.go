@@ -139,3 +139,28 @@ func (k *call) worktreeLink(content []byte) error {
 func (pl place) at() pathguard.At {
 	return pathguard.At{Dir: pathguard.Dir(pl.dir), Path: pl.path, Name: pl.name, Full: pl.full()}
 }
+
+// decider is the path guard's decisions for this call
+// (pathguard.Decider), with what the backend knows: the deny entries
+// that apply later and the repositories' hooks it keeps, and in the
+// fallback what its plan lets be written.
+func (k *call) decider() pathguard.Decider {
+	return pathguard.Decider{Rules: k.pol.Guard.Rules(), Repos: k.repos(), Writable: k.writable,
+		Later: func(full string) (string, bool) {
+			r, ok := k.later(full)
+			if !ok {
+				return "", false
+			}
+			return laterReason(r), true
+		}}
+}
+
+// refuse says a refused call's verdict for the name at pl: what the
+// kernel would say first on a read-only mount, else the verdict's errno,
+// reported.
+func (k *call) refuse(op string, pl place, v pathguard.Verdict) unix.Errno {
+	if v.KernelFirst && pl.isReadOnly() {
+		return unix.EROFS
+	}
+	return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: pl.full(), Reason: v.Reason})
+}

@@ -1,0 +1,75 @@
+package pathguard
+
+import "path"
+
+// Calls in, verdicts out: the backend describes a call on names (what it
+// does, at which name, reached from which directory handle), Decider
+// answers whether it may be made and, if not, how it fails and why; the
+// backend makes it, or reports the refusal, on the command's behalf.
+
+// Errno is how a refused call fails, as the kernel would say it; the
+// backend says it in its own numbers.
+type Errno int
+
+const (
+	// EACCES: refused by the guard's rules (reported).
+	EACCES Errno = iota + 1
+)
+
+// Verdict is a decision on one call: the zero Verdict lets it be made.
+type Verdict struct {
+	Errno Errno
+	// Reason says why, for the violation report: the rule, and whether
+	// and how the user may allow it.
+	Reason string
+	// KernelFirst: where the name's directory lies on a read-only mount,
+	// the kernel would refuse first (EROFS), and the backend says that
+	// instead, reporting nothing.
+	KernelFirst bool
+}
+
+// Refused reports whether the call may not be made.
+func (v Verdict) Refused() bool { return v.Errno != 0 }
+
+// Decider decides a sandbox's calls on names.
+type Decider struct {
+	Rules Rules
+	Repos Repos
+	// Later returns why full may not be made or written now that the
+	// command runs — a deny entry that applies after launch, a
+	// repository's hooks the backend keeps — if it may not.
+	Later func(full string) (why string, denied bool)
+	// Writable reports whether full lies where the command may write
+	// (nil: anywhere the backend's mounts let it, which decide first).
+	Writable func(full string) bool
+}
+
+// Remove decides removing the name at a (unlink, or rmdir). A shell's
+// startup file or a project's configuration may go: the host runs
+// nothing from a name that is not there, and none can be made again where
+// it would (MadeTrees). A repository's names may not (a hook removed is a
+// check the host's git no longer runs); nor what a deny entry covers, nor
+// what lies outside the writable trees; nor the last mark of a git
+// directory whose hooks or config the guard keeps (they would become any
+// directory's names, and the host's git takes it for a repository again
+// once a mark is back: git init --bare there).
+func (d Decider) Remove(a At) Verdict {
+	full := a.full()
+	n, rule, anchor := d.Rules.JudgeWhere(full)
+	n, rule = d.Repos.Judge(a, n, rule)
+	if n == Protected && anchor == "" {
+		return Verdict{Errno: EACCES, Reason: d.Rules.Reason(rule, n), KernelFirst: true}
+	}
+	if d.Later != nil {
+		if why, denied := d.Later(full); denied {
+			return Verdict{Errno: EACCES, Reason: why, KernelFirst: true}
+		}
+	}
+	if d.Writable != nil && !d.Writable(full) {
+		return Verdict{Errno: EACCES, Reason: "not writable here (allowWrite)", KernelFirst: true}
+	}
+	if path.Base(a.Path) != ".git" && d.Repos.LastMark(a.Dir, a.Name) && d.Repos.UnsafeToMark(a.Dir) {
+		return Verdict{Errno: EACCES, Reason: "the last mark of a git directory whose hooks or config the guard keeps: without it they would be any directory's names"}
+	}
+	return Verdict{}
+}
