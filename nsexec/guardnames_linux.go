@@ -55,10 +55,9 @@ func (k *call) make(op seccomp.FileOp, dir int, name string, mode uint32, dev in
 	return k.creating(func() error { return unix.Mknodat(pl.dir, pl.name, mode, dev) })
 }
 
-// mayMake judges making a name at pl (op names the call in a violation;
-// hooksDir: a repository's hooks directory may be made, as mkdir does).
-// A name refused gets first what the kernel would say first: EEXIST when
-// it exists (mkdir -p goes on), EROFS on a read-only mount.
+// mayMake judges making a name at pl (pathguard.Decider.Make; op names
+// the call in a violation; hooksDir: a directory, made by mkdir, which
+// may be a repository's hooks directory).
 func (k *call) mayMake(op string, pl place, hooksDir bool) unix.Errno {
 	if pl.name == "." || pl.name == "" {
 		return unix.EEXIST
@@ -66,30 +65,8 @@ func (k *call) mayMake(op string, pl place, hooksDir bool) unix.Errno {
 	if pl.proc {
 		return unix.EACCES
 	}
-	full := pl.full()
-	if n, rule := k.judge(pl); pathguard.Blocked(n) && !(n == pathguard.HooksDir && hooksDir) {
-		var st unix.Stat_t
-		if unix.Fstatat(pl.dir, pl.name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
-			return unix.EEXIST
-		}
-		if pl.isReadOnly() {
-			return unix.EROFS
-		}
-		return k.deny(unix.EACCES, op, full, rule, n)
-	}
-	if !k.writable(full) {
-		return k.notWritable(op, full)
-	}
-	if e := k.makeDeniedLater(op, pl); e != 0 {
-		return e
-	}
-	if pl.name == ".git" && k.gitOverTarget(pl.path) {
-		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: full, Reason: "a .git file or a commondir leads beneath: it would lie in a work tree, where the host's checkout writes"})
-	}
-	if pl.name == ".git" && op != "mkdir" {
-		if e := k.gitFileAlone(op, pl); e != 0 {
-			return e
-		}
+	if v := k.decider().Make(pl.at(), hooksDir); v.Refused() {
+		return k.refuse(op, pl, v)
 	}
 	return k.sealForMark(pl)
 }

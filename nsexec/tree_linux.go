@@ -145,7 +145,10 @@ func (pl place) at() pathguard.At {
 // that apply later and the repositories' hooks it keeps, and in the
 // fallback what its plan lets be written.
 func (k *call) decider() pathguard.Decider {
-	return pathguard.Decider{Rules: k.pol.Guard.Rules(), Repos: k.repos(), Writable: k.writable,
+	return pathguard.Decider{Rules: k.pol.Guard.Rules(), Repos: k.repos(), Writable: k.writable, TargetsBeneath: k.gitOverTarget,
+		Made: func(a pathguard.At, anchor string) bool {
+			return k.madeInRun(place{dir: int(a.Dir), path: a.Path}, anchor)
+		},
 		Later: func(full string) (string, bool) {
 			r, ok := k.later(full)
 			if !ok {
@@ -156,9 +159,13 @@ func (k *call) decider() pathguard.Decider {
 }
 
 // refuse says a refused call's verdict for the name at pl: what the
-// kernel would say first on a read-only mount, else the verdict's errno,
-// reported.
+// kernel would say first (EEXIST where the name is, EROFS on a read-only
+// mount), else the verdict's errno, reported.
 func (k *call) refuse(op string, pl place, v pathguard.Verdict) unix.Errno {
+	var st unix.Stat_t
+	if v.ExistsFirst && unix.Fstatat(pl.dir, pl.name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+		return unix.EEXIST
+	}
 	if v.KernelFirst && pl.isReadOnly() {
 		return unix.EROFS
 	}

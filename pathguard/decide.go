@@ -24,8 +24,10 @@ type Verdict struct {
 	Reason string
 	// KernelFirst: where the name's directory lies on a read-only mount,
 	// the kernel would refuse first (EROFS), and the backend says that
-	// instead, reporting nothing.
-	KernelFirst bool
+	// instead, reporting nothing. ExistsFirst: where the name exists, the
+	// kernel's EEXIST comes first (mkdir -p goes on past a protected
+	// directory that is there).
+	KernelFirst, ExistsFirst bool
 }
 
 // Refused reports whether the call may not be made.
@@ -42,6 +44,62 @@ type Decider struct {
 	// Writable reports whether full lies where the command may write
 	// (nil: anywhere the backend's mounts let it, which decide first).
 	Writable func(full string) bool
+	// Made reports whether the directory at anchor, above the name at a,
+	// is one the command made in this run (MadeTrees; nil: none is).
+	Made func(a At, anchor string) bool
+	// TargetsBeneath reports whether a .git file or a commondir the
+	// guard let land leads into dir, but not into its .git (nil: none).
+	TargetsBeneath func(dir string) bool
+}
+
+// Make decides making a name at a: a directory (dir), or a file, FIFO,
+// socket, symlink or link's new name. A protected name, or a
+// repository's file judged by its content, is never made so (a hooks
+// directory is, by mkdir: empty, it runs nothing); nor a name where a
+// deny entry applies, nor outside the writable trees; nor a .git where a
+// landed .git file or commondir leads beneath (it would become a work
+// tree the host's checkout writes), nor a .git other than a directory
+// beside anything else (what lies there would become the work tree of
+// the repository it names, whose hooks it may hold: git makes one in a
+// directory of its own).
+func (d Decider) Make(a At, dir bool) Verdict {
+	full := a.full()
+	if n, rule := d.judge(a); Blocked(n) && !(n == HooksDir && dir) {
+		return Verdict{Errno: EACCES, Reason: d.Rules.Reason(rule, n), KernelFirst: true, ExistsFirst: true}
+	}
+	if d.Writable != nil && !d.Writable(full) {
+		return Verdict{Errno: EACCES, Reason: "not writable here (allowWrite)"}
+	}
+	if d.Later != nil {
+		if why, denied := d.Later(full); denied {
+			return Verdict{Errno: EACCES, Reason: why, KernelFirst: true, ExistsFirst: true}
+		}
+	}
+	if a.Name == ".git" && d.TargetsBeneath != nil && d.TargetsBeneath(a.Path) {
+		return Verdict{Errno: EACCES, Reason: "a .git file or a commondir leads beneath: it would lie in a work tree, where the host's checkout writes"}
+	}
+	if a.Name == ".git" && !dir && !d.Repos.OnlyGit(a.Dir) {
+		return Verdict{Errno: EACCES, Reason: "a .git file is made or written only in a directory that holds nothing else: what lies beside it would become the work tree of the repository it names, whose hooks it may hold"}
+	}
+	return Verdict{}
+}
+
+// judge is what the name at a is: the name rules, a project's name free
+// in a tree the command made (Made), and a repository's shape
+// (Repos.Judge).
+func (d Decider) judge(a At) (Name, string) {
+	full := a.full()
+	var n Name
+	var rule string
+	if d.Made != nil {
+		n, rule = d.Rules.JudgeMade(full, func(anchor string) bool { return d.Made(a, anchor) })
+	} else {
+		n, rule = d.Rules.Judge(full)
+	}
+	if a.Name == "" || a.Name == "." {
+		return n, rule
+	}
+	return d.Repos.Judge(a, n, rule)
 }
 
 // Remove decides removing the name at a (unlink, or rmdir). A shell's

@@ -51,3 +51,45 @@ func TestDecideRemove(t *testing.T) {
 		t.Errorf("refused with no deny entry: %+v", v)
 	}
 }
+
+// Making a name, one case per rule, on a fake tree.
+func TestDecideMake(t *testing.T) {
+	ft := newFakeTree("w/src/", "w/r/.git/HEAD=x", "w/r/.git/hooks/", "w/bare/HEAD=x", "w/bare/objects/", "w/bare/refs/",
+		"w/clone/", "w/wt/x=1", "w/alone/", "w/target/")
+	d := Decider{Repos: Repos{Tree: ft},
+		Later:          func(full string) (string, bool) { return "denyWrite", strings.HasSuffix(full, ".pem") },
+		Writable:       func(full string) bool { return Under(full, "/w") },
+		Made:           func(a At, anchor string) bool { return anchor == "/w/clone" },
+		TargetsBeneath: func(dir string) bool { return dir == "/w/target" },
+	}
+	at := func(dir, name string) At { return At{Dir: ft.handle(dir), Path: dir, Name: name} }
+	for _, c := range []struct {
+		at           At
+		dir          bool
+		reason       string
+		first, exist bool
+	}{
+		{at("/w/src", "main.go"), false, "", false, false},
+		{at("/w", ".bashrc"), false, "protected name /w/.bashrc: the host runs it from /w", true, true},
+		{at("/w/clone", ".bashrc"), false, "", false, false},
+		{at("/w/clone", ".vscode"), true, "", false, false},
+		{at("/w/r/.git", "hooks"), true, "", false, false},
+		{at("/w/r/.git", "hooks"), false, "a repository's hooks directory", true, true},
+		{at("/w/r/.git/hooks", "pre-commit"), false, "protected name /w/r/.git/hooks", true, true},
+		{at("/w/bare", "config"), false, "a repository's config", true, true},
+		{at("/w", "k.pem"), false, "denyWrite", true, true},
+		{at("/", "elsewhere"), false, "not writable here", false, false},
+		{at("/w/target", ".git"), true, "a .git file or a commondir leads beneath", false, false},
+		{at("/w/wt", ".git"), false, "a .git file is made or written only in a directory that holds nothing else", false, false},
+		{at("/w/alone", ".git"), false, "", false, false},
+		{at("/w/wt", ".git"), true, "", false, false},
+	} {
+		v := d.Make(c.at, c.dir)
+		switch {
+		case c.reason == "" && v.Refused():
+			t.Errorf("make %s/%s (dir %v) refused: %+v", c.at.Path, c.at.Name, c.dir, v)
+		case c.reason != "" && (!v.Refused() || !strings.HasPrefix(v.Reason, c.reason) || v.KernelFirst != c.first || v.ExistsFirst != c.exist):
+			t.Errorf("make %s/%s (dir %v): %+v, want %q (kernel first %v, exists first %v)", c.at.Path, c.at.Name, c.dir, v, c.reason, c.first, c.exist)
+		}
+	}
+}
