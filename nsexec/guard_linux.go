@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path"
-	"regexp"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -512,11 +511,6 @@ func (k *call) deny(errno unix.Errno, op, target, rule string, n pathguard.Name)
 }
 
 // linkInGitDir refuses a symlink at pl, in a git directory (inGitDir).
-// gitProbeName is the name git init and clone give the symlink they make
-// at the top of a new git directory, to learn whether the filesystem
-// has symlinks (and remove at once): refused, git would set
-// core.symlinks = false and check a repository's symlinks out as files.
-var gitProbeName = regexp.MustCompile(`^t[A-Za-z0-9]{6}$`)
 
 // sandboxTgid is the calling process's pid in the sandbox's PID
 // namespace (NStgid's second field: the first is srt's own namespace).

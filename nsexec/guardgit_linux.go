@@ -161,37 +161,11 @@ func (k *call) unmarks(op string, pl place) unix.Errno {
 // mergeProgramDir refuses a directory or symlink at pl named as a merge
 // strategy's program's directory (pathguard.MergeProgramPrefix).
 func (k *call) mergeProgramDir(op string, pl place) unix.Errno {
-	return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: pl.full(),
-		Reason: "a directory named " + pathguard.MergeProgramPrefix + "*, from which the host's git rebase --continue could run a merge strategy's program"})
-}
-
-// symlinkProbe reports whether a symlink to target at pl is git's probe:
-// "testing", at the top of a git directory, by such a name. It leads to
-// a name git never uses, and the name is none of git's.
-func symlinkProbe(target string, pl place) bool {
-	if target != "testing" || !gitProbeName.MatchString(pl.name) {
-		return false
-	}
-	if path.Base(pl.path) == ".git" {
-		return true
-	}
-	// Elsewhere (a bare repository), only the top of a whole git
-	// directory: its objects and refs are there, not only a mark.
-	if !treeRepos.GitDirLike(pathguard.Dir(pl.dir), ".") {
-		return false
-	}
-	for _, d := range []string{"objects", "refs"} {
-		var st unix.Stat_t
-		if unix.Fstatat(pl.dir, d, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
-			return false
-		}
-	}
-	return true
+	return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: pl.full(), Reason: pathguard.ReasonMergeProgramDir})
 }
 
 func (k *call) linkInGitDir(op string, pl place) unix.Errno {
-	return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: pl.full(),
-		Reason: "a symlink in a git directory, which the host's git would write through"})
+	return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: pl.full(), Reason: pathguard.ReasonSymlinkInGitDir})
 }
 
 // keepTarget records where a .git file or a commondir the guard let

@@ -37,27 +37,23 @@ func (k *call) later(full string) (policy.LaterRule, bool) {
 	return k.hooksLater(full)
 }
 
-// aboveLater refuses (EACCES) a symlink at full (physical) holding
-// target when it may send what a deny entry covers elsewhere: what the
-// host later writes at the entry's path, or at a match of its pattern,
-// would land where the link leads, and the command read or write it there.
-// A symlink called .claude is refused too.
-func (k *call) aboveLater(op, full, target string) unix.Errno {
-	if strings.EqualFold(path.Base(full), ".claude") {
-		// Its commands and agents are known by that name alone: through
-		// a symlink they would be judged where it leads.
-		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: full, Reason: "a .claude directory's commands and agents are judged by its name: a symlink there would lead them elsewhere"})
-	}
+// leadsAway says why a symlink at full (physical) holding target would
+// send elsewhere what the guard keeps beneath full, if it would: what
+// the host later writes at a deny entry's path, or at a match of its
+// pattern, would land where the link leads, and the command read or
+// write it there; a repository's hooks; where a landed .git file or
+// commondir leads (pathguard.Decider.LeadsAway).
+func (k *call) leadsAway(full, target string) (string, bool) {
 	if r, ok := k.redirects(full, target); ok {
-		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: full, Reason: r.Why + " lies beneath: a symlink here would lead it elsewhere"})
+		return r.Why + " lies beneath: a symlink here would lead it elsewhere", true
 	}
 	if k.hooksBeneath(full) {
-		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: full, Reason: "a repository's hooks (core.hooksPath, a hook's script, an included config) lie at or beneath: a symlink here would lead them where the guard does not keep them"})
+		return "a repository's hooks (core.hooksPath, a hook's script, an included config) lie at or beneath: a symlink here would lead them where the guard does not keep them", true
 	}
 	if k.targetAbove(full) {
-		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: full, Reason: "a .git file or a commondir leads here: a symlink would lead it to another repository"})
+		return "a .git file or a commondir leads here: a symlink would lead it to another repository", true
 	}
-	return 0
+	return "", false
 }
 
 // redirects returns the deny entry a symlink at full holding target would

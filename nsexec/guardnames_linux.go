@@ -154,16 +154,16 @@ func (k *call) symlink(target string, dir int, name string) unix.Errno {
 		return e
 	}
 	defer pl.close()
-	if e := k.mayMake("symlink", pl, false); e != 0 {
-		return e
+	if pl.name == "." || pl.name == "" {
+		return unix.EEXIST
 	}
-	if k.repos().InGitDir(pl.at()) && !symlinkProbe(target, pl) {
-		return k.linkInGitDir("symlink", pl)
+	if pl.proc {
+		return unix.EACCES
 	}
-	if pathguard.IsMergeProgramDir(pl.name) {
-		return k.mergeProgramDir("symlink", pl)
+	if v := k.decider().Symlink(pl.at(), target); v.Refused() {
+		return k.refuse("symlink", pl, v)
 	}
-	if e := k.aboveLater("symlink", pl.full(), target); e != 0 {
+	if e := k.sealForMark(pl); e != 0 {
 		return e
 	}
 	if e := k.gitLinkAt("symlink", pl, false, target); e != 0 {
@@ -242,14 +242,8 @@ func (k *call) link(dir int, old string, dir2 int, name string, flags int) unix.
 		if err != nil {
 			return errnoOf(err)
 		}
-		if k.repos().InGitDir(dst.at()) {
-			return k.linkInGitDir("link", dst)
-		}
-		if pathguard.IsMergeProgramDir(dst.name) {
-			return k.mergeProgramDir("link", dst)
-		}
-		if e := k.aboveLater("link", dst.full(), target); e != 0 {
-			return e
+		if v := k.decider().SymlinkName(dst.at(), target); v.Refused() {
+			return k.refuse("link", dst, v)
 		}
 		if e := k.gitLinkAt("link", dst, false, target); e != 0 {
 			return e
@@ -469,8 +463,8 @@ func (k *call) rename(dir int, old string, dir2 int, name string, flags int) uni
 			if err != nil {
 				return errnoOf(err)
 			}
-			if e := k.aboveLater("rename", m.at.full(), target); e != 0 {
-				return e
+			if v := k.decider().Lead(m.at.at(), target); v.Refused() {
+				return k.refuse("rename", m.at, v)
 			}
 			if e := k.gitLinkAt("rename", m.at, false, target); e != 0 {
 				return e

@@ -1,6 +1,10 @@
 package pathguard
 
-import "path"
+import (
+	"path"
+	"regexp"
+	"strings"
+)
 
 // Calls in, verdicts out: the backend describes a call on names (what it
 // does, at which name, reached from which directory handle), Decider
@@ -50,6 +54,11 @@ type Decider struct {
 	// TargetsBeneath reports whether a .git file or a commondir the
 	// guard let land leads into dir, but not into its .git (nil: none).
 	TargetsBeneath func(dir string) bool
+	// LeadsAway says why a symlink at full leading to target would send
+	// elsewhere what the backend keeps beneath full — a deny entry's
+	// path or match, a repository's hooks, where a landed .git file or
+	// commondir leads — if it would (nil: nothing is kept).
+	LeadsAway func(full, target string) (why string, away bool)
 }
 
 // Make decides making a name at a: a directory (dir), or a file, FIFO,
@@ -130,4 +139,83 @@ func (d Decider) Remove(a At) Verdict {
 		return Verdict{Errno: EACCES, Reason: "the last mark of a git directory whose hooks or config the guard keeps: without it they would be any directory's names"}
 	}
 	return Verdict{}
+}
+
+// Reasons of refusals the backend says too (a rename's).
+const (
+	ReasonSymlinkInGitDir = "a symlink in a git directory, which the host's git would write through"
+	ReasonMergeProgramDir = "a directory named " + MergeProgramPrefix + "*, from which the host's git rebase --continue could run a merge strategy's program"
+	claudeLink            = "a .claude directory's commands and agents are judged by its name: a symlink there would lead them elsewhere"
+)
+
+// Symlink decides a symlink holding target made at a: a name made
+// (Make), by a symlink (SymlinkName), where git's own probe may be made.
+func (d Decider) Symlink(a At, target string) Verdict {
+	if v := d.Make(a, false); v.Refused() {
+		return v
+	}
+	return d.symlinkName(a, target, true)
+}
+
+// SymlinkName decides a name at a, made already (Make), for a symlink
+// holding target (a second name of one, by link): never in a git
+// directory (the host's git would write through it), never a merge
+// program's directory, and one that leads nothing away (Lead). A .git
+// or commondir symlink is the backend's to judge where it leads.
+func (d Decider) SymlinkName(a At, target string) Verdict { return d.symlinkName(a, target, false) }
+
+func (d Decider) symlinkName(a At, target string, probe bool) Verdict {
+	switch {
+	case d.Repos.InGitDir(a) && !(probe && d.Repos.probe(a, target)):
+		return Verdict{Errno: EACCES, Reason: ReasonSymlinkInGitDir}
+	case IsMergeProgramDir(a.Name):
+		return Verdict{Errno: EACCES, Reason: ReasonMergeProgramDir}
+	}
+	return d.Lead(a, target)
+}
+
+// Lead decides a symlink holding target put at a (made, linked or moved
+// there): not a .claude, whose commands and agents are judged by its
+// name, nor one that would send elsewhere what the backend keeps beneath
+// (LeadsAway).
+func (d Decider) Lead(a At, target string) Verdict {
+	full := a.full()
+	if strings.EqualFold(path.Base(full), ".claude") {
+		return Verdict{Errno: EACCES, Reason: claudeLink}
+	}
+	if d.LeadsAway != nil {
+		if why, away := d.LeadsAway(full, target); away {
+			return Verdict{Errno: EACCES, Reason: why}
+		}
+	}
+	return Verdict{}
+}
+
+// gitProbeName is the name git init and clone give the symlink they make
+// at the top of a new git directory, to learn whether the filesystem has
+// symlinks (and remove at once): refused, git would set core.symlinks =
+// false and check a repository's symlinks out as files.
+var gitProbeName = regexp.MustCompile(`^t[A-Za-z0-9]{6}$`)
+
+// probe reports whether a symlink to target at a is git's probe:
+// "testing", at the top of a git directory, by such a name. It leads to a
+// name git never uses, and the name is none of git's.
+func (r Repos) probe(a At, target string) bool {
+	if target != "testing" || !gitProbeName.MatchString(a.Name) {
+		return false
+	}
+	if path.Base(a.Path) == ".git" {
+		return true
+	}
+	// Elsewhere (a bare repository), only the top of a whole git
+	// directory: its objects and refs are there, not only a mark.
+	if !r.GitDirLike(a.Dir, ".") {
+		return false
+	}
+	for _, d := range []string{"objects", "refs"} {
+		if mode, err := r.Tree.Lstat(a.Dir, d); err != nil || !mode.IsDir() {
+			return false
+		}
+	}
+	return true
 }

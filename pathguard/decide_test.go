@@ -93,3 +93,55 @@ func TestDecideMake(t *testing.T) {
 		}
 	}
 }
+
+// A symlink, one case per rule; its second name (link) and one moved
+// there (rename) by the same rules, but git's probe.
+func TestDecideSymlink(t *testing.T) {
+	ft := newFakeTree("w/src/", "w/r/.git/HEAD=x", "w/bare/HEAD=x", "w/bare/objects/", "w/bare/refs/",
+		"w/half/HEAD=x", "w/half/objects=file", "w/half/refs/", "w/secret/")
+	d := Decider{Repos: Repos{Tree: ft},
+		LeadsAway: func(full, target string) (string, bool) {
+			return "filesystem.denyRead.0 lies beneath", full == "/w/secret"
+		},
+	}
+	at := func(dir, name string) At { return At{Dir: ft.handle(dir), Path: dir, Name: name} }
+	for _, c := range []struct {
+		at     At
+		target string
+		reason string
+	}{
+		{at("/w/src", "link"), "../x", ""},
+		{at("/w/r/.git", "HEAD2"), "x", ReasonSymlinkInGitDir},
+		{at("/w/r/.git", "tAb12Cd"), "testing", ""},
+		{at("/w/r/.git", "tAb12Cd"), "elsewhere", ReasonSymlinkInGitDir},
+		{at("/w/bare", "tAb12Cd"), "testing", ""},
+		{at("/w/half", "tAb12Cd"), "testing", ReasonSymlinkInGitDir},
+		{at("/w/bare/refs", "x"), "/etc", ReasonSymlinkInGitDir},
+		{at("/w/src", "git-merge-x"), "/bin", ReasonMergeProgramDir},
+		{at("/w/src", ".CLAUDE"), "/elsewhere", claudeLink},
+		{at("/w", "secret"), "/tmp", "filesystem.denyRead.0 lies beneath"},
+		{at("/w", ".bashrc"), "/tmp/x", "protected name /w/.bashrc"},
+	} {
+		v := d.Symlink(c.at, c.target)
+		switch {
+		case c.reason == "" && v.Refused():
+			t.Errorf("symlink %s/%s -> %s refused: %+v", c.at.Path, c.at.Name, c.target, v)
+		case c.reason != "" && (!v.Refused() || !strings.HasPrefix(v.Reason, c.reason)):
+			t.Errorf("symlink %s/%s -> %s: %+v, want %q", c.at.Path, c.at.Name, c.target, v, c.reason)
+		}
+	}
+	// By link, git's probe is no probe; moved there, only what a link
+	// leads away counts (a rename judges the rest itself).
+	if v := d.SymlinkName(at("/w/r/.git", "tAb12Cd"), "testing"); v.Reason != ReasonSymlinkInGitDir {
+		t.Errorf("a probe's name by link: %+v", v)
+	}
+	if v := d.SymlinkName(at("/w/src", "ok"), "x"); v.Refused() {
+		t.Errorf("a plain second name: %+v", v)
+	}
+	if v := d.Lead(at("/w/r/.git", "x"), "y"); v.Refused() {
+		t.Errorf("Lead judges a git directory: %+v", v)
+	}
+	if v := d.Lead(at("/w", "secret"), "y"); !v.Refused() {
+		t.Error("Lead lets a deny entry's path be led away")
+	}
+}
