@@ -143,15 +143,11 @@ func (rp *RunPlan) String() string {
 
 // GuardLine says what the path guard judges in this run.
 func (rp *RunPlan) GuardLine() string {
-	meta := "every change of a file's mode, times by path, or extended attributes (its owner, and times through a descriptor, are the kernel's: the user namespace maps one user, and nothing runs from a time)"
-	if rp.Fallback {
-		meta = "every change of a file's metadata"
-	}
 	switch {
 	case rp.Guard == nil:
 		return "No path guard (filesystem.disabled)"
 	case rp.Seccomp.GuardReads:
-		return fmt.Sprintf("Path guard: every name made, moved or linked, every file opened, also for reading (%s), and %s", rp.Policy.ReadGuard, meta)
+		return fmt.Sprintf("Path guard: every name made, moved or linked, every file opened, also for reading (%s), and every change of a file's metadata", rp.Policy.ReadGuard)
 	}
-	return "Path guard: every name made, moved or linked, every file opened for writing, and " + meta
+	return "Path guard: every name made, moved or linked, every file opened for writing, and every change of a file's metadata"
 }

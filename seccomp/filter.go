@@ -32,8 +32,7 @@ const (
 // 32 bits of an argument come first on the little-endian machines we
 // target, and every argument the filter reads is one the kernel truncates
 // to 32 bits (an int family or type, an unsigned int ioctl command, clone
-// flags taken through lower_32_bits), but for a pointer tested for NULL,
-// read in both halves.
+// flags taken through lower_32_bits).
 const (
 	offNr   = 0
 	offArch = 4
@@ -305,7 +304,6 @@ func Filter(a Arch, o Options) []bpf.Instruction {
 		fastOp3  = "fastopen-arg3"
 		openArg1 = "open-flags-arg1"
 		openArg2 = "open-flags-arg2"
-		utimesFd = "utimensat-fd"
 	)
 	var p program
 	p.load(offArch)
@@ -349,23 +347,8 @@ func Filter(a Arch, o Options) []bpf.Instruction {
 		// protect only what exists at launch: the supervisor judges and
 		// makes every change. The inode's flags and attributes (chattr's,
 		// the project id) are refused, by syscall as by ioctl below.
-		//
-		// In the namespace sandbox two kinds stay in the kernel (tar, cp
-		// -a and rsync make them for every file they write): a change of
-		// owner, which the command's user namespace, mapping one user and
-		// one group, lets no call make; and of a file's times through a
-		// descriptor (utimensat with a NULL path), which changes nothing
-		// the host runs, on a file the command opened itself (a read-only
-		// mount refuses it as ever). A change of times by path stays the
-		// guard's, which judges the name it reaches.
 		for _, name := range slices.Sorted(maps.Keys(metaCalls)) {
-			nr, ok := a.Nr[name]
-			switch {
-			case !ok:
-			case !o.HostNamespaces && metaCalls[name].Op == OpOwner:
-			case !o.HostNamespaces && name == "utimensat":
-				p.jumpIf(nr, utimesFd)
-			default:
+			if nr, ok := a.Nr[name]; ok {
 				p.jumpIf(nr, notify)
 			}
 		}
@@ -414,15 +397,6 @@ func Filter(a Arch, o Options) []bpf.Instruction {
 			openFlags(openArg1, 1)
 		}
 		openFlags(openArg2, 2)
-	}
-
-	if o.Guard && !o.HostNamespaces {
-		p.label(utimesFd)
-		p.load(offArg(1))
-		p.jumpIfNot(0, notify)
-		p.load(offArg(1) + 4)
-		p.jumpIfNot(0, notify)
-		p.ret(retAllow)
 	}
 
 	p.label(socket)
@@ -592,8 +566,6 @@ func fieldName(off uint32) string {
 		return "audit arch"
 	case off >= offArg0 && (off-offArg0)%8 == 0:
 		return fmt.Sprintf("arg%d (low 32 bits)", (off-offArg0)/8)
-	case off >= offArg0 && (off-offArg0)%8 == 4:
-		return fmt.Sprintf("arg%d (high 32 bits)", (off-offArg0)/8)
 	}
 	return fmt.Sprintf("offset %d", off)
 }
