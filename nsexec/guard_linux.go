@@ -510,8 +510,6 @@ func (k *call) deny(errno unix.Errno, op, target, rule string, n pathguard.Name)
 	return k.pol.deny(errno, Event{Kind: "filesystem", Call: op, Target: target, Reason: k.pol.Guard.Rules().Reason(rule, n)})
 }
 
-// linkInGitDir refuses a symlink at pl, in a git directory (inGitDir).
-
 // sandboxTgid is the calling process's pid in the sandbox's PID
 // namespace (NStgid's second field: the first is srt's own namespace).
 func (k *call) sandboxTgid() (int, bool) {

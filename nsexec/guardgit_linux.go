@@ -158,16 +158,6 @@ func (k *call) unmarks(op string, pl place) unix.Errno {
 		Reason: "the last mark of a git directory whose hooks or config the guard keeps: without it they would be any directory's names"})
 }
 
-// mergeProgramDir refuses a directory or symlink at pl named as a merge
-// strategy's program's directory (pathguard.MergeProgramPrefix).
-func (k *call) mergeProgramDir(op string, pl place) unix.Errno {
-	return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: pl.full(), Reason: pathguard.ReasonMergeProgramDir})
-}
-
-func (k *call) linkInGitDir(op string, pl place) unix.Errno {
-	return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: pl.full(), Reason: pathguard.ReasonSymlinkInGitDir})
-}
-
 // keepTarget records where a .git file or a commondir the guard let
 // land leads: p as spelled, read lexically, and where it leads now. No
 // symlink, nor anything moved, may be put there or on its way after
@@ -311,7 +301,7 @@ func (k *call) gitFileAlone(op string, pl place, also ...string) unix.Errno {
 		return 0
 	}
 	return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: pl.full(),
-		Reason: "a .git file is made or written only in a directory that holds nothing else: what lies beside it would become the work tree of the repository it names, whose hooks it may hold"})
+		Reason: pathguard.ReasonGitFileAlone})
 }
 
 // localRepo judges a repository on this machine that a config's new URL

@@ -27,9 +27,6 @@ func (k *call) make(op seccomp.FileOp, dir int, name string, mode uint32, dev in
 	if e := k.mayMake(op.String(), pl, op == seccomp.FileMkdir); e != 0 {
 		return e
 	}
-	if op == seccomp.FileMkdir && pathguard.IsMergeProgramDir(pl.name) {
-		return k.mergeProgramDir("mkdir", pl)
-	}
 	if op == seccomp.FileMkdir {
 		if n, _ := k.judge(pl); n == pathguard.HooksDir {
 			// A repository's hooks directory is no one else's to write:
@@ -345,44 +342,20 @@ func (k *call) rename(dir int, old string, dir2 int, name string, flags int) uni
 		// again after.
 		defer k.reposChanged()
 	}
-	// check judges moving something of kind to p.
+	// check judges moving something of kind to p (pathguard.Decider.Move).
 	check := func(kind uint32, p place) (pathguard.Name, unix.Errno) {
-		full := p.full()
-		n, rule := k.judge(p)
-		switch {
-		case n == pathguard.Protected:
-			return n, k.deny(unix.EACCES, "rename", full, rule, n)
-		case kind == unix.S_IFDIR && n != pathguard.Free:
-			return n, unix.EXDEV
-		case kind == unix.S_IFDIR && k.repos().InGitDir(p.at()):
-			// Into a git directory known by its marks: copied, each
-			// symlink in it is judged (see inGitDir).
-			return pathguard.Context, unix.EXDEV
-		case kind == unix.S_IFLNK && k.repos().InGitDir(p.at()):
-			return n, k.linkInGitDir("rename", p)
-		case (kind == unix.S_IFDIR || kind == unix.S_IFLNK) && pathguard.IsMergeProgramDir(p.name):
-			return n, k.mergeProgramDir("rename", p)
-		case n == pathguard.HooksDir:
-			return n, k.deny(unix.EACCES, "rename", full, rule, n)
-		case n == pathguard.GitConfig && (kind != unix.S_IFREG || flags != 0):
-			return n, k.deny(unix.EACCES, "rename", full, rule, n)
-		case k.targetAbove(full):
-			return n, k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "rename", Target: full, Reason: "a .git file or a commondir leads here: what is moved here would lead it to another repository"})
-		case p.name == ".git" && k.gitOverTarget(p.path):
-			return n, k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "rename", Target: full, Reason: "a .git file or a commondir leads beneath: it would lie in a work tree, where the host's checkout writes"})
-		case p.name == ".git" && kind != unix.S_IFDIR:
-			var also []string
-			for _, q := range []place{src, dst} {
-				if q.path == p.path {
-					also = append(also, q.name)
-				}
-			}
-			if e := k.gitFileAlone("rename", p, also...); e != 0 {
-				return n, e
+		var also []string
+		for _, q := range []place{src, dst} {
+			if q.path == p.path {
+				also = append(also, q.name)
 			}
 		}
-		if !k.writable(full) {
-			return n, k.notWritable("rename", full)
+		n, v := k.decider().Move(p.at(), modeType(kind), flags != 0, also...)
+		switch {
+		case v.Errno == pathguard.EXDEV:
+			return n, unix.EXDEV
+		case v.Refused():
+			return n, k.refuse("rename", p, v)
 		}
 		return n, 0
 	}

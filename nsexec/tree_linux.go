@@ -145,7 +145,7 @@ func (pl place) at() pathguard.At {
 // that apply later and the repositories' hooks it keeps, and in the
 // fallback what its plan lets be written.
 func (k *call) decider() pathguard.Decider {
-	return pathguard.Decider{Rules: k.pol.Guard.Rules(), Repos: k.repos(), Writable: k.writable, TargetsBeneath: k.gitOverTarget, LeadsAway: k.leadsAway,
+	return pathguard.Decider{Rules: k.pol.Guard.Rules(), Repos: k.repos(), Writable: k.writable, TargetsBeneath: k.gitOverTarget, TargetAbove: k.targetAbove, LeadsAway: k.leadsAway,
 		Made: func(a pathguard.At, anchor string) bool {
 			return k.madeInRun(place{dir: int(a.Dir), path: a.Path}, anchor)
 		},

@@ -1,6 +1,7 @@
 package pathguard
 
 import (
+	"io/fs"
 	"path"
 	"regexp"
 	"strings"
@@ -18,6 +19,9 @@ type Errno int
 const (
 	// EACCES: refused by the guard's rules (reported).
 	EACCES Errno = iota + 1
+	// EXDEV: a directory moved where its names would change meaning;
+	// mv then copies it, one judged name at a time (not reported).
+	EXDEV
 )
 
 // Verdict is a decision on one call: the zero Verdict lets it be made.
@@ -54,6 +58,9 @@ type Decider struct {
 	// TargetsBeneath reports whether a .git file or a commondir the
 	// guard let land leads into dir, but not into its .git (nil: none).
 	TargetsBeneath func(dir string) bool
+	// TargetAbove reports whether a .git file or a commondir the guard
+	// let land leads to full or beneath it (nil: none).
+	TargetAbove func(full string) bool
 	// LeadsAway says why a symlink at full leading to target would send
 	// elsewhere what the backend keeps beneath full — a deny entry's
 	// path or match, a repository's hooks, where a landed .git file or
@@ -61,7 +68,8 @@ type Decider struct {
 	LeadsAway func(full, target string) (why string, away bool)
 }
 
-// Make decides making a name at a: a directory (dir), or a file, FIFO,
+// Make decides making a name at a: a directory (dir; never a merge
+// program's, git-merge-*, from which a stopped rebase could run one), or a file, FIFO,
 // socket, symlink or link's new name. A protected name, or a
 // repository's file judged by its content, is never made so (a hooks
 // directory is, by mkdir: empty, it runs nothing); nor a name where a
@@ -85,10 +93,13 @@ func (d Decider) Make(a At, dir bool) Verdict {
 		}
 	}
 	if a.Name == ".git" && d.TargetsBeneath != nil && d.TargetsBeneath(a.Path) {
-		return Verdict{Errno: EACCES, Reason: "a .git file or a commondir leads beneath: it would lie in a work tree, where the host's checkout writes"}
+		return Verdict{Errno: EACCES, Reason: reasonTargetsBeneath}
 	}
 	if a.Name == ".git" && !dir && !d.Repos.OnlyGit(a.Dir) {
-		return Verdict{Errno: EACCES, Reason: "a .git file is made or written only in a directory that holds nothing else: what lies beside it would become the work tree of the repository it names, whose hooks it may hold"}
+		return Verdict{Errno: EACCES, Reason: ReasonGitFileAlone}
+	}
+	if dir && IsMergeProgramDir(a.Name) {
+		return Verdict{Errno: EACCES, Reason: reasonMergeProgramDir}
 	}
 	return Verdict{}
 }
@@ -141,11 +152,14 @@ func (d Decider) Remove(a At) Verdict {
 	return Verdict{}
 }
 
-// Reasons of refusals the backend says too (a rename's).
+// Reasons of refusals several calls give (ReasonGitFileAlone: the
+// backend's open too).
 const (
-	ReasonSymlinkInGitDir = "a symlink in a git directory, which the host's git would write through"
-	ReasonMergeProgramDir = "a directory named " + MergeProgramPrefix + "*, from which the host's git rebase --continue could run a merge strategy's program"
+	reasonSymlinkInGitDir = "a symlink in a git directory, which the host's git would write through"
+	reasonMergeProgramDir = "a directory named " + MergeProgramPrefix + "*, from which the host's git rebase --continue could run a merge strategy's program"
+	ReasonGitFileAlone    = "a .git file is made or written only in a directory that holds nothing else: what lies beside it would become the work tree of the repository it names, whose hooks it may hold"
 	claudeLink            = "a .claude directory's commands and agents are judged by its name: a symlink there would lead them elsewhere"
+	reasonTargetsBeneath  = "a .git file or a commondir leads beneath: it would lie in a work tree, where the host's checkout writes"
 )
 
 // Symlink decides a symlink holding target made at a: a name made
@@ -167,9 +181,9 @@ func (d Decider) SymlinkName(a At, target string) Verdict { return d.symlinkName
 func (d Decider) symlinkName(a At, target string, probe bool) Verdict {
 	switch {
 	case d.Repos.InGitDir(a) && !(probe && d.Repos.probe(a, target)):
-		return Verdict{Errno: EACCES, Reason: ReasonSymlinkInGitDir}
+		return Verdict{Errno: EACCES, Reason: reasonSymlinkInGitDir}
 	case IsMergeProgramDir(a.Name):
-		return Verdict{Errno: EACCES, Reason: ReasonMergeProgramDir}
+		return Verdict{Errno: EACCES, Reason: reasonMergeProgramDir}
 	}
 	return d.Lead(a, target)
 }
@@ -218,4 +232,51 @@ func (r Repos) probe(a At, target string) bool {
 		}
 	}
 	return true
+}
+
+// Move decides what a rename may put at a: something of kind (the type
+// bits of fs.FileMode; 0 a regular file) moved or exchanged there (flags:
+// renameat2's flags were given). It returns what the name at a is too.
+// A protected name takes nothing; a directory goes (EXDEV: mv copies it,
+// one judged name at a time) nowhere its names would change meaning (a
+// name that is not Free, a git directory known by its marks); a symlink
+// not into a git directory; no merge program's directory; a repository's
+// hooks directory nothing, its config and state files only a regular
+// file, plainly renamed (the backend judges its content); nothing where
+// a landed .git file or commondir leads; a .git not beside anything else
+// but the names also (those of the rename itself); nothing outside the
+// writable trees.
+func (d Decider) Move(a At, kind fs.FileMode, flags bool, also ...string) (Name, Verdict) {
+	full := a.full()
+	n, rule := d.judge(a)
+	isDir, isLink := kind&fs.ModeDir != 0, kind&fs.ModeSymlink != 0
+	refuse := func(why string) (Name, Verdict) { return n, Verdict{Errno: EACCES, Reason: why} }
+	switch {
+	case n == Protected:
+		return refuse(d.Rules.Reason(rule, n))
+	case isDir && n != Free:
+		return n, Verdict{Errno: EXDEV}
+	case isDir && d.Repos.InGitDir(a):
+		// Into a git directory known by its marks: copied, each symlink
+		// in it is judged (see InGitDir).
+		return Context, Verdict{Errno: EXDEV}
+	case isLink && d.Repos.InGitDir(a):
+		return refuse(reasonSymlinkInGitDir)
+	case (isDir || isLink) && IsMergeProgramDir(a.Name):
+		return refuse(reasonMergeProgramDir)
+	case n == HooksDir:
+		return refuse(d.Rules.Reason(rule, n))
+	case n == GitConfig && (kind.Type() != 0 || flags):
+		return refuse(d.Rules.Reason(rule, n))
+	case d.TargetAbove != nil && d.TargetAbove(full):
+		return refuse("a .git file or a commondir leads here: what is moved here would lead it to another repository")
+	case a.Name == ".git" && d.TargetsBeneath != nil && d.TargetsBeneath(a.Path):
+		return refuse(reasonTargetsBeneath)
+	case a.Name == ".git" && !isDir && !d.Repos.OnlyGit(a.Dir, also...):
+		return refuse(ReasonGitFileAlone)
+	}
+	if d.Writable != nil && !d.Writable(full) {
+		return refuse("not writable here (allowWrite)")
+	}
+	return n, Verdict{}
 }

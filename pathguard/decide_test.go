@@ -1,6 +1,7 @@
 package pathguard
 
 import (
+	"io/fs"
 	"strings"
 	"testing"
 )
@@ -111,13 +112,13 @@ func TestDecideSymlink(t *testing.T) {
 		reason string
 	}{
 		{at("/w/src", "link"), "../x", ""},
-		{at("/w/r/.git", "HEAD2"), "x", ReasonSymlinkInGitDir},
+		{at("/w/r/.git", "HEAD2"), "x", reasonSymlinkInGitDir},
 		{at("/w/r/.git", "tAb12Cd"), "testing", ""},
-		{at("/w/r/.git", "tAb12Cd"), "elsewhere", ReasonSymlinkInGitDir},
+		{at("/w/r/.git", "tAb12Cd"), "elsewhere", reasonSymlinkInGitDir},
 		{at("/w/bare", "tAb12Cd"), "testing", ""},
-		{at("/w/half", "tAb12Cd"), "testing", ReasonSymlinkInGitDir},
-		{at("/w/bare/refs", "x"), "/etc", ReasonSymlinkInGitDir},
-		{at("/w/src", "git-merge-x"), "/bin", ReasonMergeProgramDir},
+		{at("/w/half", "tAb12Cd"), "testing", reasonSymlinkInGitDir},
+		{at("/w/bare/refs", "x"), "/etc", reasonSymlinkInGitDir},
+		{at("/w/src", "git-merge-x"), "/bin", reasonMergeProgramDir},
 		{at("/w/src", ".CLAUDE"), "/elsewhere", claudeLink},
 		{at("/w", "secret"), "/tmp", "filesystem.denyRead.0 lies beneath"},
 		{at("/w", ".bashrc"), "/tmp/x", "protected name /w/.bashrc"},
@@ -132,7 +133,7 @@ func TestDecideSymlink(t *testing.T) {
 	}
 	// By link, git's probe is no probe; moved there, only what a link
 	// leads away counts (a rename judges the rest itself).
-	if v := d.SymlinkName(at("/w/r/.git", "tAb12Cd"), "testing"); v.Reason != ReasonSymlinkInGitDir {
+	if v := d.SymlinkName(at("/w/r/.git", "tAb12Cd"), "testing"); v.Reason != reasonSymlinkInGitDir {
 		t.Errorf("a probe's name by link: %+v", v)
 	}
 	if v := d.SymlinkName(at("/w/src", "ok"), "x"); v.Refused() {
@@ -143,5 +144,53 @@ func TestDecideSymlink(t *testing.T) {
 	}
 	if v := d.Lead(at("/w", "secret"), "y"); !v.Refused() {
 		t.Error("Lead lets a deny entry's path be led away")
+	}
+}
+
+// What a rename may put where, one case per rule, on a fake tree.
+func TestDecideMove(t *testing.T) {
+	ft := newFakeTree("w/src/", "w/r/.git/HEAD=x", "w/r/.git/hooks/", "w/bare/HEAD=x", "w/bare/objects/", "w/bare/refs/",
+		"w/wt/x=1", "w/alone/", "w/led/", "w/target/")
+	d := Decider{Repos: Repos{Tree: ft},
+		Writable:       func(full string) bool { return Under(full, "/w") },
+		TargetAbove:    func(full string) bool { return full == "/w/led" },
+		TargetsBeneath: func(dir string) bool { return dir == "/w/target" },
+	}
+	at := func(dir, name string) At { return At{Dir: ft.handle(dir), Path: dir, Name: name} }
+	const reg, dir, link, fifo = fs.FileMode(0), fs.ModeDir, fs.ModeSymlink, fs.ModeNamedPipe
+	for _, c := range []struct {
+		at     At
+		kind   fs.FileMode
+		flags  bool
+		also   []string
+		want   Errno
+		reason string
+		name   Name
+	}{
+		{at("/w/src", "a.go"), reg, false, nil, 0, "", Free},
+		{at("/w", ".bashrc"), reg, false, nil, EACCES, "protected name /w/.bashrc", Protected},
+		{at("/w", ".claude"), dir, false, nil, EXDEV, "", Context},
+		{at("/w/r/.git", "x"), dir, false, nil, EXDEV, "", Context},
+		{at("/w/bare", "x"), dir, false, nil, EXDEV, "", Context},
+		{at("/w/bare", "x"), link, false, nil, EACCES, reasonSymlinkInGitDir, Free},
+		{at("/w/src", "git-merge-y"), dir, false, nil, EACCES, reasonMergeProgramDir, Free},
+		{at("/w/src", "git-merge-y"), reg, false, nil, 0, "", Free},
+		{at("/w/r/.git", "hooks"), dir, false, nil, EXDEV, "", HooksDir},
+		{at("/w/r/.git", "hooks"), reg, false, nil, EACCES, "a repository's hooks directory", HooksDir},
+		{at("/w/r/.git", "config"), reg, false, nil, 0, "", GitConfig},
+		{at("/w/r/.git", "config"), reg, true, nil, EACCES, "a repository's config", GitConfig},
+		{at("/w/r/.git", "config"), fifo, false, nil, EACCES, "a repository's config", GitConfig},
+		{at("/w", "led"), reg, false, nil, EACCES, "a .git file or a commondir leads here", Free},
+		{at("/w/target", ".git"), dir, false, nil, EXDEV, "", Context},
+		{at("/w/target", ".git"), reg, false, nil, EACCES, reasonTargetsBeneath, Context},
+		{at("/w/wt", ".git"), reg, false, nil, EACCES, ReasonGitFileAlone, Context},
+		{at("/w/wt", ".git"), reg, false, []string{"x"}, 0, "", Context},
+		{at("/w/alone", ".git"), reg, false, nil, 0, "", Context},
+		{at("/", "elsewhere"), reg, false, nil, EACCES, "not writable here", Free},
+	} {
+		n, v := d.Move(c.at, c.kind, c.flags, c.also...)
+		if v.Errno != c.want || !strings.HasPrefix(v.Reason, c.reason) || n != c.name {
+			t.Errorf("move %v to %s/%s (flags %v, also %v): %v %+v, want %v %v %q", c.kind, c.at.Path, c.at.Name, c.flags, c.also, n, v, c.name, c.want, c.reason)
+		}
 	}
 }
