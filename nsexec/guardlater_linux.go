@@ -27,6 +27,13 @@ func (k *call) deniedLater(op, full string) unix.Errno {
 	return k.reportLater(op, full, r)
 }
 
+// policyLater reports whether a deny entry of the settings keeps full
+// from being made or written now (not a repository's hooks).
+func (k *call) policyLater(full string) bool {
+	_, denied := k.pol.Guard.Later(full)
+	return denied
+}
+
 // later returns the rule that keeps full from being made or written
 // while the command runs: a deny entry's, or a repository's hooks'
 // (hooksLater).

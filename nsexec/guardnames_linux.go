@@ -2,7 +2,6 @@ package nsexec
 
 import (
 	"encoding/binary"
-	"fmt"
 	"path"
 	"slices"
 	"strconv"
@@ -270,28 +269,20 @@ func (k *call) link(dir int, old string, dir2 int, name string, flags int) unix.
 	return errnoOf(err)
 }
 
-// linkedElsewhere refuses a write to an existing regular file (or a
-// change of the metadata of any file but a directory) that has a name
-// other than the one it was reached by, unless the guard gave it its
-// other names in this run: a hard link made before the run, in a
-// writable tree, to a file outside it (~/.bashrc, a denyWrite file,
-// another project's) would otherwise write that file, and no name tells
-// where the others are. A file reached by a descriptor whose name is gone
-// (unlinked) has other names if it has any.
+// linkedElsewhere refuses (reported) op on the file st, reached at full,
+// when it has a name made before the run (pathguard.File.LinkedElsewhere).
 func (k *call) linkedElsewhere(op string, st *unix.Stat_t, full string, unlinked bool) unix.Errno {
-	kind := st.Mode & unix.S_IFMT
-	others := uint64(st.Nlink)
-	if !unlinked && others > 0 {
-		others--
-	}
-	if kind == unix.S_IFDIR || kind != unix.S_IFREG && op == "write" || others == 0 || k.gs.ownLinks[fileID{st.Dev, st.Ino}] {
+	why, linked := k.fileOf(st, unlinked).LinkedElsewhere(op != "write")
+	if !linked {
 		return 0
 	}
-	why := fmt.Sprintf("a file with %d hard links, made before this run: one may lie outside the writable trees", st.Nlink)
-	if unlinked {
-		why = "a file whose name here is gone, with another made before this run: it may lie outside the writable trees"
-	}
 	return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: full, Reason: why})
+}
+
+// fileOf is what pathguard needs of the file st (reached by a name now
+// gone: unlinked).
+func (k *call) fileOf(st *unix.Stat_t, unlinked bool) pathguard.File {
+	return pathguard.File{Kind: modeType(st.Mode), Nlink: uint64(st.Nlink), Unlinked: unlinked, OwnLinks: k.gs.ownLinks[fileID{st.Dev, st.Ino}]}
 }
 
 // rename performs renameat2(dir, old, dir2, name, flags). A directory

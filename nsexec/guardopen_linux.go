@@ -178,28 +178,16 @@ func (k *call) createAt(pl place, flags int, mode uint32) (a answer, opened bool
 // it was swapped for a symlink meanwhile, look again.
 func (k *call) openExisting(pl place, st *unix.Stat_t, full string, n pathguard.Name, rule string, flags int, mode uint32, truncate bool) (answer, bool) {
 	{
-		if pathguard.Blocked(n) {
-			return refused(k.deny(unix.EROFS, "write", full, rule, n)), false
-		}
-		if !k.writable(full) {
-			return refused(k.notWritable("write", full)), false
-		}
-		if flags&(unix.O_CREAT|unix.O_EXCL) == unix.O_CREAT|unix.O_EXCL {
+		excl := flags&(unix.O_CREAT|unix.O_EXCL) == unix.O_CREAT|unix.O_EXCL
+		switch v := k.decider().Write(pl.at(), n, rule, k.fileOf(st, false), excl); {
+		case v.Errno == pathguard.EEXIST:
 			return refused(unix.EEXIST), false
-		}
-		if _, denied := k.pol.Guard.Later(full); denied && k.onReadOnlyMount(pl) {
+		case v.KernelFirst && k.policyLater(full) && k.onReadOnlyMount(pl):
 			return refused(unix.EROFS), false // a denyWrite file of the launch: its mount says so first
-		}
-		if e := k.deniedLater("write", full); e != 0 {
-			return refused(e), false
-		}
-		if e := k.linkedElsewhere("write", st, full, false); e != 0 {
-			return refused(e), false
-		}
-		if pl.name == ".git" && st.Mode&unix.S_IFMT != unix.S_IFDIR {
-			if e := k.gitFileAlone("write", pl); e != 0 {
-				return refused(e), false
-			}
+		case v.Errno == pathguard.EROFS:
+			return refused(k.pol.deny(unix.EROFS, Event{Kind: "filesystem", Call: "write", Target: full, Reason: v.Reason})), false
+		case v.Refused():
+			return refused(k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "write", Target: full, Reason: v.Reason})), false
 		}
 		if flags&unix.O_ACCMODE == unix.O_RDWR && k.pol.Guard.Policy != nil && k.pol.Guard.Policy.ReadGuard != "" {
 			if e := k.readDenied(pl, full, st); e != 0 {

@@ -1,6 +1,7 @@
 package pathguard
 
 import (
+	"fmt"
 	"io/fs"
 	"path"
 	"regexp"
@@ -22,6 +23,11 @@ const (
 	// EXDEV: a directory moved where its names would change meaning;
 	// mv then copies it, one judged name at a time (not reported).
 	EXDEV
+	// EROFS: refused as a read-only file's write would be (reported).
+	EROFS
+	// EEXIST: the name exists where the call must make it (not
+	// reported).
+	EEXIST
 )
 
 // Verdict is a decision on one call: the zero Verdict lets it be made.
@@ -279,4 +285,70 @@ func (d Decider) Move(a At, kind fs.FileMode, flags bool, also ...string) (Name,
 		return refuse("not writable here (allowWrite)")
 	}
 	return n, Verdict{}
+}
+
+// File is what the backend found of a file a call writes or changes: its
+// kind (the type bits of fs.FileMode), its link count, whether the name
+// it was reached by is gone (a descriptor's), and whether the guard gave
+// it its other names in this run.
+type File struct {
+	Kind     fs.FileMode
+	Nlink    uint64
+	Unlinked bool
+	OwnLinks bool
+}
+
+// LinkedElsewhere says why a write to an existing regular file (or a
+// change of the metadata of any file but a directory: metadata) is
+// refused when it has a name other than the one it was reached by,
+// unless the guard gave it its other names in this run: a hard link made
+// before the run, in a writable tree, to a file outside it (~/.bashrc, a
+// denyWrite file, another project's) would otherwise write that file,
+// and no name tells where the others are. A file reached by a descriptor
+// whose name is gone has other names if it has any.
+func (f File) LinkedElsewhere(metadata bool) (string, bool) {
+	others := f.Nlink
+	if !f.Unlinked && others > 0 {
+		others--
+	}
+	if f.Kind.IsDir() || f.Kind.Type() != 0 && !metadata || others == 0 || f.OwnLinks {
+		return "", false
+	}
+	if f.Unlinked {
+		return "a file whose name here is gone, with another made before this run: it may lie outside the writable trees", true
+	}
+	return fmt.Sprintf("a file with %d hard links, made before this run: one may lie outside the writable trees", f.Nlink), true
+}
+
+// Write decides opening for writing the existing file f at a, whose name
+// the rules made n (rule; the backend judged it on its way here), the
+// open asking it be made (excl: O_CREAT|O_EXCL): never a protected name
+// or a file judged by its content (refused as read-only), nor one
+// outside the writable trees; then EEXIST for one that must be made;
+// nor where a deny entry applies (the kernel first, where the file is a
+// read-only mount of the launch's), nor a file with names made before
+// the run (LinkedElsewhere), nor a .git file beside anything else.
+func (d Decider) Write(a At, n Name, rule string, f File, excl bool) Verdict {
+	full := a.full()
+	if Blocked(n) {
+		return Verdict{Errno: EROFS, Reason: d.Rules.Reason(rule, n)}
+	}
+	if d.Writable != nil && !d.Writable(full) {
+		return Verdict{Errno: EACCES, Reason: "not writable here (allowWrite)"}
+	}
+	if excl {
+		return Verdict{Errno: EEXIST}
+	}
+	if d.Later != nil {
+		if why, denied := d.Later(full); denied {
+			return Verdict{Errno: EACCES, Reason: why, KernelFirst: true}
+		}
+	}
+	if why, linked := f.LinkedElsewhere(false); linked {
+		return Verdict{Errno: EACCES, Reason: why}
+	}
+	if a.Name == ".git" && !f.Kind.IsDir() && !d.Repos.OnlyGit(a.Dir) {
+		return Verdict{Errno: EACCES, Reason: ReasonGitFileAlone}
+	}
+	return Verdict{}
 }

@@ -194,3 +194,59 @@ func TestDecideMove(t *testing.T) {
 		}
 	}
 }
+
+// Writing an existing file, one case per rule; a file's other names.
+func TestDecideWrite(t *testing.T) {
+	ft := newFakeTree("w/a.txt=x", "w/wt/.git=gitdir: /r", "w/wt/x=1", "w/alone/.git=gitdir: /r", "w/k.pem=x")
+	d := Decider{Repos: Repos{Tree: ft},
+		Later:    func(full string) (string, bool) { return "denyWrite", strings.HasSuffix(full, ".pem") },
+		Writable: func(full string) bool { return Under(full, "/w") },
+	}
+	at := func(dir, name string) At { return At{Dir: ft.handle(dir), Path: dir, Name: name} }
+	one := File{Nlink: 1}
+	for _, c := range []struct {
+		at     At
+		n      Name
+		f      File
+		excl   bool
+		want   Errno
+		reason string
+		first  bool
+	}{
+		{at("/w", "a.txt"), Free, one, false, 0, "", false},
+		{at("/w", ".bashrc"), Protected, one, false, EROFS, "protected name", false},
+		{at("/w", "a.txt"), Free, one, true, EEXIST, "", false},
+		{at("/", "a.txt"), Free, one, false, EACCES, "not writable here", false},
+		{at("/w", "k.pem"), Free, one, false, EACCES, "denyWrite", true},
+		{at("/w", "a.txt"), Free, File{Nlink: 2}, false, EACCES, "a file with 2 hard links", false},
+		{at("/w", "a.txt"), Free, File{Nlink: 2, OwnLinks: true}, false, 0, "", false},
+		{at("/w", "a.txt"), Free, File{Kind: fs.ModeNamedPipe, Nlink: 2}, false, 0, "", false},
+		{at("/w/wt", ".git"), Context, one, false, EACCES, ReasonGitFileAlone, false},
+		{at("/w/alone", ".git"), Context, one, false, 0, "", false},
+	} {
+		rule := ""
+		if c.n != Free && c.n != Context {
+			rule = c.at.Path + "/" + c.at.Name
+		}
+		v := d.Write(c.at, c.n, rule, c.f, c.excl)
+		if v.Errno != c.want || !strings.HasPrefix(v.Reason, c.reason) || v.KernelFirst != c.first {
+			t.Errorf("write %s/%s (%+v, excl %v): %+v, want %v %q", c.at.Path, c.at.Name, c.f, c.excl, v, c.want, c.reason)
+		}
+	}
+	// A metadata change counts every kind but a directory; a name gone
+	// counts every other.
+	for _, c := range []struct {
+		f        File
+		metadata bool
+		want     bool
+	}{
+		{File{Kind: fs.ModeNamedPipe, Nlink: 2}, true, true},
+		{File{Kind: fs.ModeDir, Nlink: 5}, true, false},
+		{File{Nlink: 1, Unlinked: true}, false, true},
+		{File{Nlink: 0, Unlinked: true}, false, false},
+	} {
+		if _, got := c.f.LinkedElsewhere(c.metadata); got != c.want {
+			t.Errorf("LinkedElsewhere(%+v, metadata %v) = %v", c.f, c.metadata, got)
+		}
+	}
+}
