@@ -74,10 +74,6 @@ type metaChange struct {
 	idErr unix.Errno
 }
 
-// aclNames are the extended attributes that hold POSIX ACLs, whose ids
-// the kernel reads in the caller's user namespace.
-var aclNames = map[string]bool{"system.posix_acl_access": true, "system.posix_acl_default": true}
-
 // readChange reads the change call c asks for.
 func (k *call) readChange(c seccomp.MetaCall) (metaChange, unix.Errno) {
 	req, pid := k.req, k.pid
@@ -105,7 +101,7 @@ func (k *call) readChange(c seccomp.MetaCall) (metaChange, unix.Errno) {
 		if e != 0 || c.Op == seccomp.OpRemoveXattr {
 			break
 		}
-		if ch.value, ch.flags, e = readXattrValue(pid, c, req); e == 0 && aclNames[ch.name] {
+		if ch.value, ch.flags, e = readXattrValue(pid, c, req); e == 0 && pathguard.IsACLName(ch.name) {
 			maps, e2 := k.idMaps()
 			if e2 != 0 {
 				return ch, e2
@@ -262,22 +258,17 @@ func (k *call) mayChange(ch *metaChange, pl place, target int, st *unix.Stat_t) 
 	if named.name == "." {
 		named.name = "" // a directory: judged by its own name
 	}
-	if n, rule := k.judgeAt(named); pathguard.Blocked(n) && !ch.keepsSafe(n, st) {
-		if ch.op != seccomp.OpMode || n == pathguard.Protected {
-			return k.deny(unix.EROFS, op, full, rule, n)
-		}
-		// A repository's hooks directory or config never takes write
-		// for its group or others (git init --shared asks it: another
-		// user could then put in what the host's git runs): the mode is
-		// set without them.
-		ch.mode &^= 0o022 &^ uint32(st.Mode)
-	}
-	if _, denied := k.pol.Guard.Later(full); denied && readOnlyFD(target) {
+	n, rule := k.judgeAt(named)
+	change := ch.asChange()
+	switch v := k.decider().Change(full, n, rule, &change, uint32(st.Mode)&0o7777, st.Uid, st.Gid); {
+	case v.KernelFirst && k.policyLater(full) && readOnlyFD(target):
 		return unix.EROFS // a denyWrite file of the launch: its mount says so first
+	case v.Errno == pathguard.EROFS:
+		return k.pol.deny(unix.EROFS, Event{Kind: "filesystem", Call: op, Target: full, Reason: v.Reason})
+	case v.Refused():
+		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: full, Reason: v.Reason})
 	}
-	if e := k.deniedLater(op, full); e != 0 {
-		return e
-	}
+	ch.mode = change.Mode // narrowed for a repository's config or hooks directory
 	if pl.name == "" && !pl.writesAlready() {
 		if e := k.writableHere(pl, st); e != 0 {
 			return e
@@ -286,60 +277,22 @@ func (k *call) mayChange(ch *metaChange, pl place, target int, st *unix.Stat_t) 
 	return k.linkedElsewhere(op, st, full, pl.unlinked)
 }
 
-// keepsSafe says whether ch leaves the file st, a repository's config or
-// hooks directory (n), as safe as it was: its times, an owner it already
-// has, a mode — or an ACL that says no more than one — that lets no one
-// else write it, an ACL removed (git probes whether the filesystem keeps
-// modes by flipping the config's execute bit; cp -a, tar and rsync set
-// the hooks directory's mode, times, owner and ACL as they copy a
-// repository). Other extended attributes (an ACL with named users could
-// let others write it), and anything of a protected file (a hook's
-// execute bit), stay as they are.
-func (ch metaChange) keepsSafe(n pathguard.Name, st *unix.Stat_t) bool {
-	if n == pathguard.Protected {
-		return false
-	}
+// asChange is ch as pathguard judges it.
+func (ch metaChange) asChange() pathguard.Change {
+	c := pathguard.Change{Mode: ch.mode, UID: ch.uid, GID: ch.gid, Unmapped: ch.idErr != 0, Name: ch.name, Value: ch.value}
 	switch ch.op {
-	case seccomp.OpTimes, seccomp.OpTimeval, seccomp.OpUtimbuf:
-		return true
-	case seccomp.OpOwner:
-		return ch.idErr == 0 && (ch.uid == -1 || uint32(ch.uid) == st.Uid) && (ch.gid == -1 || uint32(ch.gid) == st.Gid)
 	case seccomp.OpMode:
-		old := uint32(st.Mode) & 0o7777
-		return ch.mode&^old&0o022 == 0
+		c.Op = pathguard.ChangeMode
+	case seccomp.OpOwner:
+		c.Op = pathguard.ChangeOwner
+	case seccomp.OpTimes, seccomp.OpTimeval, seccomp.OpUtimbuf:
+		c.Op = pathguard.ChangeTimes
 	case seccomp.OpSetXattr, seccomp.OpSetXattrAt:
-		// An ACL that says no more than a mode (cp -a copies one).
-		mode, ok := minimalACL(ch.value)
-		return aclNames[ch.name] && ok && mode&^uint32(st.Mode)&0o022 == 0
+		c.Op = pathguard.ChangeXattr
 	case seccomp.OpRemoveXattr:
-		return aclNames[ch.name] // an ACL removed grants no one anything
+		c.Op = pathguard.RemoveXattr
 	}
-	return false
-}
-
-// minimalACL returns the mode bits a POSIX ACL's value grants when it
-// holds only the owner's, the group's and others' entries (an ACL that
-// says no more than a mode); ok false for any other.
-func minimalACL(value []byte) (mode uint32, ok bool) {
-	const header, entry = 4, 8
-	if len(value) < header || (len(value)-header)%entry != 0 {
-		return 0, false
-	}
-	le := binary.LittleEndian
-	for off := header; off < len(value); off += entry {
-		perm := uint32(le.Uint16(value[off+2:])) & 0o7
-		switch le.Uint16(value[off:]) {
-		case 0x01: // ACL_USER_OBJ
-			mode |= perm << 6
-		case 0x04: // ACL_GROUP_OBJ
-			mode |= perm << 3
-		case 0x20: // ACL_OTHER
-			mode |= perm
-		default:
-			return 0, false
-		}
-	}
-	return mode, true
+	return c
 }
 
 // idMaps are a user namespace's uid and gid maps, as srt sees them.

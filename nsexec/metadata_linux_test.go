@@ -8,9 +8,6 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/srt-go/srt/pathguard"
-	"github.com/srt-go/srt/seccomp"
-
 	"golang.org/x/sys/unix"
 )
 
@@ -93,46 +90,5 @@ func TestACLMapped(t *testing.T) {
 	}
 	if got, e := maps.acl([]byte{2, 0, 0}); e != 0 || len(got) != 3 {
 		t.Errorf("a short value is for the kernel to refuse: %x, %v", got, e)
-	}
-}
-
-// A repository's config or hooks directory takes only changes that leave
-// it as safe as it was; a protected file takes none.
-func TestKeepsSafe(t *testing.T) {
-	st := &unix.Stat_t{Mode: unix.S_IFDIR | 0o755, Uid: 1000, Gid: 1000}
-	minimal := func(user, group, other uint16) []byte {
-		b := []byte{2, 0, 0, 0}
-		for _, e := range [][2]uint16{{0x01, user}, {0x04, group}, {0x20, other}} {
-			b = binary.LittleEndian.AppendUint16(b, e[0])
-			b = binary.LittleEndian.AppendUint16(b, e[1])
-			b = binary.LittleEndian.AppendUint32(b, ^uint32(0))
-		}
-		return b
-	}
-	named := slices.Concat(minimal(7, 5, 5), []byte{2, 0, 7, 0, 0xe9, 3, 0, 0})
-	for _, tc := range []struct {
-		what string
-		ch   metaChange
-		n    pathguard.Name
-		want bool
-	}{
-		{"times", metaChange{op: seccomp.OpTimes}, pathguard.HooksDir, true},
-		{"the same owner", metaChange{op: seccomp.OpOwner, uid: 1000, gid: -1}, pathguard.GitConfig, true},
-		{"another owner", metaChange{op: seccomp.OpOwner, uid: 1001, gid: -1}, pathguard.GitConfig, false},
-		{"an unmapped owner", metaChange{op: seccomp.OpOwner, uid: -1, gid: -1, idErr: unix.EINVAL}, pathguard.HooksDir, false},
-		{"owner execute flipped", metaChange{op: seccomp.OpMode, mode: 0o655}, pathguard.GitConfig, true},
-		{"group write", metaChange{op: seccomp.OpMode, mode: 0o775}, pathguard.HooksDir, false},
-		{"others write", metaChange{op: seccomp.OpMode, mode: 0o757}, pathguard.GitConfig, false},
-		{"a minimal ACL", metaChange{op: seccomp.OpSetXattr, name: "system.posix_acl_access", value: minimal(7, 5, 5)}, pathguard.HooksDir, true},
-		{"a minimal ACL with group write", metaChange{op: seccomp.OpSetXattr, name: "system.posix_acl_access", value: minimal(7, 7, 5)}, pathguard.HooksDir, false},
-		{"an ACL naming a user", metaChange{op: seccomp.OpSetXattr, name: "system.posix_acl_access", value: named}, pathguard.HooksDir, false},
-		{"a user attribute", metaChange{op: seccomp.OpSetXattr, name: "user.x", value: minimal(7, 5, 5)}, pathguard.HooksDir, false},
-		{"an ACL removed", metaChange{op: seccomp.OpRemoveXattr, name: "system.posix_acl_default"}, pathguard.HooksDir, true},
-		{"a protected file's times", metaChange{op: seccomp.OpTimes}, pathguard.Protected, false},
-		{"a protected file's mode, unchanged", metaChange{op: seccomp.OpMode, mode: 0o755}, pathguard.Protected, false},
-	} {
-		if got := tc.ch.keepsSafe(tc.n, st); got != tc.want {
-			t.Errorf("%s: %v, want %v", tc.what, got, tc.want)
-		}
 	}
 }
