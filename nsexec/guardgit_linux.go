@@ -286,24 +286,6 @@ func noSymlinkOnWay(root int, p string) error {
 	}
 }
 
-// gitFileAlone refuses (EACCES) a .git other than a directory (a file
-// naming a git directory, a symlink to one, anything at that name) made
-// or written at pl where its directory holds anything else. What lies
-// beside it would become the work tree of whatever repository it names,
-// whose hooks may lie there (a relative core.hooksPath): written before
-// the .git, or while it named another, they were judged without that
-// repository. git makes such a file in a directory of its own (a
-// worktree, a submodule, a clone); anything written there after is
-// judged with the repository it names (hooksLater). The names also
-// (a file about to be renamed to .git there) may lie beside it.
-func (k *call) gitFileAlone(op string, pl place, also ...string) unix.Errno {
-	if k.repos().OnlyGit(pathguard.Dir(pl.dir), also...) {
-		return 0
-	}
-	return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: pl.full(),
-		Reason: pathguard.ReasonGitFileAlone})
-}
-
 // localRepo judges a repository on this machine that a config's new URL
 // names (pathguard.LocalRepo), by its absolute path as the URL spells it,
 // resolved in the caller's root: a push there runs its hooks. The way

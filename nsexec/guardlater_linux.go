@@ -206,25 +206,6 @@ func settledDots(target string) bool {
 	return true
 }
 
-// makeDeniedLater is deniedLater for a name about to be made at pl,
-// answering first what the kernel would: EEXIST for a name that exists
-// (mkdir -p goes on), EROFS in a read-only mount (a hidden directory of
-// the launch).
-func (k *call) makeDeniedLater(op string, pl place) unix.Errno {
-	r, ok := k.later(pl.full())
-	if !ok {
-		return 0
-	}
-	var st unix.Stat_t
-	if unix.Fstatat(pl.dir, pl.name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
-		return unix.EEXIST
-	}
-	if pl.isReadOnly() {
-		return unix.EROFS
-	}
-	return k.reportLater(op, pl.full(), r)
-}
-
 func (k *call) reportLater(op, full string, r policy.LaterRule) unix.Errno {
 	return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: full, Reason: laterReason(r)})
 }

@@ -79,7 +79,7 @@ func (k *call) openFile(dir int, name string, flags int, mode uint32) answer {
 			// followed and nothing that exists is opened, so the kernel's
 			// answer is the whole answer.
 			defer pl.close()
-			a, _ := k.createAt(pl, flags, mode)
+			a, _ := k.createAt(pl, n, rule, flags, mode)
 			return a
 		}
 		var st unix.Stat_t
@@ -90,18 +90,7 @@ func (k *call) openFile(dir int, name string, flags int, mode uint32) answer {
 				pl.close()
 				return refused(unix.EISDIR)
 			}
-			if pathguard.Blocked(n) {
-				defer pl.close()
-				if pl.isReadOnly() {
-					return refused(unix.EROFS) // as the kernel says first
-				}
-				return refused(k.deny(unix.EACCES, "write", full, rule, n))
-			}
-			if !k.writable(full) {
-				pl.close()
-				return refused(k.notWritable("write", full))
-			}
-			a, opened := k.createAt(pl, flags, mode)
+			a, opened := k.createAt(pl, n, rule, flags, mode)
 			if opened && (a.errno == unix.EEXIST && flags&unix.O_EXCL == 0 || a.errno == unix.ELOOP && flags&unix.O_NOFOLLOW == 0) {
 				continue // made meanwhile: look again
 			}
@@ -148,18 +137,13 @@ func (k *call) hop(pl place, e unix.Errno, hops, flags int) (a answer, done bool
 	return answer{}, false
 }
 
-// createAt makes the file at pl, judged free, for open(flags, mode): the
-// deny entries that apply later, the seal of a directory about to become
-// a git directory, then the open itself under the command's umask;
-// opened says the answer is the open's own.
-func (k *call) createAt(pl place, flags int, mode uint32) (a answer, opened bool) {
-	if e := k.makeDeniedLater("write", pl); e != 0 {
-		return refused(e), false
-	}
-	if pl.name == ".git" {
-		if e := k.gitFileAlone("write", pl); e != 0 {
-			return refused(e), false
-		}
+// createAt makes the file at pl, its name judged n (rule), for open(flags,
+// mode): the decision (pathguard.Decider.Create), the seal of a
+// directory about to become a git directory, then the open itself under
+// the command's umask; opened says the answer is the open's own.
+func (k *call) createAt(pl place, n pathguard.Name, rule string, flags int, mode uint32) (a answer, opened bool) {
+	if v := k.decider().Create(pl.at(), n, rule); v.Refused() {
+		return refused(k.refuse("write", pl, v)), false
 	}
 	if e := k.sealForMark(pl); e != 0 {
 		return refused(e), false

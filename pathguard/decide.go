@@ -86,8 +86,31 @@ type Decider struct {
 // the repository it names, whose hooks it may hold: git makes one in a
 // directory of its own).
 func (d Decider) Make(a At, dir bool) Verdict {
+	n, rule := d.judge(a)
+	if n == HooksDir && dir {
+		n = Free // an empty hooks directory runs nothing
+	}
+	if v := d.made(a, n, rule, true, !dir); v.Refused() {
+		return v
+	}
+	if dir && IsMergeProgramDir(a.Name) {
+		return Verdict{Errno: EACCES, Reason: reasonMergeProgramDir}
+	}
+	return Verdict{}
+}
+
+// Create decides a file an open makes at a, whose name the rules made n
+// (rule; the backend judged it on its way here): as Make, but for a
+// landed .git file's target beneath (git writes a worktree's .git where
+// its link back leads).
+func (d Decider) Create(a At, n Name, rule string) Verdict { return d.made(a, n, rule, false, true) }
+
+// made decides a name made at a, judged n (rule): targets, whether a
+// .git may not lie where a landed .git file or commondir leads beneath;
+// alone, whether a .git must be alone in its directory (not a directory).
+func (d Decider) made(a At, n Name, rule string, targets, alone bool) Verdict {
 	full := a.full()
-	if n, rule := d.judge(a); Blocked(n) && !(n == HooksDir && dir) {
+	if Blocked(n) {
 		return Verdict{Errno: EACCES, Reason: d.Rules.Reason(rule, n), KernelFirst: true, ExistsFirst: true}
 	}
 	if d.Writable != nil && !d.Writable(full) {
@@ -98,14 +121,11 @@ func (d Decider) Make(a At, dir bool) Verdict {
 			return Verdict{Errno: EACCES, Reason: why, KernelFirst: true, ExistsFirst: true}
 		}
 	}
-	if a.Name == ".git" && d.TargetsBeneath != nil && d.TargetsBeneath(a.Path) {
+	if targets && a.Name == ".git" && d.TargetsBeneath != nil && d.TargetsBeneath(a.Path) {
 		return Verdict{Errno: EACCES, Reason: reasonTargetsBeneath}
 	}
-	if a.Name == ".git" && !dir && !d.Repos.OnlyGit(a.Dir) {
+	if alone && a.Name == ".git" && !d.Repos.OnlyGit(a.Dir) {
 		return Verdict{Errno: EACCES, Reason: ReasonGitFileAlone}
-	}
-	if dir && IsMergeProgramDir(a.Name) {
-		return Verdict{Errno: EACCES, Reason: reasonMergeProgramDir}
 	}
 	return Verdict{}
 }

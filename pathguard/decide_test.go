@@ -250,3 +250,29 @@ func TestDecideWrite(t *testing.T) {
 		}
 	}
 }
+
+// A file an open makes: as Make, but a worktree's .git may be written
+// where its link back leads.
+func TestDecideCreate(t *testing.T) {
+	ft := newFakeTree("w/wt/", "w/crowd/x=1")
+	d := Decider{Repos: Repos{Tree: ft},
+		Later:          func(full string) (string, bool) { return "denyWrite", strings.HasSuffix(full, ".pem") },
+		TargetsBeneath: func(dir string) bool { return dir == "/w/wt" },
+	}
+	at := func(dir, name string) At { return At{Dir: ft.handle(dir), Path: dir, Name: name} }
+	if v := d.Create(at("/w/wt", ".git"), Context, ""); v.Refused() {
+		t.Errorf("a worktree's .git where its link back leads: %+v", v)
+	}
+	if v := d.Make(at("/w/wt", ".git"), false); v.Reason != reasonTargetsBeneath {
+		t.Errorf("a .git linked or made otherwise there: %+v", v)
+	}
+	if v := d.Create(at("/w/crowd", ".git"), Context, ""); v.Reason != ReasonGitFileAlone {
+		t.Errorf("a .git beside others: %+v", v)
+	}
+	if v := d.Create(at("/w", "k.pem"), Free, ""); !v.KernelFirst || !v.ExistsFirst || v.Reason != "denyWrite" {
+		t.Errorf("a deny entry's file: %+v", v)
+	}
+	if v := d.Create(at("/w", ".bashrc"), Protected, "/w/.bashrc"); !v.KernelFirst || !strings.Contains(v.Reason, "protected name /w/.bashrc") {
+		t.Errorf("a protected name: %+v", v)
+	}
+}
