@@ -37,6 +37,9 @@ func (unixTree) OpenDir(dir pathguard.Dir, rel string, follow bool) (pathguard.D
 		flags |= unix.O_NOFOLLOW
 	}
 	fd, err := unix.Openat(int(dir), rel, flags, 0)
+	if err == unix.ELOOP && !follow {
+		err = unix.ENOTDIR // a symlink at the end, not followed: no directory there
+	}
 	if err != nil {
 		return -1, treeErr(err)
 	}

@@ -328,7 +328,10 @@ func (r Repos) GitDirMovedIn(from, to At) bool {
 	}
 	d, err := r.Tree.OpenDir(from.Dir, from.Name, false)
 	if err != nil {
-		return false
+		// Nothing there, or no directory: nothing is brought. One that
+		// cannot be read (its owner took away the read right) may hold
+		// anything.
+		return !absent(err)
 	}
 	defer r.Tree.Close(d)
 	return r.GitDirBeneath(d)
@@ -424,8 +427,11 @@ func (r Repos) JudgedFiles(dir Dir) []string {
 // where neither holds one; 0 where the guard cannot tell (a common
 // directory it cannot reach).
 func (r Repos) HashSize(dir Dir) int {
+	// The common directory's path is the kernel's to resolve, as git's
+	// is (a symlink then "..": where the link leads, then up), never
+	// cleaned by text.
 	sizeIn := func(at string) int {
-		switch c, err := r.Tree.ReadFile(dir, path.Join(at, "config"), maxConfig); {
+		switch c, err := r.Tree.ReadFile(dir, at+"/config", maxConfig); {
 		case err == nil:
 			return HashSizeOf(c)
 		case missing(err):
@@ -443,7 +449,7 @@ func (r Repos) HashSize(dir Dir) int {
 	if err != nil || at == "" || path.IsAbs(at) {
 		return 0
 	}
-	if _, err := r.Tree.Lstat(dir, path.Join(at, ".")); err != nil {
+	if _, err := r.Tree.Lstat(dir, at+"/."); err != nil {
 		return 0 // no directory there (its config's absence would say 20)
 	}
 	return sizeIn(at)

@@ -316,3 +316,31 @@ func TestReposJudge(t *testing.T) {
 		t.Error("GitNamed")
 	}
 }
+
+// Found by a differential attack on the move of these decisions out of
+// nsexec: a directory that cannot be read, moved into a work tree, may
+// hold a git directory (EXDEV: mv copies it, judging each mark); and a
+// worktree's commondir is resolved as the kernel resolves it (a symlink,
+// then ".."), not cleaned by text, nor through a dangling link.
+func TestReposAsTheKernelSees(t *testing.T) {
+	ft := newFakeTree("w/y/.git/HEAD=x", "w/x/b/HEAD=x", "w/x/b/objects/", "w/x/b/refs/",
+		"w/r.git/HEAD=x", "w/r.git/objects/", "w/r.git/refs/", "w/r.git/config=[extensions]\n\tobjectformat = sha256\n",
+		"w/lnk->r.git/refs", "w/r.git/worktrees/a/commondir=../../../lnk/..",
+		"w/dl->nowhere", "w/r.git/worktrees/b/commondir=../../../dl")
+	r := Repos{Tree: ft}
+	ft.denied["/w/x/b"] = true
+	from := At{Dir: ft.handle("/w/x"), Path: "/w/x", Name: "b"}
+	to := At{Dir: ft.handle("/w/y"), Path: "/w/y", Name: "b"}
+	if !r.GitDirMovedIn(from, to) {
+		t.Error("an unreadable directory moved into a work tree is taken for holding no git directory")
+	}
+	if r.GitDirMovedIn(At{Dir: ft.handle("/w/x"), Path: "/w/x", Name: "none"}, to) {
+		t.Error("nothing moved brings a git directory")
+	}
+	if got := r.HashSize(ft.handle("/w/r.git/worktrees/a")); got != 32 {
+		t.Errorf("a commondir through a symlink and then ..: size %d, want the repository's 32", got)
+	}
+	if got := r.HashSize(ft.handle("/w/r.git/worktrees/b")); got != 0 {
+		t.Errorf("a commondir through a dangling link: size %d, want cannot be told (0)", got)
+	}
+}

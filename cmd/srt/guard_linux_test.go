@@ -3249,3 +3249,38 @@ print("END")
 		}
 	})
 }
+
+// A directory the command made unreadable (mode 0311), holding a bare
+// repository, is not moved whole into a work tree: what it holds cannot
+// be looked through, so it may hold a git directory, and the rename gets
+// EXDEV (a differential attack on the guard's move to package pathguard
+// found it let through). Judged from outside, as both users.
+func TestGuardUnreadableMovedIntoWorkTree(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		requireGit(t)
+		if _, err := exec.LookPath("python3"); err != nil {
+			t.Skip("requires python3")
+		}
+		b := newBox(t)
+		b.write("x/keep", "x")
+		script := `git init -q y && git init -q --bare x/b.git && chmod 0311 x/b.git &&
+python3 -c "
+import os
+try:
+    os.rename('x/b.git', 'y/b.git'); print('MOVED')
+except OSError as e:
+    print('ERRNO', e.errno)
+"; chmod 0755 x/b.git 2>/dev/null; echo END`
+		r := b.run(fsMap{"allowWrite": []string{"."}}, script)
+		if !strings.Contains(r.stdout, "END") {
+			t.Fatalf("the script did not run through: %+v", r)
+		}
+		if _, err := os.Stat(b.path("y/b.git")); err == nil || strings.Contains(r.stdout, "MOVED") {
+			t.Errorf("an unreadable directory holding a repository was moved into a work tree: %+v", r)
+		}
+		if !strings.Contains(r.stdout, "ERRNO 18") {
+			t.Errorf("the rename did not get EXDEV: %+v", r)
+		}
+		os.Chmod(b.path("x/b.git"), 0o755)
+	})
+}
