@@ -19,6 +19,14 @@ import (
 // may be truncated, and nothing is created.
 const truncateOnly = 1 << 62
 
+// openOf is how the open's flags ask, as pathguard reads them (truncate:
+// truncate(2), not an open).
+func openOf(flags int, truncate bool) pathguard.Open {
+	acc := flags & unix.O_ACCMODE
+	return pathguard.Open{WriteOnly: acc == unix.O_WRONLY, ReadWrite: acc == unix.O_RDWR, Create: flags&unix.O_CREAT != 0, Excl: flags&unix.O_EXCL != 0,
+		Append: flags&unix.O_APPEND != 0, Trunc: flags&unix.O_TRUNC != 0, TruncateCall: truncate}
+}
+
 func (k *call) openFile(dir int, name string, flags int, mode uint32) answer {
 	truncate := flags&truncateOnly != 0
 	flags &^= truncateOnly
@@ -37,13 +45,14 @@ func (k *call) openFile(dir int, name string, flags int, mode uint32) answer {
 			unix.Close(k.deferred.root)
 			k.deferred = nil
 		}
-		if pl.name == ".git" && !isDirAt(pl) && flags&unix.O_ACCMODE == unix.O_RDWR {
-			// Written only through a pipe the guard reads (below), which
-			// cannot be read back.
+		// A repository's file whose content the guard judges: how its
+		// open goes (pathguard.Defer).
+		deferral, v := pathguard.Defer(pl.name, n, func() bool { return isDirAt(pl) }, openOf(flags, truncate))
+		switch {
+		case v.Refused():
 			defer pl.close()
-			return refused(k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "write", Target: full, Reason: "a .git file is written only for writing (O_WRONLY), through the guard"}))
-		}
-		if !truncate && flags&unix.O_ACCMODE == unix.O_WRONLY && (n == pathguard.GitConfig && pl.name == pathguard.WorktreeGitdir || pl.name == ".git" && !isDirAt(pl) || pl.name == "commondir" && !pathguard.Blocked(n)) {
+			return refused(k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "write", Target: full, Reason: v.Reason}))
+		case deferral == pathguard.AsWritten:
 			// Its content judged when written (see open).
 			if d, e := k.deferTo(pl, full); e == 0 {
 				k.deferred = d
@@ -51,13 +60,7 @@ func (k *call) openFile(dir int, name string, flags int, mode uint32) answer {
 					n = pathguard.Free
 				}
 			}
-		}
-		if !truncate && flags&(unix.O_ACCMODE|unix.O_APPEND|unix.O_CREAT|unix.O_EXCL) == unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL &&
-			n == pathguard.GitConfig && (pathguard.IsConfigName(pl.name) || pathguard.IsIndexName(pl.name)) {
-			// A repository's config or index made whole (cp -a, tar x of
-			// a repository): judged when written, as git's own lock file
-			// is when renamed (replaceConfig); refused, the file made
-			// goes again.
+		case deferral == pathguard.MadeWhole:
 			if d, e := k.deferTo(pl, full); e == 0 {
 				d.made, d.max, d.hashSize = true, maxGitConfig, 20
 				if pathguard.IsIndexName(pl.name) {
@@ -66,12 +69,9 @@ func (k *call) openFile(dir int, name string, flags int, mode uint32) answer {
 				k.deferred = d
 				n = pathguard.Free
 			}
-		}
-		if n == pathguard.GitConfig && pathguard.WrittenEmpty(pl.name) && !truncate && flags&(unix.O_ACCMODE|unix.O_TRUNC) == unix.O_WRONLY|unix.O_TRUNC {
-			// git writes an am's options in place, empty when there are
-			// none: the open goes through as the emptying it is, on a
-			// descriptor that reads, so nothing is written there (a
-			// write fails EBADF).
+		case deferral == pathguard.Emptied:
+			// Written as the emptying it is, on a descriptor that reads
+			// (a write fails EBADF).
 			n, flags = pathguard.Free, flags&^unix.O_ACCMODE|unix.O_RDONLY
 		}
 		if flags&(unix.O_CREAT|unix.O_EXCL) == unix.O_CREAT|unix.O_EXCL && !truncate && !pl.slash && !pathguard.Blocked(n) && k.writable(full) {

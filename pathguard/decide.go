@@ -372,3 +372,53 @@ func (d Decider) Write(a At, n Name, rule string, f File, excl bool) Verdict {
 	}
 	return Verdict{}
 }
+
+// Open is how an open for writing asks, its flags as booleans.
+type Open struct {
+	WriteOnly, ReadWrite        bool
+	Create, Excl, Append, Trunc bool
+	// TruncateCall: truncate(2), which writes nothing but the length.
+	TruncateCall bool
+}
+
+// Deferral is how the guard takes an open of a repository's file whose
+// content it judges.
+type Deferral int
+
+const (
+	// Now: as any other file.
+	Now Deferral = iota
+	// AsWritten: its content is judged as the command writes it (through
+	// a pipe the backend reads), landing when closed: a .git file, a
+	// commondir, a worktree's link back.
+	AsWritten
+	// MadeWhole: a repository's config or index made whole (cp -a, tar x
+	// of a repository), judged when written, as git's own lock file is
+	// when renamed; refused, the file made goes again.
+	MadeWhole
+	// Emptied: git writes an am's options in place, empty when there are
+	// none: the open goes through as the emptying it is, on a descriptor
+	// that reads, so nothing is written there.
+	Emptied
+)
+
+// Defer decides how the open o of the name (n, as the rules judged it;
+// isDir says whether a directory is there, asked only of a .git) goes:
+// refused, a .git file opened to read and write (it is written only
+// through a pipe the guard reads, which cannot be read back).
+func Defer(name string, n Name, isDir func() bool, o Open) (Deferral, Verdict) {
+	gitFile := name == ".git" && !isDir()
+	switch {
+	case gitFile && o.ReadWrite:
+		return Now, Verdict{Errno: EACCES, Reason: "a .git file is written only for writing (O_WRONLY), through the guard"}
+	case o.TruncateCall:
+		return Now, Verdict{}
+	case o.WriteOnly && (n == GitConfig && name == WorktreeGitdir || gitFile || name == "commondir" && !Blocked(n)):
+		return AsWritten, Verdict{}
+	case o.WriteOnly && o.Create && o.Excl && !o.Append && n == GitConfig && (IsConfigName(name) || IsIndexName(name)):
+		return MadeWhole, Verdict{}
+	case o.WriteOnly && o.Trunc && n == GitConfig && WrittenEmpty(name):
+		return Emptied, Verdict{}
+	}
+	return Now, Verdict{}
+}

@@ -276,3 +276,40 @@ func TestDecideCreate(t *testing.T) {
 		t.Errorf("a protected name: %+v", v)
 	}
 }
+
+// How an open of a repository's file goes, one case per rule.
+func TestDefer(t *testing.T) {
+	no, yes := func() bool { return false }, func() bool { return true }
+	w := Open{WriteOnly: true}
+	made := Open{WriteOnly: true, Create: true, Excl: true}
+	for _, c := range []struct {
+		name  string
+		n     Name
+		isDir func() bool
+		o     Open
+		want  Deferral
+		deny  bool
+	}{
+		{".git", Context, no, Open{ReadWrite: true}, Now, true},
+		{".git", Context, yes, Open{ReadWrite: true}, Now, false},
+		{".git", Context, no, w, AsWritten, false},
+		{".git", Context, no, Open{WriteOnly: true, TruncateCall: true}, Now, false},
+		{"commondir", Free, no, w, AsWritten, false},
+		{"commondir", Protected, no, w, Now, false},
+		{WorktreeGitdir, GitConfig, no, w, AsWritten, false},
+		{WorktreeGitdir, Free, no, w, Now, false},
+		{"config", GitConfig, no, made, MadeWhole, false},
+		{"index", GitConfig, no, made, MadeWhole, false},
+		{"config", GitConfig, no, Open{WriteOnly: true, Create: true, Excl: true, Append: true}, Now, false},
+		{"config", GitConfig, no, Open{WriteOnly: true, Create: true}, Now, false},
+		{"config", Free, no, made, Now, false},
+		{ApplyOpts, GitConfig, no, Open{WriteOnly: true, Trunc: true}, Emptied, false},
+		{ApplyOpts, GitConfig, no, w, Now, false},
+		{"a.go", Free, no, made, Now, false},
+	} {
+		d, v := Defer(c.name, c.n, c.isDir, c.o)
+		if d != c.want || v.Refused() != c.deny {
+			t.Errorf("Defer(%s, %v, %+v) = %v %+v, want %v (refused %v)", c.name, c.n, c.o, d, v, c.want, c.deny)
+		}
+	}
+}
