@@ -26,7 +26,7 @@ import (
 // could change under it. Instead the guard resolves the path once, as the
 // command would (its root, its cwd or dirfd; symlinks followed in its
 // root, never through srt's), pins the directory the name goes in by an
-// O_PATH descriptor, judges the name there (policy.Guard), and makes the
+// O_PATH descriptor, judges the name there (pathguard.Decider), and makes the
 // call itself on that descriptor, on a thread that holds no capability
 // and has the command's umask, so the kernel checks permissions, mounts
 // and quotas as it would for the command. An opened file reaches the

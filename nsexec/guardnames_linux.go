@@ -23,11 +23,12 @@ func (k *call) make(op seccomp.FileOp, dir int, name string, mode uint32, dev in
 		return e
 	}
 	defer pl.close()
-	if e := k.mayMake(op.String(), pl, op == seccomp.FileMkdir); e != 0 {
+	n, e := k.mayMake(op.String(), pl, op == seccomp.FileMkdir)
+	if e != 0 {
 		return e
 	}
 	if op == seccomp.FileMkdir {
-		if n, _ := k.judge(pl); n == pathguard.HooksDir {
+		if n == pathguard.HooksDir {
 			// A repository's hooks directory is no one else's to write:
 			// not by a umask of 0, nor by a default ACL it would inherit
 			// (the mode given bounds what one grants), nor through one
@@ -53,18 +54,19 @@ func (k *call) make(op seccomp.FileOp, dir int, name string, mode uint32, dev in
 
 // mayMake judges making a name at pl (pathguard.Decider.Make; op names
 // the call in a violation; hooksDir: a directory, made by mkdir, which
-// may be a repository's hooks directory).
-func (k *call) mayMake(op string, pl place, hooksDir bool) unix.Errno {
+// may be a repository's hooks directory), and says what the name is.
+func (k *call) mayMake(op string, pl place, hooksDir bool) (pathguard.Name, unix.Errno) {
 	if pl.name == "." || pl.name == "" {
-		return unix.EEXIST
+		return pathguard.Free, unix.EEXIST
 	}
 	if pl.proc {
-		return unix.EACCES
+		return pathguard.Free, unix.EACCES
 	}
-	if v := k.decider().Make(pl.at(), hooksDir); v.Refused() {
-		return k.refuse(op, pl, v)
+	n, v := k.decider().Make(pl.at(), hooksDir)
+	if v.Refused() {
+		return n, k.refuse(op, pl, v)
 	}
-	return k.sealForMark(pl)
+	return n, k.sealForMark(pl)
 }
 
 // bind performs a notified bind(fd, addr, len): a Unix socket's path
@@ -123,7 +125,7 @@ func (k *call) bind() unix.Errno {
 	if pl.slash {
 		return unix.ENOENT // a socket is no directory
 	}
-	if e := k.mayMake("bind", pl, false); e != 0 {
+	if _, e := k.mayMake("bind", pl, false); e != 0 {
 		if e == unix.EEXIST {
 			return unix.EADDRINUSE
 		}
@@ -220,7 +222,7 @@ func (k *call) link(dir int, old string, dir2 int, name string, flags int) unix.
 		return e
 	}
 	defer dst.close()
-	if e := k.mayMake("link", dst, false); e != 0 {
+	if _, e := k.mayMake("link", dst, false); e != 0 {
 		return e
 	}
 	// A second name for a symlink is a symlink made there, whether the

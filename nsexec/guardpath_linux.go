@@ -517,15 +517,15 @@ func (k *call) foundAgain(path string, st *unix.Stat_t) (place, bool) {
 	return named, true
 }
 
-// judge is what the name at pl is: the name rules (policy.Guard), and
-// what they cannot see from names alone, read around it
-// (pathguard.Repos.Judge).
+// judge is what the name at pl is (pathguard.Decider.Judge): the name
+// rules, a project's name free in a tree the command made, and what they
+// cannot see from names alone, read around it; a descriptor's place (no
+// directory to read around) by its names alone.
 func (k *call) judge(pl place) (pathguard.Name, string) {
-	n, rule := k.judgeName(pl, pl.full())
-	if pl.dir < 0 || pl.name == "" || pl.name == "." || !pathguard.GitNamed(path.Base(pl.path), pl.name) {
-		return n, rule
+	if pl.dir < 0 {
+		return k.judgeName(pl, pl.full())
 	}
-	return k.repos().Judge(pl.at(), n, rule)
+	return k.decider().Judge(pl.at())
 }
 
 // resolved is where p leads now in the command's root, all its symlinks

@@ -85,18 +85,19 @@ type Decider struct {
 // beside anything else (what lies there would become the work tree of
 // the repository it names, whose hooks it may hold: git makes one in a
 // directory of its own).
-func (d Decider) Make(a At, dir bool) Verdict {
-	n, rule := d.judge(a)
+func (d Decider) Make(a At, dir bool) (Name, Verdict) {
+	n, rule := d.Judge(a)
+	judged := n
 	if n == HooksDir && dir {
-		n = Free // an empty hooks directory runs nothing
+		judged = Free // an empty hooks directory runs nothing
 	}
-	if v := d.made(a, n, rule, true, !dir); v.Refused() {
-		return v
+	if v := d.made(a, judged, rule, true, !dir); v.Refused() {
+		return n, v
 	}
 	if dir && IsMergeProgramDir(a.Name) {
-		return Verdict{Errno: EACCES, Reason: reasonMergeProgramDir}
+		return n, Verdict{Errno: EACCES, Reason: reasonMergeProgramDir}
 	}
-	return Verdict{}
+	return n, Verdict{}
 }
 
 // Create decides a file an open makes at a, whose name the rules made n
@@ -125,15 +126,15 @@ func (d Decider) made(a At, n Name, rule string, targets, alone bool) Verdict {
 		return Verdict{Errno: EACCES, Reason: reasonTargetsBeneath}
 	}
 	if alone && a.Name == ".git" && !d.Repos.OnlyGit(a.Dir) {
-		return Verdict{Errno: EACCES, Reason: ReasonGitFileAlone}
+		return Verdict{Errno: EACCES, Reason: reasonGitFileAlone}
 	}
 	return Verdict{}
 }
 
-// judge is what the name at a is: the name rules, a project's name free
+// Judge is what the name at a is: the name rules, a project's name free
 // in a tree the command made (Made), and a repository's shape
 // (Repos.Judge).
-func (d Decider) judge(a At) (Name, string) {
+func (d Decider) Judge(a At) (Name, string) {
 	full := a.full()
 	var n Name
 	var rule string
@@ -141,9 +142,6 @@ func (d Decider) judge(a At) (Name, string) {
 		n, rule = d.Rules.JudgeMade(full, func(anchor string) bool { return d.Made(a, anchor) })
 	} else {
 		n, rule = d.Rules.Judge(full)
-	}
-	if a.Name == "" || a.Name == "." {
-		return n, rule
 	}
 	return d.Repos.Judge(a, n, rule)
 }
@@ -178,12 +176,12 @@ func (d Decider) Remove(a At) Verdict {
 	return Verdict{}
 }
 
-// Reasons of refusals several calls give (ReasonGitFileAlone: the
+// Reasons of refusals several calls give (reasonGitFileAlone: the
 // backend's open too).
 const (
 	reasonSymlinkInGitDir = "a symlink in a git directory, which the host's git would write through"
 	reasonMergeProgramDir = "a directory named " + MergeProgramPrefix + "*, from which the host's git rebase --continue could run a merge strategy's program"
-	ReasonGitFileAlone    = "a .git file is made or written only in a directory that holds nothing else: what lies beside it would become the work tree of the repository it names, whose hooks it may hold"
+	reasonGitFileAlone    = "a .git file is made or written only in a directory that holds nothing else: what lies beside it would become the work tree of the repository it names, whose hooks it may hold"
 	claudeLink            = "a .claude directory's commands and agents are judged by its name: a symlink there would lead them elsewhere"
 	reasonTargetsBeneath  = "a .git file or a commondir leads beneath: it would lie in a work tree, where the host's checkout writes"
 )
@@ -191,7 +189,7 @@ const (
 // Symlink decides a symlink holding target made at a: a name made
 // (Make), by a symlink (SymlinkName), where git's own probe may be made.
 func (d Decider) Symlink(a At, target string) Verdict {
-	if v := d.Make(a, false); v.Refused() {
+	if _, v := d.Make(a, false); v.Refused() {
 		return v
 	}
 	return d.symlinkName(a, target, true)
@@ -274,7 +272,7 @@ func (r Repos) probe(a At, target string) bool {
 // writable trees.
 func (d Decider) Move(a At, kind fs.FileMode, flags bool, also ...string) (Name, Verdict) {
 	full := a.full()
-	n, rule := d.judge(a)
+	n, rule := d.Judge(a)
 	isDir, isLink := kind&fs.ModeDir != 0, kind&fs.ModeSymlink != 0
 	refuse := func(why string) (Name, Verdict) { return n, Verdict{Errno: EACCES, Reason: why} }
 	switch {
@@ -299,7 +297,7 @@ func (d Decider) Move(a At, kind fs.FileMode, flags bool, also ...string) (Name,
 	case a.Name == ".git" && d.TargetsBeneath != nil && d.TargetsBeneath(a.Path):
 		return refuse(reasonTargetsBeneath)
 	case a.Name == ".git" && !isDir && !d.Repos.OnlyGit(a.Dir, also...):
-		return refuse(ReasonGitFileAlone)
+		return refuse(reasonGitFileAlone)
 	}
 	if d.Writable != nil && !d.Writable(full) {
 		return refuse("not writable here (allowWrite)")
@@ -368,7 +366,7 @@ func (d Decider) Write(a At, n Name, rule string, f File, excl bool) Verdict {
 		return Verdict{Errno: EACCES, Reason: why}
 	}
 	if a.Name == ".git" && !f.Kind.IsDir() && !d.Repos.OnlyGit(a.Dir) {
-		return Verdict{Errno: EACCES, Reason: ReasonGitFileAlone}
+		return Verdict{Errno: EACCES, Reason: reasonGitFileAlone}
 	}
 	return Verdict{}
 }

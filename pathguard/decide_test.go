@@ -85,7 +85,7 @@ func TestDecideMake(t *testing.T) {
 		{at("/w/alone", ".git"), false, "", false, false},
 		{at("/w/wt", ".git"), true, "", false, false},
 	} {
-		v := d.Make(c.at, c.dir)
+		_, v := d.Make(c.at, c.dir)
 		switch {
 		case c.reason == "" && v.Refused():
 			t.Errorf("make %s/%s (dir %v) refused: %+v", c.at.Path, c.at.Name, c.dir, v)
@@ -183,7 +183,7 @@ func TestDecideMove(t *testing.T) {
 		{at("/w", "led"), reg, false, nil, EACCES, "a .git file or a commondir leads here", Free},
 		{at("/w/target", ".git"), dir, false, nil, EXDEV, "", Context},
 		{at("/w/target", ".git"), reg, false, nil, EACCES, reasonTargetsBeneath, Context},
-		{at("/w/wt", ".git"), reg, false, nil, EACCES, ReasonGitFileAlone, Context},
+		{at("/w/wt", ".git"), reg, false, nil, EACCES, reasonGitFileAlone, Context},
 		{at("/w/wt", ".git"), reg, false, []string{"x"}, 0, "", Context},
 		{at("/w/alone", ".git"), reg, false, nil, 0, "", Context},
 		{at("/", "elsewhere"), reg, false, nil, EACCES, "not writable here", Free},
@@ -221,7 +221,7 @@ func TestDecideWrite(t *testing.T) {
 		{at("/w", "a.txt"), Free, File{Nlink: 2}, false, EACCES, "a file with 2 hard links", false},
 		{at("/w", "a.txt"), Free, File{Nlink: 2, OwnLinks: true}, false, 0, "", false},
 		{at("/w", "a.txt"), Free, File{Kind: fs.ModeNamedPipe, Nlink: 2}, false, 0, "", false},
-		{at("/w/wt", ".git"), Context, one, false, EACCES, ReasonGitFileAlone, false},
+		{at("/w/wt", ".git"), Context, one, false, EACCES, reasonGitFileAlone, false},
 		{at("/w/alone", ".git"), Context, one, false, 0, "", false},
 	} {
 		rule := ""
@@ -263,10 +263,10 @@ func TestDecideCreate(t *testing.T) {
 	if v := d.Create(at("/w/wt", ".git"), Context, ""); v.Refused() {
 		t.Errorf("a worktree's .git where its link back leads: %+v", v)
 	}
-	if v := d.Make(at("/w/wt", ".git"), false); v.Reason != reasonTargetsBeneath {
+	if _, v := d.Make(at("/w/wt", ".git"), false); v.Reason != reasonTargetsBeneath {
 		t.Errorf("a .git linked or made otherwise there: %+v", v)
 	}
-	if v := d.Create(at("/w/crowd", ".git"), Context, ""); v.Reason != ReasonGitFileAlone {
+	if v := d.Create(at("/w/crowd", ".git"), Context, ""); v.Reason != reasonGitFileAlone {
 		t.Errorf("a .git beside others: %+v", v)
 	}
 	if v := d.Create(at("/w", "k.pem"), Free, ""); !v.KernelFirst || !v.ExistsFirst || v.Reason != "denyWrite" {

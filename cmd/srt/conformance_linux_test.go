@@ -63,6 +63,11 @@ var conformance = []conformanceRow{
 	// that same file — also when a pattern names it (the path guard
 	// judges every read under a pattern, and answers as the mounts do).
 	{id: "46b", files: []string{"~/.ssh/known_hosts", "~/.ssh/id_rsa"}, fs: fsMap{"denyRead": []string{"~/.ssh/*"}, "allowRead": []string{"~/.ssh/known_hosts"}}, args: []string{"-c", "cat ~/.ssh/known_hosts; cat ~/.ssh/id_rsa"}, code: -1, stdout: "=ORIGINAL"},
+	// ...while a match beneath the grant stays hidden, also one made after
+	// launch (the path guard judges every read under a pattern).
+	{id: "46c", files: []string{"cfg/x", "cfg/.env", "cfg/sub/.env", ".env"}, fs: fsMap{"denyRead": []string{"**/.env"}, "allowRead": []string{"cfg"}, "allowWrite": []string{"."}},
+		args: []string{"-c", "cat cfg/x; cat cfg/.env; cat cfg/sub/.env; cat .env; mkdir cfg/d; echo NEW > cfg/d/.env; cat cfg/d/.env"}, code: -1, stdout: "=ORIGINAL",
+		after: map[string]string{"cfg/d/.env": ""}},
 	{id: "47", files: []string{"secrets/s.txt"}, fs: fsMap{"allowWrite": []string{"."}, "denyWrite": []string{"secrets"}}, args: []string{"-c", "echo n > new.txt; echo x > secrets/s.txt; echo y > secrets/new"}, code: -1, stderr: "Read-only file system", after: map[string]string{"new.txt": "n\n", "secrets/s.txt": "ORIGINAL", "secrets/new": ""}},
 	{id: "48", files: []string{"sub/t.txt", "top.txt"}, fs: fsMap{"allowWrite": []string{".", "sub"}, "denyWrite": []string{"."}}, args: []string{"-c", "echo x > sub/t.txt; echo x > top.txt"}, code: -1, after: map[string]string{"sub/t.txt": "ORIGINAL", "top.txt": "ORIGINAL"}},
 	{id: "49", fs: fsMap{"allowWrite": []string{"nonexistent-dir", "src/**"}}, args: []string{"true"}},
