@@ -290,10 +290,10 @@ type guardState struct {
 	// (see hooksLater).
 	trees    map[string][]string
 	gitFiles map[string]bool // by work tree: its .git is a file
-	hooks    map[string]*repoHooks
+	hooks    map[string]*pathguard.Hooks
 	// kept is, by work tree, every hook the guard has kept there in this
 	// run, never forgotten (see keptHooks).
-	kept map[string]*repoHooks
+	kept map[string]*pathguard.Hooks
 	// outside are the kept hooks that lie outside their work trees;
 	// walkRead: the launch's repositories were read (readWalkRepos).
 	outside  []outsideHook
@@ -333,7 +333,7 @@ const umaskFresh = 50 * time.Millisecond
 
 func newGuardState() *guardState {
 	return &guardState{root: -1, made: pathguard.NewMadeTrees(), umasks: map[int]umaskEntry{}, pending: map[int]int{}, pidfds: map[int]int{}, ownLinks: map[fileID]bool{}, thread: -1, selfFDs: -1,
-		trees: map[string][]string{}, gitFiles: map[string]bool{}, hooks: map[string]*repoHooks{}, kept: map[string]*repoHooks{}}
+		trees: map[string][]string{}, gitFiles: map[string]bool{}, hooks: map[string]*pathguard.Hooks{}, kept: map[string]*pathguard.Hooks{}}
 }
 
 func (gs *guardState) close() {

@@ -240,7 +240,7 @@ func (d *deferredWrite) stillSafe(file int, content []byte, pol *ConnectPolicy) 
 		if !strings.HasPrefix(v, "/") {
 			v = path.Dir(now) + "/" + v
 		}
-		if err := pol.leadsInRoot(d.root, v); err != nil {
+		if err := pol.rootDecider(d.root).LeadsIn(v); err != nil {
 			return err
 		}
 		pol.keepTarget(d.root, v)
@@ -249,11 +249,11 @@ func (d *deferredWrite) stillSafe(file int, content []byte, pol *ConnectPolicy) 
 	if path.Base(now) != ".git" {
 		return nil // moved to another name: judged again if moved back (rename)
 	}
-	target, ok := gitFileTarget(path.Dir(now), content)
+	target, ok := pathguard.GitFileTarget(path.Dir(now), content)
 	if !ok {
 		return errors.New(`not "gitdir: " and a path, as git writes it`)
 	}
-	if err := pol.leadsInRoot(d.root, target); err != nil {
+	if err := pol.rootDecider(d.root).LeadsIn(target); err != nil {
 		return err
 	}
 	defer func() {

@@ -144,20 +144,6 @@ func (k *call) putCopy(dir int, name string, content []byte, mode uint32) unix.E
 	return errnoOf(unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(tmp), dir, name, unix.AT_SYMLINK_FOLLOW))
 }
 
-// unmarks refuses (EACCES) taking away, at pl, the last mark of a git
-// directory not called .git (a bare repository) whose hooks hold more
-// than samples or whose config runs a program: the hooks and config
-// would become names the command may write, and the host's git takes
-// the directory for a repository again once a mark is back (git init
-// --bare there).
-func (k *call) unmarks(op string, pl place) unix.Errno {
-	if r := k.repos(); path.Base(pl.path) == ".git" || !r.LastMark(pathguard.Dir(pl.dir), pl.name) || !r.UnsafeToMark(pathguard.Dir(pl.dir)) {
-		return 0
-	}
-	return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: pl.full(),
-		Reason: "the last mark of a git directory whose hooks or config the guard keeps: without it they would be any directory's names"})
-}
-
 // keepTarget records where a .git file or a commondir the guard let
 // land leads: p as spelled, read lexically, and where it leads now. No
 // symlink, nor anything moved, may be put there or on its way after
@@ -187,33 +173,22 @@ func (k *call) targetAbove(full string) bool {
 	return false
 }
 
-// leadsInRoot reports an error unless p leads to a directory in the
-// command's root through no magic link (a /proc/self/… path git would
-// follow to the host's root, where the guard would not see the
-// repository it names), in a tree the command may write: the host's
-// git in the work tree a .git names (or a worktree's commondir) writes
-// that repository's objects, refs and index, and would write them
-// outside the writable trees for the command.
-func (pol *ConnectPolicy) leadsInRoot(root int, p string) error {
-	fd, err := openat2(root, p, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS})
-	if err != nil {
-		return fmt.Errorf("%s does not lead to a directory the guard can read: %v", p, err)
-	}
-	defer unix.Close(fd)
-	real, ok := openedAt(fd)
-	if !ok {
-		return fmt.Errorf("where %s leads cannot be told", p)
-	}
-	if !pol.writableTree(real) {
-		return fmt.Errorf("%s leads to %s, outside the trees the command may write, where the host's git there would write that repository's objects, refs and index", p, real)
-	}
-	if treeRepos.WorkTreeAbove(pathguard.Dir(fd), real) {
-		// git never checks a path in a .git out, but anywhere else in a
-		// work tree the host's checkout of a commit of the command's
-		// writes what it holds: a config, hooks.
-		return fmt.Errorf("%s leads to %s, in a work tree, where the host's git checking out a commit of the command's would write that repository's config and hooks", p, real)
-	}
-	return nil
+// rootDecider decides what needs only the command's root root: where a
+// .git, a .git file or a commondir may lead (Decider.LeadsIn), for a
+// deferred write's judging, which has no call of its own.
+func (pol *ConnectPolicy) rootDecider(root int) pathguard.Decider {
+	return pathguard.Decider{Repos: treeRepos, TreeWritable: pol.writableTree,
+		Resolve: func(p string) (pathguard.Dir, string, error) {
+			fd, err := openat2(root, p, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS})
+			if err != nil {
+				return -1, "", err
+			}
+			real, ok := openedAt(fd)
+			if !ok {
+				real = "" // cannot be told
+			}
+			return pathguard.Dir(fd), real, nil
+		}}
 }
 
 // gitOverTarget reports whether a .git made in dir would put where a
@@ -234,22 +209,14 @@ func (pol *ConnectPolicy) writableTree(p string) bool {
 }
 
 // gitLinkAt judges a .git or a commondir other than a directory landing
-// at pl by a call other than a write (op: symlink, link, rename): a
-// commondir, or a .git that is a regular file, is refused — git writes
-// both in place, where the guard judges what they name as they land,
-// while a file the command moves or links there it could still change
-// through another name or a descriptor; a .git symlink only if target
-// (as stored in the link) leads to a directory leadsInRoot takes, which
-// is kept from then on (keepTarget). regular: what lands is a file.
+// at pl by a symlink (holding target) or, regular, a file's rename or
+// link (Decider.GitLink); where an allowed .git symlink leads is kept
+// from then on (keepTarget).
 func (k *call) gitLinkAt(op string, pl place, regular bool, target string) unix.Errno {
-	if pl.name != ".git" && pl.name != "commondir" {
-		return 0
+	if v := k.decider().GitLink(pl.at(), regular, target); v.Refused() {
+		return k.refuse(op, pl, v)
 	}
-	why := ""
-	switch {
-	case pl.name == "commondir" || regular:
-		why = "a .git file or a commondir is made only by writing it, as git does, which the guard judges as it lands"
-	default:
+	if pl.name == ".git" && !regular {
 		root, e := k.rootFD()
 		if e != 0 {
 			return e
@@ -257,14 +224,9 @@ func (k *call) gitLinkAt(op string, pl place, regular bool, target string) unix.
 		if !strings.HasPrefix(target, "/") {
 			target = pl.path + "/" + target
 		}
-		if err := k.pol.leadsInRoot(root, target); err != nil {
-			why = "a .git symlink: " + err.Error()
-		} else {
-			k.pol.keepTarget(root, target)
-			return 0
-		}
+		k.pol.keepTarget(root, target)
 	}
-	return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: pl.full(), Reason: why})
+	return 0
 }
 
 // noSymlinkOnWay reports an error if the directory p (absolute), or the

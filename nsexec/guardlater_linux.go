@@ -2,12 +2,10 @@ package nsexec
 
 import (
 	"io/fs"
-	"os"
 	"path"
 	"slices"
 	"strings"
 
-	"github.com/srt-go/srt/pathguard"
 	"github.com/srt-go/srt/policy"
 	"golang.org/x/sys/unix"
 )
@@ -247,75 +245,55 @@ func (k *call) writable(p string) bool {
 	return k.pol.Writable == nil || k.pol.Writable(p) || slices.Contains(fallbackDevices, p)
 }
 
-// laterBeneath reports whether a denyRead or denyWrite entry covers a
-// path beneath the directory src, where it is or as it would be at dst.
-// Every guarded call of the sandbox waits while this looks (they are made
-// on this thread, in turn); a tree too big to look through counts as
-// covered.
-func (k *call) laterBeneath(src, dst place) bool {
-	p := k.pol.Guard.Policy
-	if p == nil || len(p.Later) == 0 {
-		return false
+// carried is Decider.Carried: what a directory moved whole from from to
+// to carries that the guard keeps. Whole: a literal deny entry beneath
+// either, or a repository's kept hooks (hooksBeneath). Name by name:
+// a name beneath that a deny pattern near either path matches, a symlink
+// beneath that would lead such an entry elsewhere (redirects), or an
+// entry by the first name of a relative core.hooksPath of a work tree
+// around to (namesMovedIn's).
+func (k *call) carried(from, to string) (bool, func(rel string, e fs.DirEntry, target string) bool) {
+	if k.hooksBeneath(from) || k.hooksBeneath(to) {
+		return true, nil
 	}
-	from, to := src.full(), dst.full()
 	var patterns []policy.LaterRule
-	for _, r := range p.Later {
-		if r.Glob == nil {
-			if r.Path != from && policy.Under(r.Path, from) || r.Path != to && policy.Under(r.Path, to) {
-				return true
+	if p := k.pol.Guard.Policy; p != nil {
+		for _, r := range p.Later {
+			if r.Glob == nil {
+				if r.Path != from && policy.Under(r.Path, from) || r.Path != to && policy.Under(r.Path, to) {
+					return true, nil
+				}
+				continue
 			}
-			continue
-		}
-		root := r.Root
-		if root == "" {
-			root = r.Glob.Root()
-		}
-		if policy.Under(from, root) || policy.Under(root, from) || policy.Under(to, root) || policy.Under(root, to) {
-			patterns = append(patterns, r)
+			root := r.Root
+			if root == "" {
+				root = r.Glob.Root()
+			}
+			if policy.Under(from, root) || policy.Under(root, from) || policy.Under(to, root) || policy.Under(root, to) {
+				patterns = append(patterns, r)
+			}
 		}
 	}
-	if len(patterns) == 0 {
-		return false
+	first := k.hooksFirstNames(to)
+	if len(patterns) == 0 && len(first) == 0 {
+		return false, nil
 	}
-	dir, err := unix.Openat(src.dir, src.name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return true
-	}
-	seen := 0
-	var walk func(dir int, rel string) bool
-	walk = func(dir int, rel string) bool {
-		f := os.NewFile(uintptr(dir), rel)
-		defer f.Close()
-		entries, err := f.ReadDir(-1)
-		if err != nil {
+	return false, func(rel string, e fs.DirEntry, target string) bool {
+		if first[e.Name()] {
 			return true
 		}
-		for _, e := range entries {
-			if seen++; seen > pathguard.MaxMovedTree {
+		for _, pat := range patterns {
+			if pat.CoversPath(from+"/"+rel) || pat.CoversPath(to+"/"+rel) {
 				return true
 			}
-			r := path.Join(rel, e.Name())
-			for _, pat := range patterns {
-				if pat.CoversPath(from+"/"+r) || pat.CoversPath(to+"/"+r) {
-					return true
-				}
-			}
-			// A symlink moved with the directory is one made where it
-			// lands.
-			if e.Type()&fs.ModeSymlink != 0 {
-				target, err := readlinkat(dir, e.Name())
-				if _, bad := k.redirects(to+"/"+r, target); err != nil || bad {
-					return true
-				}
-			}
-			if e.IsDir() {
-				sub, err := unix.Openat(dir, e.Name(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-				if err != nil || walk(sub, r) {
-					return true
-				}
+		}
+		// A symlink moved with the directory is one made where it
+		// lands.
+		if len(patterns) > 0 && e.Type()&fs.ModeSymlink != 0 {
+			if _, bad := k.redirects(to+"/"+rel, target); bad {
+				return true
 			}
 		}
 		return false
 	}
-	return walk(dir, ".")
 }

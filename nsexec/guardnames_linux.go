@@ -208,14 +208,10 @@ func (k *call) link(dir int, old string, dir2 int, name string, flags int) unix.
 	if src.proc && src.name != "" {
 		return unix.EACCES
 	}
-	if strings.HasPrefix(src.full(), "/") && !k.writable(src.full()) {
-		// The fallback: a new name in a writable tree for a file outside
-		// would write it (the namespace sandbox's mounts say EXDEV),
-		// whether it is named or a descriptor's.
-		return k.notWritable("link", src.full())
-	}
-	if n, rule := k.judgeAt(src); pathguard.Blocked(n) && strings.HasPrefix(src.full(), "/") {
-		return k.deny(unix.EACCES, "link", src.full(), rule, n)
+	n, rule := k.judgeAt(src)
+	srcV := k.decider().LinkSource(src.at(), n, rule)
+	if srcV.Refused() && !srcV.KernelFirst {
+		return k.refuse("link", src, srcV)
 	}
 	dst, e := k.at(dir2, name)
 	if e != 0 {
@@ -247,10 +243,8 @@ func (k *call) link(dir int, old string, dir2 int, name string, flags int) unix.
 			return e
 		}
 	}
-	if strings.HasPrefix(src.full(), "/") {
-		if e := k.deniedLater("link", src.full()); e != 0 {
-			return e // a second name would write it
-		}
+	if srcV.Refused() { // after the destination's read-only mount
+		return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "link", Target: src.full(), Reason: srcV.Reason})
 	}
 	// A file with one name, given a second here, has both inside the
 	// sandbox's reach: writes to it stay allowed (linkedElsewhere). A
@@ -366,18 +360,8 @@ func (k *call) rename(dir int, old string, dir2 int, name string, flags int) uni
 		movedAway = append(movedAway, dst)
 	}
 	for _, p := range movedAway {
-		if sn, rule := k.judge(p); sn == pathguard.Protected || sn == pathguard.HooksDir || sn == pathguard.GitConfig {
-			return k.deny(unix.EACCES, "rename", p.full(), rule, sn)
-		}
-		if strings.EqualFold(p.name, ".claude") {
-			return k.deny(unix.EACCES, "rename", p.full(), p.full(), pathguard.Protected)
-		}
-		if e := k.unmarks("rename", p); e != 0 {
-			return e
-		}
-		if p.name == ".git" && k.keepsHooks(p.path) {
-			return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: "rename", Target: p.full(),
-				Reason: "the repository's hooks (core.hooksPath, a hook's script, an included config) are kept by where its .git is"})
+		if v := k.decider().MoveAway(p.at()); v.Refused() {
+			return k.refuse("rename", p, v)
 		}
 	}
 	for _, p := range []string{src.full(), dst.full()} {
@@ -400,19 +384,12 @@ func (k *call) rename(dir int, old string, dir2 int, name string, flags int) uni
 	if n == pathguard.GitConfig {
 		return k.replaceConfig(src, dst)
 	}
-	// A deny entry that reaches beneath a directory moved, where it is
-	// or where it goes (either way, for an exchange), gets EXDEV: moved
-	// whole, a denied path would appear (or a hidden one leave) without a
-	// call the guard judges. Copied, every file is judged. So does a
-	// directory holding a git directory moved into a work tree: copied,
-	// its marks are made one by one, and judged (see judge).
-	//
-	// So does a directory that holds a repository's kept hooks moved away
-	// (a core.hooksPath directory, a hook's script): at their new path
-	// nothing keeps them, while the host's git config core.hooksPath
-	// would name them again. Copied, each one kept stays where it was.
-	if srcKind == unix.S_IFDIR && (k.laterBeneath(src, dst) || k.repos().GitDirMovedIn(src.at(), dst.at()) || k.hooksBeneath(dst.full()) || k.hooksBeneath(src.full()) || k.namesMovedIn(src, dst.full())) ||
-		dstKind == unix.S_IFDIR && (k.laterBeneath(dst, src) || k.repos().GitDirMovedIn(dst.at(), src.at()) || k.hooksBeneath(src.full()) || k.hooksBeneath(dst.full()) || k.namesMovedIn(dst, src.full())) {
+	// A directory moved whole may not carry what the guard keeps, or a
+	// git directory into a work tree: EXDEV, and mv copies it, one judged
+	// name at a time (Decider.MoveWhole). An exchange moves each to the
+	// other's path.
+	if srcKind == unix.S_IFDIR && k.decider().MoveWhole(src.at(), dst.at()).Refused() ||
+		dstKind == unix.S_IFDIR && k.decider().MoveWhole(dst.at(), src.at()).Refused() {
 		return unix.EXDEV
 	}
 	// A symlink put where a literal deny entry's path goes through it

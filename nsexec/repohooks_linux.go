@@ -2,7 +2,7 @@ package nsexec
 
 import (
 	"io"
-	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"slices"
@@ -26,48 +26,6 @@ import (
 // hooks by its config and its hooks directories, read in the command's
 // root.
 
-// repoHooks is what the guard keeps of one repository's hooks: the
-// directories core.hooksPath names, whose contents are its hooks, and
-// where the symlinks among its hooks lead, and the files its config
-// includes (targets).
-type repoHooks struct {
-	dirs    []string
-	targets []string
-	why     []string // why each of targets is kept
-	// names are the relative core.hooksPath values, by component: git
-	// in a bare repository (core.bare, which a config may set) takes
-	// them from the directory it runs in, so such a directory is kept
-	// anywhere in the work tree.
-	names [][]string
-}
-
-// keep adds paths to the targets, each kept for why.
-func (h *repoHooks) keep(why string, paths ...string) {
-	for _, p := range paths {
-		h.targets = append(h.targets, p)
-		h.why = append(h.why, why)
-	}
-}
-
-// merge adds what o keeps that h does not.
-func (h *repoHooks) merge(o *repoHooks) {
-	for _, d := range o.dirs {
-		if !slices.Contains(h.dirs, d) {
-			h.dirs = append(h.dirs, d)
-		}
-	}
-	for i, t := range o.targets {
-		if !slices.Contains(h.targets, t) {
-			h.keep(o.why[i], t)
-		}
-	}
-	for _, v := range o.names {
-		if !slices.ContainsFunc(h.names, func(w []string) bool { return slices.Equal(v, w) }) {
-			h.names = append(h.names, v)
-		}
-	}
-}
-
 // keptHooks is what the guard keeps of tree's hooks: what reading its
 // repository found now (h, nil for none) and everything it found there
 // before in this run. What a repository keeps stays kept when its
@@ -76,20 +34,20 @@ func (h *repoHooks) merge(o *repoHooks) {
 // keys away), write the hooks of that directory, and leave them for
 // the host's next git config core.hooksPath (a project's setup script,
 // husky's install) to run.
-func (k *call) keptHooks(tree string, h *repoHooks) *repoHooks {
+func (k *call) keptHooks(tree string, h *pathguard.Hooks) *pathguard.Hooks {
 	kept := k.gs.kept[tree]
-	if h == nil || h.empty() {
+	if h == nil || h.Empty() {
 		return kept
 	}
 	if kept == nil {
 		if len(k.gs.kept) >= maxKeptTrees {
 			return h // past the bound, a tree keeps only what it has now
 		}
-		kept = &repoHooks{}
+		kept = &pathguard.Hooks{}
 		k.gs.kept[tree] = kept
 	}
-	kept.merge(h)
-	for _, list := range [][]string{h.dirs, h.targets} {
+	kept.Merge(h)
+	for _, list := range [][]string{h.Dirs, h.Targets} {
 		for _, p := range list {
 			if !policy.Under(p, tree) && !slices.ContainsFunc(k.gs.outside, func(o outsideHook) bool { return o.path == p }) && len(k.gs.outside) < maxKeptTrees {
 				k.gs.outside = append(k.gs.outside, outsideHook{path: p, tree: tree})
@@ -118,17 +76,13 @@ func (k *call) readWalkRepos() {
 	}
 	for _, dir := range k.pol.Guard.Policy.BareRepos {
 		if real, ok := k.resolved(dir); ok {
-			k.keptHooks(real, k.gitDirHooks(real, real))
+			k.keptHooks(real, k.hookReader().GitDir(real, real))
 		}
 	}
 }
 
 // maxKeptTrees bounds the work trees whose hooks are kept for the run.
 const maxKeptTrees = 1 << 12
-
-func (h *repoHooks) empty() bool {
-	return len(h.dirs) == 0 && len(h.targets) == 0 && len(h.names) == 0
-}
 
 // hookTrees lists the work trees whose hooks hold for dir: those around
 // it now (treesAround), and, after them, those that were once and kept
@@ -177,64 +131,28 @@ func (k *call) hooksLater(full string) (policy.LaterRule, bool) {
 		if h == nil {
 			continue
 		}
-		for _, d := range h.dirs {
-			if policy.Under(full, d) {
-				return policy.LaterRule{Path: d, Why: "a repository's hooks directory (core.hooksPath of " + tree + "): " + d}, true
-			}
-		}
-		for i, t := range h.targets {
-			if policy.Under(full, t) {
-				return policy.LaterRule{Path: t, Why: h.why[i] + " (of the repository at " + tree + "): " + t}, true
-			}
-		}
-		rel := relParts(tree, full)
-		for _, v := range h.names {
-			for i := 0; i+len(v) <= len(rel); i++ {
-				if slices.Equal(rel[i:i+len(v)], v) {
-					d := path.Join(tree, path.Join(rel[:i+len(v)]...))
-					return policy.LaterRule{Path: d, Why: "a repository's hooks directory (core.hooksPath " + path.Join(v...) + " of " + tree + ", where a bare repository's git would take it): " + d}, true
-				}
-			}
+		if kept, why, ok := h.Holds(tree, full); ok {
+			return policy.LaterRule{Path: kept, Why: why}, true
 		}
 	}
 	return policy.LaterRule{}, false
 }
 
-// relParts is full's components beneath tree (none for tree itself).
-func relParts(tree, full string) []string {
-	rest := strings.TrimPrefix(strings.TrimPrefix(full, tree), "/")
-	if rest == "" || !policy.Under(full, tree) {
-		return nil
-	}
-	return strings.Split(rest, "/")
-}
-
-// namesMovedIn reports whether the directory src, moved to dst, would
-// bring a relative core.hooksPath's directory into a work tree unseen:
-// it holds an entry by that path's first name, or dst ends with the
-// start of that path.
-func (k *call) namesMovedIn(src place, dst string) bool {
+// hooksFirstNames are the first names of the relative core.hooksPath
+// values of the work trees around dst: a directory moved to dst holding
+// an entry by one would bring such a hooks directory into a work tree
+// unseen (dst ending with the start of one is hooksBeneath's).
+func (k *call) hooksFirstNames(dst string) map[string]bool {
+	var first map[string]bool
 	for _, tree := range k.hookTrees(path.Dir(dst)) {
-		h := k.hooksOf(tree)
-		if h == nil || len(h.names) == 0 {
-			continue
-		}
-		first := map[string]bool{}
-		for _, v := range h.names {
-			first[v[0]] = true
-		}
-		r := treeRepos
-		d, err := r.Tree.OpenDir(pathguard.Dir(src.dir), src.name, false)
-		if err != nil {
-			return true
-		}
-		held := r.TreeHas(d, pathguard.MaxMovedTree, nil, func(e fs.DirEntry) bool { return first[e.Name()] }, nil)
-		r.Tree.Close(d)
-		if held {
-			return true
+		if h := k.hooksOf(tree); h != nil && len(h.Names) > 0 {
+			if first == nil {
+				first = map[string]bool{}
+			}
+			maps.Copy(first, h.FirstNames())
 		}
 	}
-	return false
+	return first
 }
 
 // hooksBeneath reports whether a directory moved to full would bring
@@ -251,20 +169,8 @@ func (k *call) hooksBeneath(full string) bool {
 		if h == nil {
 			continue
 		}
-		for _, list := range [][]string{h.dirs, h.targets} {
-			for _, p := range list {
-				if policy.Under(p, full) {
-					return true
-				}
-			}
-		}
-		rel := relParts(tree, full)
-		for _, v := range h.names {
-			for j := 1; j <= len(v) && j <= len(rel); j++ {
-				if slices.Equal(rel[len(rel)-j:], v[:j]) {
-					return true
-				}
-			}
+		if h.Beneath(tree, full) {
+			return true
 		}
 	}
 	k.readWalkRepos()
@@ -277,7 +183,7 @@ func (k *call) hooksBeneath(full string) bool {
 	// its .git is gone: moved away and back, it would bring them back
 	// written.
 	for tree, h := range k.gs.kept {
-		if policy.Under(tree, full) && !h.empty() {
+		if policy.Under(tree, full) && !h.Empty() {
 			return true
 		}
 	}
@@ -290,8 +196,7 @@ func (k *call) hooksBeneath(full string) bool {
 // not be moved away, where the guard would no longer find them around
 // the work tree (and a .git file made there could name it again).
 func (k *call) keepsHooks(tree string) bool {
-	h := k.hooksOf(tree)
-	return h != nil && (len(h.dirs) > 0 || len(h.targets) > 0)
+	return k.hooksOf(tree).Placed()
 }
 
 // treesAround lists the work trees that hold dir (an absolute,
@@ -352,7 +257,7 @@ func (k *call) holdsGit(dir string) (held, isFile bool) {
 // .git file's repository is read each time (the command may write the
 // file after making it); any other's once, until a .git or anything else
 // is moved, or a .git made (reposChanged).
-func (k *call) hooksOf(tree string) *repoHooks {
+func (k *call) hooksOf(tree string) *pathguard.Hooks {
 	var gitFile []byte
 	var isFile error = unix.ENOENT
 	key := tree
@@ -363,7 +268,7 @@ func (k *call) hooksOf(tree string) *repoHooks {
 		// at any call: all are read each time.
 		gitFile, isFile = k.readInRoot(tree+"/.git", 4096)
 		key = tree + "\x00" + string(gitFile)
-		dir, ok := gitFileTarget(tree, gitFile)
+		dir, ok := pathguard.GitFileTarget(tree, gitFile)
 		if isFile != nil {
 			dir, ok = tree+"/.git", true // a symlink (to a directory)
 		}
@@ -380,7 +285,7 @@ func (k *call) hooksOf(tree string) *repoHooks {
 	if h, ok := k.gs.hooks[key]; ok {
 		return h
 	}
-	h := k.keptHooks(tree, k.readHooks(tree, gitFile, isFile == nil))
+	h := k.keptHooks(tree, k.hookReader().Tree(tree, gitFile, isFile == nil))
 	if !cache {
 		return h
 	}
@@ -389,185 +294,6 @@ func (k *call) hooksOf(tree string) *repoHooks {
 	}
 	k.gs.hooks[key] = h
 	return h
-}
-
-// readHooks reads the hooks of the repository at tree: its git
-// directory (tree/.git, or what the .git file names), its common
-// directory, the core.hooksPath values of its configs (and what they
-// include) or else the common directory's hooks, and the symlinks among
-// them.
-func (k *call) readHooks(tree string, gitFile []byte, isFile bool) *repoHooks {
-	gitDir := tree + "/.git"
-	if isFile {
-		named, ok := gitFileTarget(tree, gitFile)
-		if !ok {
-			return nil
-		}
-		gitDir = named
-	}
-	gitDir, ok := k.resolved(gitDir)
-	if !ok {
-		return nil
-	}
-	return k.gitDirHooks(tree, gitDir)
-}
-
-// gitDirHooks reads the hooks of the repository whose git directory is
-// gitDir (resolved) and whose work tree is tree (for a bare repository,
-// gitDir itself: git takes a relative core.hooksPath from the
-// directory it runs in, there).
-func (k *call) gitDirHooks(tree, gitDir string) *repoHooks {
-	common := gitDir
-	if c, err := k.readInRoot(gitDir+"/commondir", 4096); err == nil {
-		// As git reads it: trailing line ends dropped, a relative path
-		// beneath the git directory, resolved as the kernel does.
-		named, _, _ := strings.Cut(strings.TrimRight(string(c), "\r\n"), "\x00")
-		if !strings.HasPrefix(named, "/") {
-			named = gitDir + "/" + named
-		}
-		if real, ok := k.resolved(named); ok {
-			common = real
-		}
-	}
-	// The git directory's own config and hooks count too, where a
-	// commondir names another: the command may have written that
-	// commondir, and may remove it again (unlink is not judged).
-	configs := []string{common + "/config", gitDir + "/config.worktree"}
-	hooksDirs := []string{common + "/hooks"}
-	if common != gitDir {
-		configs = append(configs, gitDir+"/config")
-		hooksDirs = append(hooksDirs, gitDir+"/hooks")
-	}
-	var values, included []string
-	for _, cfg := range configs {
-		values = append(values, k.configHooksPaths(cfg, &included)...)
-	}
-	if k.pol.Guard != nil && k.pol.Guard.Policy != nil {
-		values = append(values, k.pol.Guard.Policy.TreeHooksPaths...)
-	}
-	// A file its config includes is read as its config: kept as one
-	// (the command could give it core.fsmonitor).
-	h := &repoHooks{}
-	h.keep("a file its config includes, read as its config", included...)
-	if len(values) > 0 {
-		for _, v := range values {
-			v, ok := k.homeRelative(v)
-			if !ok {
-				continue
-			}
-			if !strings.HasPrefix(v, "/") {
-				if c := path.Clean(v); c != "." && c != ".." && !strings.HasPrefix(c, "../") && !strings.Contains(v, "..") {
-					h.names = append(h.names, strings.Split(c, "/"))
-				}
-				v = tree + "/" + v // resolved as the kernel does (spellings)
-			}
-			for _, d := range k.spellings(v) {
-				hooksDirs = append(hooksDirs, d)
-				if policy.Under(tree, d) {
-					// The work tree itself, or above it: only the
-					// hooks' own names there are git's to run.
-					for _, n := range pathguard.GitHookNames {
-						h.keep("a hook, where core.hooksPath names the work tree or above", path.Join(d, n))
-					}
-					continue
-				}
-				h.dirs = append(h.dirs, d)
-				if path.Base(d) == pathguard.HuskyHooks {
-					// husky's hooks there run the same-named scripts
-					// one directory up: kept whether or not husky has
-					// made them yet (or the command removed them, which
-					// unlink lets it, for husky to make again).
-					for _, n := range pathguard.GitHookNames {
-						h.keep("a script husky's hook of that name runs", path.Join(path.Dir(d), n))
-					}
-				}
-			}
-		}
-	}
-	for _, d := range hooksDirs {
-		fd, err := k.dirInRoot(d)
-		if err != nil {
-			continue
-		}
-		names, _ := treeRepos.Names(pathguard.Dir(fd), ".")
-		for _, n := range names {
-			target, err := readlinkat(fd, n)
-			if err != nil {
-				continue // not a symlink
-			}
-			if !strings.HasPrefix(target, "/") {
-				target = d + "/" + target
-			}
-			h.keep("a hook's script, which "+path.Join(d, n)+" is a symlink to", k.spellings(target)...)
-		}
-		unix.Close(fd)
-	}
-	return h
-}
-
-// gitFileTarget reads a .git file at tree as git's read_gitfile_gently
-// does: "gitdir: " and the path, trailing line ends dropped (spaces
-// kept, and nothing from a NUL on), a relative one beneath tree as spelled (the kernel resolves it,
-// symlinks before ".."); ok is false for what git would refuse.
-func gitFileTarget(tree string, content []byte) (string, bool) {
-	named, ok := strings.CutPrefix(strings.TrimRight(string(content), "\r\n"), "gitdir: ")
-	named, _, _ = strings.Cut(named, "\x00") // git reads the path as a C string
-	if !ok || named == "" {
-		return "", false
-	}
-	if !strings.HasPrefix(named, "/") {
-		named = tree + "/" + named
-	}
-	return named, true
-}
-
-// configHooksPaths is pathguard.ConfigHooksPaths in the command's root: an
-// include is kept at each of its spellings.
-func (k *call) configHooksPaths(name string, included *[]string) []string {
-	return pathguard.ConfigHooksPaths(name, k.readInRoot, func(inc, from string) (string, []string, bool) {
-		inc, ok := k.homeRelative(inc)
-		if !ok {
-			return "", nil, false
-		}
-		if !strings.HasPrefix(inc, "/") {
-			inc = path.Dir(from) + "/" + inc
-		}
-		return inc, k.spellings(inc), true
-	}, included)
-}
-
-// spellings are the paths at which what p names is kept: p as it is
-// spelled, read lexically (a symlink on its way may be replaced by a
-// directory, which the guard does not see: unlink is not judged), and
-// where it leads now, resolved as the kernel does (symlinks before
-// "..").
-func (k *call) spellings(p string) []string {
-	lex := path.Clean(p)
-	if real := k.resolvedExisting(p); real != lex {
-		return []string{lex, real}
-	}
-	return []string{lex}
-}
-
-// resolvedExisting is where p leads in the command's root, resolved as
-// the kernel does: its longest existing part, the rest as spelled.
-func (k *call) resolvedExisting(p string) string {
-	if real, ok := k.resolved(p); ok {
-		return real
-	}
-	i := strings.LastIndexByte(p, '/')
-	if i <= 0 {
-		return path.Clean("/" + p)
-	}
-	d := k.resolvedExisting(p[:i])
-	switch base := p[i+1:]; base {
-	case "", ".":
-		return d
-	case "..":
-		return path.Dir(d)
-	default:
-		return path.Join(d, base)
-	}
 }
 
 // readInRoot reads the regular file p, resolved in the command's root
@@ -606,21 +332,32 @@ func (k *call) dirInRoot(p string) (int, error) {
 	return openat2(root, p, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS})
 }
 
-// homeRelative reads a path git expands ("~/…" is the home directory's);
-// ok is false for what the guard does not follow (another user's
-// "~user", no home, nothing).
-func (k *call) homeRelative(v string) (string, bool) {
-	home := ""
+// hookReader reads repositories' hooks in the command's root.
+func (k *call) hookReader() pathguard.HookReader {
+	hr := pathguard.HookReader{Root: rootTree{k}}
 	if k.pol.Guard != nil && k.pol.Guard.Policy != nil {
-		home = k.pol.Guard.Policy.Home
+		hr.Home, hr.Extra = k.pol.Guard.Policy.Home, k.pol.Guard.Policy.TreeHooksPaths
 	}
-	switch {
-	case v == "":
-		return "", false
-	case v == "~" || strings.HasPrefix(v, "~/"):
-		return home + v[1:], home != ""
-	case strings.HasPrefix(v, "~"):
-		return "", false
+	return hr
+}
+
+// rootTree is the command's root as pathguard.Root.
+type rootTree struct{ k *call }
+
+func (r rootTree) ReadFile(p string, limit int) ([]byte, error) { return r.k.readInRoot(p, limit) }
+func (r rootTree) Resolve(p string) (string, bool)              { return r.k.resolved(p) }
+func (r rootTree) Links(p string) map[string]string {
+	fd, err := r.k.dirInRoot(p)
+	if err != nil {
+		return nil
 	}
-	return v, true
+	defer unix.Close(fd)
+	names, _ := treeRepos.Names(pathguard.Dir(fd), ".")
+	links := map[string]string{}
+	for _, n := range names {
+		if target, err := readlinkat(fd, n); err == nil {
+			links[n] = target
+		}
+	}
+	return links
 }

@@ -80,6 +80,11 @@ func (unixTree) ReadFile(dir pathguard.Dir, rel string, limit int) ([]byte, erro
 
 // Foreign: another user's directory the guard, acting as the command,
 // can neither read nor write (a database's volume).
+func (unixTree) Readlink(dir pathguard.Dir, name string) (string, error) {
+	target, err := readlinkat(int(dir), name)
+	return target, treeErr(err)
+}
+
 func (unixTree) Foreign(dir pathguard.Dir, name string) bool {
 	var st unix.Stat_t
 	own := unix.Fstatat(int(dir), name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Uid == uint32(unix.Geteuid())
@@ -149,6 +154,14 @@ func (pl place) at() pathguard.At {
 // fallback what its plan lets be written.
 func (k *call) decider() pathguard.Decider {
 	return pathguard.Decider{Rules: k.pol.Guard.Rules(), Repos: k.repos(), Writable: k.writable, TargetsBeneath: k.gitOverTarget, TargetAbove: k.targetAbove, LeadsAway: k.leadsAway,
+		KeepsHooks: k.keepsHooks, Carried: k.carried, TreeWritable: k.pol.writableTree,
+		Resolve: func(p string) (pathguard.Dir, string, error) {
+			root, e := k.rootFD()
+			if e != 0 {
+				return -1, "", e
+			}
+			return k.pol.rootDecider(root).Resolve(p)
+		},
 		Made: func(a pathguard.At, anchor string) bool {
 			return k.madeInRun(place{dir: int(a.Dir), path: a.Path}, anchor)
 		},

@@ -72,6 +72,23 @@ type Decider struct {
 	// path or match, a repository's hooks, where a landed .git file or
 	// commondir leads — if it would (nil: nothing is kept).
 	LeadsAway func(full, target string) (why string, away bool)
+	// KeepsHooks reports whether the repository of the work tree tree
+	// keeps hooks by where they are (Hooks.Placed; nil: none does).
+	KeepsHooks func(tree string) bool
+	// Carried says what a directory moved whole from one path to
+	// another carries that the backend keeps: whole, at once (a deny
+	// entry's path beneath either, a repository's kept hooks); or, for
+	// each name beneath (rel to the directory; target, a symlink's),
+	// whether it would land on or lead away what the backend keeps (nil
+	// each: no name need be asked; nil Carried: nothing is kept).
+	Carried func(from, to string) (whole bool, each func(rel string, e fs.DirEntry, target string) bool)
+	// Resolve opens the directory p leads to in the command's root and
+	// says where that is (real; "" if it cannot be told): a handle to
+	// close (nil: where a .git symlink leads cannot be told).
+	Resolve func(p string) (dir Dir, real string, err error)
+	// TreeWritable reports whether p lies in a tree the command may
+	// write, its mounts' and the guard's rules both (nil: any).
+	TreeWritable func(p string) bool
 }
 
 // Make decides making a name at a: a directory (dir; never a merge
@@ -171,7 +188,7 @@ func (d Decider) Remove(a At) Verdict {
 		return Verdict{Errno: EACCES, Reason: "not writable here (allowWrite)", KernelFirst: true}
 	}
 	if path.Base(a.Path) != ".git" && d.Repos.LastMark(a.Dir, a.Name) && d.Repos.UnsafeToMark(a.Dir) {
-		return Verdict{Errno: EACCES, Reason: "the last mark of a git directory whose hooks or config the guard keeps: without it they would be any directory's names"}
+		return Verdict{Errno: EACCES, Reason: reasonLastMark}
 	}
 	return Verdict{}
 }

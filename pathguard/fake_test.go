@@ -190,6 +190,17 @@ func (t *fakeTree) ReadFile(dir Dir, rel string, limit int) ([]byte, error) {
 	return b, nil
 }
 
+func (t *fakeTree) Readlink(dir Dir, name string) (string, error) {
+	_, n, err := t.resolve(dir, name, false)
+	if err != nil {
+		return "", err
+	}
+	if n.mode != fs.ModeSymlink {
+		return "", errors.New("not a symlink")
+	}
+	return n.target, nil
+}
+
 func (t *fakeTree) Foreign(dir Dir, name string) bool {
 	return t.foreign[path.Join(t.open[dir], name)]
 }

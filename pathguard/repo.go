@@ -34,6 +34,8 @@ type Tree interface {
 	OpenDir(dir Dir, rel string, follow bool) (Dir, error)
 	// ReadDir lists a directory.
 	ReadDir(dir Dir) ([]fs.DirEntry, error)
+	// Readlink reads the symlink dir/name.
+	Readlink(dir Dir, name string) (string, error)
 	// ReadFile reads dir/rel, at most limit bytes and one more (a
 	// longer file is seen so), not waiting on a FIFO.
 	ReadFile(dir Dir, rel string, limit int) ([]byte, error)
