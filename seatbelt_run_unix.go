@@ -16,6 +16,7 @@ import (
 
 	"github.com/srt-go/srt/config"
 	"github.com/srt-go/srt/internal/environ"
+	"github.com/srt-go/srt/internal/ownfile"
 	"github.com/srt-go/srt/internal/rundir"
 	"github.com/srt-go/srt/policy"
 	"github.com/srt-go/srt/proxy"
@@ -149,7 +150,7 @@ func (s *Sandbox) prepareSeatbelt(ctx context.Context, ps *proxySession, session
 	}
 	if bundle := ps.trustBundle(s); bundle != nil {
 		path := filepath.Join(sr.dir, "trust-bundle.crt")
-		if err := os.WriteFile(path, bundle, 0o444); err != nil {
+		if err := ownfile.WriteNew(path, bundle, 0o444); err != nil {
 			return nil, err
 		}
 		for _, k := range trustVars {
@@ -218,7 +219,7 @@ func (sr *seatbeltRun) keeper(ctx context.Context, text string, launch seatbelt.
 		return err
 	}
 	file := filepath.Join(sr.dir, "profile.sb")
-	if err := os.WriteFile(file, []byte(text), 0o600); err != nil {
+	if err := ownfile.WriteNew(file, []byte(text), 0o600); err != nil {
 		return err
 	}
 	f, err := os.Open(file)

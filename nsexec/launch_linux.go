@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/srt-go/srt/internal/environ"
+	"github.com/srt-go/srt/internal/ownfile"
 	"github.com/srt-go/srt/internal/rundir"
 
 	"github.com/srt-go/srt/seccomp"
@@ -211,7 +212,7 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 	}
 	for _, f := range o.Files {
 		path := filepath.Join(dir, f.Name)
-		if err := os.WriteFile(path, f.Data, 0o444); err != nil {
+		if err := ownfile.WriteNew(path, f.Data, 0o444); err != nil {
 			return nil, err
 		}
 		for _, k := range f.Env {

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/srt-go/srt/internal/ownfile"
 	"github.com/srt-go/srt/policy"
 )
 
@@ -131,7 +132,7 @@ func readOnlySource(stage string, dir bool) (string, error) {
 			return "", err
 		}
 		from = src
-	} else if err := os.WriteFile(src, nil, 0o444); err != nil {
+	} else if err := ownfile.WriteNew(src, nil, 0o444); err != nil {
 		return "", err
 	}
 	if err := unix.Mount(from, src, "", unix.MS_BIND, ""); err != nil {
@@ -279,7 +280,7 @@ func applyMount(root, stage string, i int, m Mount) error {
 			if err := os.MkdirAll(filepath.Dir(filepath.Join(src, k)), 0o755); err != nil {
 				return err
 			}
-			if err := os.WriteFile(filepath.Join(src, k), nil, 0o000); err != nil {
+			if err := ownfile.WriteNew(filepath.Join(src, k), nil, 0o000); err != nil {
 				return err
 			}
 		}
@@ -298,7 +299,7 @@ func applyMount(root, stage string, i int, m Mount) error {
 		if m.Content != nil {
 			mode = 0o444
 		}
-		if err := os.WriteFile(src, m.Content, mode); err != nil {
+		if err := ownfile.WriteNew(src, m.Content, mode); err != nil {
 			return err
 		}
 		if err := os.Chmod(src, mode); err != nil { // not the umask's
@@ -340,7 +341,7 @@ func pointResolverAtStub(root, stage string) error {
 		return nil // no resolver configuration to replace
 	}
 	src := filepath.Join(stage, "resolv.conf")
-	if err := os.WriteFile(src, []byte("nameserver 127.0.0.1\n"), 0o444); err != nil {
+	if err := ownfile.WriteNew(src, []byte("nameserver 127.0.0.1\n"), 0o444); err != nil {
 		return err
 	}
 	target := filepath.Join(root, real)
@@ -359,7 +360,7 @@ func buildDev(dev string) error {
 	}
 	for _, name := range []string{"null", "zero", "full", "random", "urandom", "tty"} {
 		p := filepath.Join(dev, name)
-		if err := os.WriteFile(p, nil, 0o666); err != nil {
+		if err := ownfile.WriteNew(p, nil, 0o666); err != nil {
 			return err
 		}
 		if err := unix.Mount("/dev/"+name, p, "", unix.MS_BIND, ""); err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/srt-go/srt"
 	"github.com/srt-go/srt/config"
+	"github.com/srt-go/srt/internal/ownfile"
 )
 
 // controlChannel reads settings updates from --control-fd (spec i): one
@@ -127,7 +128,7 @@ type violationsOut struct {
 	f  *os.File
 }
 
-// openViolations opens "FILE" (created or truncated, 0600) or "fd:N".
+// openViolations opens "FILE" (created or emptied, 0600: ownfile.Create) or "fd:N".
 func openViolations(spec string) (*violationsOut, error) {
 	if spec == "" {
 		return nil, nil
@@ -142,7 +143,9 @@ func openViolations(spec string) (*violationsOut, error) {
 		}
 		return &violationsOut{f: os.NewFile(uintptr(fd), spec)}, nil
 	}
-	f, err := os.OpenFile(spec, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o600)
+	// Never through a name an earlier sandboxed run could plant there
+	// (a symlink or hard link to ~/.bashrc).
+	f, err := ownfile.Create(spec, 0o600)
 	if err != nil {
 		return nil, err
 	}
