@@ -4,6 +4,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"log"
 	"os"
 	"path/filepath"
 	"time"
@@ -130,6 +131,10 @@ func hostRoots() []byte {
 
 // credentials plans the credentials section for one run in env.
 func credentials(settings *config.Settings, env []string, home, cwd string) (*credential.Plan, error) {
+	// The log lines of every library srt links go through the redactor
+	// that keeps the run's real values out (credential.Redacting),
+	// wherever the program has sent them.
+	log.SetOutput(credential.Redacting(log.Writer()))
 	return credential.Build(credential.Input{Credentials: settings.Credentials, AllowedDomains: settings.Network.AllowedDomains, Env: env, Home: home, Cwd: cwd})
 }
 

@@ -42,6 +42,7 @@ import (
 	"sync"
 
 	"github.com/srt-go/srt/config"
+	"github.com/srt-go/srt/credential"
 	"github.com/srt-go/srt/netfilter"
 	"github.com/srt-go/srt/nsexec"
 	"github.com/srt-go/srt/proxy"
@@ -282,7 +283,7 @@ func New(ctx context.Context, settings *config.Settings, opts ...Option) (*Sandb
 		return nil, err
 	}
 	s := &Sandbox{debugf: func(string, ...any) {}, runs: map[*run]struct{}{}, plans: map[string]*planInfo{},
-		warn: func(w string) { fmt.Fprintf(os.Stderr, "srt: warning: %s\n", w) }}
+		warn: func(w string) { fmt.Fprintf(credential.Redacting(os.Stderr), "srt: warning: %s\n", w) }}
 	s.be = newBackend(s)
 	for _, o := range opts {
 		o(s)

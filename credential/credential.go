@@ -186,6 +186,7 @@ func Build(in Input) (*Plan, error) {
 			return nil, err
 		}
 	}
+	p.keepOutOfPrint()
 	return p, nil
 }
 

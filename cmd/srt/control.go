@@ -15,6 +15,7 @@ import (
 
 	"github.com/srt-go/srt"
 	"github.com/srt-go/srt/config"
+	"github.com/srt-go/srt/credential"
 	"github.com/srt-go/srt/internal/ownfile"
 )
 
@@ -126,6 +127,7 @@ func (ch *controlChannel) failed() bool {
 type violationsOut struct {
 	mu sync.Mutex
 	f  *os.File
+	w  io.Writer // f, no real value written (credential.Redacting)
 }
 
 // openViolations opens "FILE" (created or emptied, 0600: ownfile.Create) or "fd:N".
@@ -141,7 +143,8 @@ func openViolations(spec string) (*violationsOut, error) {
 		if err := checkWritableFD(fd); err != nil {
 			return nil, err
 		}
-		return &violationsOut{f: os.NewFile(uintptr(fd), spec)}, nil
+		f := os.NewFile(uintptr(fd), spec)
+		return &violationsOut{f: f, w: credential.Redacting(f)}, nil
 	}
 	// Never through a name an earlier sandboxed run could plant there
 	// (a symlink or hard link to ~/.bashrc).
@@ -149,7 +152,7 @@ func openViolations(spec string) (*violationsOut, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &violationsOut{f: f}, nil
+	return &violationsOut{f: f, w: credential.Redacting(f)}, nil
 }
 
 func (o *violationsOut) write(v srt.Violation) {
@@ -158,7 +161,7 @@ func (o *violationsOut) write(v srt.Violation) {
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.f.Write(v.MarshalLine())
+	o.w.Write(v.MarshalLine())
 }
 
 func (o *violationsOut) Close() error {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/srt-go/srt"
 	"github.com/srt-go/srt/config"
+	"github.com/srt-go/srt/credential"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -78,6 +80,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	c.debug = o.debug || os.Getenv("SRT_DEBUG") != ""
+	// What srt prints never holds a real value (credential.Redacting),
+	// and the libraries' log lines are srt's to print: under --debug,
+	// as its own debug lines; else nowhere.
+	c.stderr = credential.Redacting(stderr)
+	logTo := io.Discard
+	if c.debug {
+		logTo = c.stderr
+		log.SetPrefix("[SandboxDebug] log: ")
+	}
+	log.SetFlags(0)
+	log.SetOutput(credential.Redacting(logTo))
 
 	// The order is the reference's: settings first, then the control fd,
 	// then the command, so a broken settings file is reported even when

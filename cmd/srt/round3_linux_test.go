@@ -1,7 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -75,6 +82,170 @@ func TestViolationsFileNotPlanted(t *testing.T) {
 		}
 		if b, _ := os.ReadFile(own); strings.Contains(string(b), "stale") || !strings.Contains(string(b), ".mcp.json") {
 			t.Errorf("own violations file holds %q", b)
+		}
+	})
+}
+
+// hostileOrigin is an injection host that, having received the real
+// value, sends it back the ways a careless or hostile server could that
+// no response search reads: bytes after a response's end on a kept-alive
+// connection (net/http's Transport logs them), a malformed status line
+// or header line, a reset mid-body, headers too large to take, and an
+// HTTP/2 GOAWAY whose debug data holds it.
+func hostileOrigin(t *testing.T, cfg *tls.Config, real string) (port int) {
+	t.Helper()
+	cfg = cfg.Clone()
+	ln, err := tls.Listen("tcp4", "127.0.0.1:0", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go hostileConn(c.(*tls.Conn), real)
+		}
+	}()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+func hostileConn(c *tls.Conn, real string) {
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(20 * time.Second))
+	if err := c.Handshake(); err != nil {
+		return
+	}
+	if c.ConnectionState().NegotiatedProtocol == "h2" {
+		hostileH2(c, real)
+		return
+	}
+	br := bufio.NewReader(c)
+	for {
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
+		}
+		io.Copy(io.Discard, req.Body)
+		if got := strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer "); got != real {
+			io.WriteString(c, "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+			return // not injected: nothing stored to send back
+		}
+		switch req.URL.Path {
+		case "/extra":
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+			time.Sleep(300 * time.Millisecond)
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nX-Stored: "+real+"\r\nContent-Length: 0\r\n\r\n")
+			time.Sleep(2 * time.Second)
+			return
+		case "/status":
+			io.WriteString(c, "HTTP/1.1 2x0 "+real+"\r\n\r\n")
+			return
+		case "/header":
+			io.WriteString(c, "HTTP/1.1 200 OK\r\n"+real+"\r\nContent-Length: 0\r\n\r\n")
+			return
+		case "/reset":
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\npartial "+real)
+			if tc, ok := c.NetConn().(*net.TCPConn); ok {
+				tc.SetLinger(0)
+			}
+			return
+		case "/huge":
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nX-Stored: "+real+"\r\nX-Big: "+strings.Repeat("a", 2<<20)+"\r\nContent-Length: 0\r\n\r\n")
+			return
+		default:
+			io.WriteString(c, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
+		}
+	}
+}
+
+// hostileH2 answers the first request on an HTTP/2 connection with a
+// GOAWAY whose debug data is the real value (the test's own copy of
+// what the server would have stored), then closes. Frames by hand: a
+// frame is a 24-bit length, a type, flags and a stream id.
+func hostileH2(c *tls.Conn, real string) {
+	preface := make([]byte, 24) // "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+	if _, err := io.ReadFull(c, preface); err != nil {
+		return
+	}
+	frame := func(typ, flags byte, stream uint32, payload []byte) {
+		h := []byte{byte(len(payload) >> 16), byte(len(payload) >> 8), byte(len(payload)), typ, flags,
+			byte(stream >> 24), byte(stream >> 16), byte(stream >> 8), byte(stream)}
+		c.Write(append(h, payload...))
+	}
+	const settings, headers, goaway = 0x4, 0x1, 0x7
+	frame(settings, 0, 0, nil)
+	for {
+		var h [9]byte
+		if _, err := io.ReadFull(c, h[:]); err != nil {
+			return
+		}
+		payload := make([]byte, int(h[0])<<16|int(h[1])<<8|int(h[2]))
+		if _, err := io.ReadFull(c, payload); err != nil {
+			return
+		}
+		switch h[3] {
+		case settings:
+			if h[4]&1 == 0 {
+				frame(settings, 1, 0, nil) // ACK
+			}
+		case headers:
+			// Last stream 0, ENHANCE_YOUR_CALM, the stored value as
+			// debug data.
+			frame(goaway, 0, 0, append([]byte{0, 0, 0, 0, 0, 0, 0, 0xb}, "stored "+real...))
+			time.Sleep(500 * time.Millisecond)
+			return
+		}
+	}
+}
+
+// Nothing srt prints — stderr, --debug, --violations — holds a real
+// value, whatever an injection host that stored it sends back: judged
+// in everything srt wrote, outside the sandbox.
+func TestNoRealValueInSrtOutput(t *testing.T) {
+	requireCurl(t)
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		cfg, caFile := testPKI(t)
+		real := secret("REALTOKEN")
+		port := hostileOrigin(t, cfg, real)
+		settings := map[string]any{
+			"network":    map[string]any{"allowedDomains": []string{"127.0.0.1"}, "deniedDomains": []string{}, "tlsTerminate": map[string]any{}},
+			"filesystem": map[string]any{"denyRead": []string{}, "allowWrite": []string{}, "denyWrite": []string{}},
+			"credentials": map[string]any{"envVars": []any{
+				map[string]any{"name": "SRT_TEST_TOKEN", "mode": "mask", "injectHosts": []string{"127.0.0.1"}},
+			}},
+		}
+		data, _ := json.Marshal(settings)
+		cfgFile := filepath.Join(filepath.Dir(b.W), "settings-hostile.json")
+		violations := filepath.Join(filepath.Dir(b.W), "violations.jsonl")
+		os.WriteFile(cfgFile, data, 0o644)
+		script := fmt.Sprintf(`
+c() { curl -sS --noproxy '' --max-time 10 -H "Authorization: Bearer $SRT_TEST_TOKEN" "$@"; echo " rc=$?"; }
+c --http1.1 https://127.0.0.1:%[1]d/extra; sleep 1
+c --http1.1 https://127.0.0.1:%[1]d/status
+c --http1.1 https://127.0.0.1:%[1]d/header
+c --http1.1 https://127.0.0.1:%[1]d/reset
+c --http1.1 https://127.0.0.1:%[1]d/huge
+c --http2 https://127.0.0.1:%[1]d/goaway
+curl -sS --noproxy '' --max-time 5 https://blocked.invalid/$SRT_TEST_TOKEN; echo " rc=$?"
+echo done`, port)
+		r := b.exec(nil, []string{"NOSETTINGS", "SSL_CERT_FILE=" + caFile, "SRT_TEST_TOKEN=" + real},
+			"--settings", cfgFile, "--debug", "--violations", violations, "-c", script)
+		v, _ := os.ReadFile(violations)
+		if !strings.Contains(r.stdout, "done") {
+			t.Fatalf("the script did not run to its end:\n%s\n%s", r.stdout, r.stderr)
+		}
+		if !strings.Contains(r.stderr, "[SandboxDebug]") {
+			t.Errorf("--debug printed nothing:\n%s", r.stderr)
+		}
+		for what, text := range map[string]string{"stdout": r.stdout, "stderr": r.stderr, "violations": string(v)} {
+			if strings.Contains(strings.ToLower(text), strings.ToLower(real)) {
+				i := strings.Index(strings.ToLower(text), strings.ToLower(real))
+				t.Errorf("the real value is in srt's %s: …%s…", what, text[max(0, i-120):min(len(text), i+len(real)+20)])
+			}
 		}
 	})
 }
