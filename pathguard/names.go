@@ -135,14 +135,14 @@ func (g Rules) JudgeWhere(path string) (Name, string, string) {
 		// Beneath it (fish's directory: every file there is its
 		// startup's).
 		for i := 0; i+len(pp) < n; i++ {
-			if slices.Equal(lower[i:i+len(pp)], pp) {
+			if matchParts(pp, lower[i:i+len(pp)]) {
 				return Protected, strings.Join(parts[:i+len(pp)], "/"), dirOf(i)
 			}
 		}
 		// The whole path, or a directory on its way as the last name (a
 		// directory moved there would bring the file unseen).
 		for k := len(pp); k >= 1; k-- {
-			if n >= k && equalTail(lower, pp[:k]) {
+			if n >= k && matchParts(pp[:k], lower[n-k:]) {
 				if k == len(pp) {
 					return Protected, path, dirOf(n - k)
 				}
@@ -217,6 +217,31 @@ func equalTail(parts, tail []string) bool {
 	off := len(parts) - len(tail)
 	for i, t := range tail {
 		if parts[off+i] != t {
+			return false
+		}
+	}
+	return true
+}
+
+// MatchComponent reports whether name (in lower case) is one a
+// protected path's component stands for: itself, or, where it holds a
+// "*", any run of characters there ("python*": python3.12; "*.pth").
+func MatchComponent(pattern, name string) bool {
+	before, after, wild := strings.Cut(pattern, "*")
+	if !wild {
+		return pattern == name
+	}
+	return len(name) >= len(before)+len(after) && strings.HasPrefix(name, before) && strings.HasSuffix(name, after)
+}
+
+// matchParts reports whether names (in lower case) are, one by one, what
+// the components pattern stand for.
+func matchParts(pattern, names []string) bool {
+	if len(pattern) != len(names) {
+		return false
+	}
+	for i, p := range pattern {
+		if !MatchComponent(p, names[i]) {
 			return false
 		}
 	}
@@ -312,22 +337,44 @@ func (g Rules) config(rule string) (Name, string) {
 // .bash_aliases Debian's .bashrc sources; readline's .inputrc, whose
 // macros type commands; zsh's .zshenv, .zlogin and .zlogout; csh's,
 // tcsh's, ksh's, and fish's directory) are the same class and protected
-// too.
+// too; and so is what the host runs from them the same way: an editor's
+// or a terminal multiplexer's startup files (vim's, neovim's, tmux's),
+// a package manager's config that names a shell or a hook script to run
+// (npm's script-shell, yarn's yarnPath, pnpm's .pnpmfile.cjs), and the
+// other agents' and editors' project configurations (Cursor's rules and
+// MCP servers, Zed's tasks, Continue's, Aider's, Gemini CLI's).
 var (
 	protectedFiles = []string{".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".zshrc", ".zprofile", ".profile", ".ripgreprc", ".mcp.json",
 		".bash_login", ".bash_logout", ".zshenv", ".zlogin", ".zlogout", ".login", ".logout", ".cshrc", ".tcshrc", ".kshrc", ".mkshrc",
-		".bash_aliases", ".inputrc"}
-	protectedDirs = []string{".vscode", ".idea"}
+		".bash_aliases", ".inputrc",
+		".vimrc", ".gvimrc", ".exrc", ".tmux.conf", ".npmrc", ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs", ".aider.conf.yml"}
+	protectedDirs = []string{".vscode", ".idea", ".cursor", ".zed", ".continue", ".vim"}
 	// protectedClaude are inside .claude: the reference's commands and
 	// agents, the settings files whose hooks, status line and
 	// apiKeyHelper Claude Code runs as commands on the host, and hooks,
 	// where Claude Code's documentation puts the scripts they run.
 	protectedClaude = []string{"commands", "agents", "settings.json", "settings.local.json", "hooks"}
 	// protectedPaths end in a protected file or directory named by more
-	// than its last name: git's global config where XDG puts it
-	// (~/.config/git/config, read as .gitconfig is), and fish's startup
-	// directory (~/.config/fish: config.fish, conf.d, functions).
-	protectedPaths = [][]string{{".config", "git", "config"}, {".config", "fish"}}
+	// than its last name (a component with a "*" stands for any run of
+	// characters there: MatchComponent): git's global config where XDG
+	// puts it (~/.config/git/config, read as .gitconfig is); fish's,
+	// neovim's, vim's and tmux's startup directories; ssh's config
+	// (ProxyCommand, LocalCommand, Match exec) and rc (run at each
+	// login); AWS's config and credentials (credential_process);
+	// kubectl's config (a user's exec plugin); Docker's (credsStore,
+	// credHelpers: docker-credential-* programs); the session's
+	// environment (systemd's environment.d), autostart entries and user
+	// units; Gemini CLI's settings (MCP servers); and Python's user
+	// site-packages' .pth files and site or user customization, which
+	// every python the user starts runs (a venv's are its project's).
+	protectedPaths = [][]string{{".config", "git", "config"}, {".config", "fish"}, {".config", "nvim"}, {".config", "vim"}, {".config", "tmux"},
+		{".ssh", "config"}, {".ssh", "rc"}, {".aws", "config"}, {".aws", "credentials"}, {".kube", "config"}, {".docker", "config.json"},
+		{".config", "environment.d"}, {".config", "autostart"}, {".config", "systemd", "user"}, {".gemini", "settings.json"},
+		{".local", "lib", "python*", "site-packages", "*.pth"}, {".local", "lib", "python*", "site-packages", "sitecustomize.py"},
+		{".local", "lib", "python*", "site-packages", "usercustomize.py"},
+		{"library", "python", "*", "lib", "python", "site-packages", "*.pth"},
+		{"library", "python", "*", "lib", "python", "site-packages", "sitecustomize.py"},
+		{"library", "python", "*", "lib", "python", "site-packages", "usercustomize.py"}}
 )
 
 // ProtectedPaths returns the protected paths of more than one name

@@ -250,7 +250,17 @@ func TestProtectedPaths(t *testing.T) {
 	for p, want := range map[string]Name{
 		"/h/.config/git/config": Protected, "/w/a/.CONFIG/Git/CONFIG": Protected, ".config/git/config": Protected,
 		"/h/.config/git": Context, "/h/.config": Context,
-		"/h/.config/git/ignore": Free, "/h/.config/nvim/init.lua": Free, "/h/config/git/config": Free, "/h/.config/x/git/config": Free,
+		"/h/.config/git/ignore": Free, "/h/.config/htop/htoprc": Free, "/h/config/git/config": Free, "/h/.config/x/git/config": Free,
+		"/h/.config/nvim/init.lua": Protected, "/h/.ssh/config": Protected, "/h/.ssh/known_hosts": Free, "/h/.ssh": Context,
+		"/h/.aws/credentials": Protected, "/h/.kube/config": Protected, "/h/.kube/cache/x": Free, "/h/.docker/config.json": Protected,
+		"/h/.config/systemd/user/x.service": Protected, "/h/.config/systemd/system.conf": Free,
+		// Python's user site-packages: what every python runs at start;
+		// a module there, and a venv's .pth, are not.
+		"/h/.local/lib/python3.12/site-packages/evil.pth": Protected, "/h/.local/lib/Python3.9/site-packages/sitecustomize.py": Protected,
+		"/h/.local/lib/python3.12/site-packages/usercustomize.py": Protected, "/h/.local/lib/python3.12/site-packages/requests/api.py": Free,
+		"/h/.local/lib/python3.12/site-packages": Context, "/h/.local/lib/python3.12": Context, "/h/.local": Context,
+		"/w/.venv/lib/python3.12/site-packages/_editable.pth": Free, "/h/.local/lib/node/site-packages/x.pth": Free,
+		"/Users/u/Library/Python/3.12/lib/python/site-packages/x.pth": Protected,
 	} {
 		if n, _ := (Rules{}).Judge(p); n != want {
 			t.Errorf("Judge(%q) = %v, want %v", p, n, want)

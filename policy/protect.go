@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -597,12 +598,14 @@ func protectedPathsIn(dirs DirReader, p, first string, link bool) []found {
 		}
 		var names []string
 		dirs.ReadDir(at, func(entry []byte, kind Kind) {
-			if (kind == KindDir || kind == KindLink || len(rest) == 1 && kind == KindRegular) && strings.EqualFold(string(entry), rest[0]) {
+			if (kind == KindDir || kind == KindLink || len(rest) == 1 && kind == KindRegular) && pathguard.MatchComponent(rest[0], strings.ToLower(string(entry))) {
 				names = append(names, string(entry))
 			}
 		})
 		if len(names) == 0 {
-			if linked {
+			// A component that stands for many names ("*.pth") names
+			// no one path to keep for later: the guard judges those.
+			if linked && !slices.ContainsFunc(rest, func(c string) bool { return strings.Contains(c, "*") }) {
 				out = append(out, found{path: filepath.Join(append([]string{at}, rest...)...), linked: true, later: true})
 			}
 			return

@@ -171,7 +171,7 @@ func protectedNames(gitConfig bool) []Rule {
 	}
 	deny("/"+caseless(pathguard.MergeProgramPrefix)+"[^/]*$", "a merge strategy's program, which a rebase left stopped could run")
 	for _, p := range pathguard.ProtectedPaths() {
-		deny("/"+caseless(p)+"(/.*)?$", "protected path "+p)
+		deny("/"+caselessPath(p)+"(/.*)?$", "protected path "+p)
 	}
 	git := "/" + caseless(".git") + "/"
 	hooks := caseless("hooks")
@@ -188,6 +188,16 @@ func protectedNames(gitConfig bool) []Rule {
 		deny(git+caseless("worktrees")+"/[^/]+/"+config, "a worktree's config")
 	}
 	return rules
+}
+
+// caselessPath is caseless for a protected path, whose "*" stands for
+// any run of characters within one name (pathguard.MatchComponent).
+func caselessPath(p string) string {
+	parts := strings.Split(p, "*")
+	for i, part := range parts {
+		parts[i] = caseless(part)
+	}
+	return strings.Join(parts, "[^/]*")
 }
 
 // caseless is name as a regular expression of any case (ASCII letters:

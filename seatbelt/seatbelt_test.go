@@ -316,6 +316,7 @@ func TestProfileEveryProtectedName(t *testing.T) {
 			refused = append(refused, filepath.Join(dir, ".claude", n), filepath.Join(dir, ".claude", n, "x.md"))
 		}
 		for _, p := range pathguard.ProtectedPaths() {
+			p = strings.ReplaceAll(p, "*", "x3") // python*: pythonx3; *.pth: x3.pth
 			refused = append(refused, filepath.Join(dir, p), filepath.Join(dir, p, "x"))
 		}
 	}

@@ -20,6 +20,11 @@ var projectFiles = map[string]string{
 	".mcp.json":                `{"mcpServers": {}}`,
 	".github/workflows/ci.yml": "on: push",
 	".envrc":                   "export A=1",
+	".cursor/rules/style.mdc":  "Use tabs.",
+	".zed/settings.json":       `{"tab_size": 2}`,
+	".gemini/settings.json":    `{"theme": "x"}`,
+	".npmrc":                   "save-exact=true",
+	".aider.conf.yml":          "model: x",
 }
 
 // everydayRepos makes, on the host, a repository that tracks

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -245,6 +246,81 @@ echo done`, port)
 			if strings.Contains(strings.ToLower(text), strings.ToLower(real)) {
 				i := strings.Index(strings.ToLower(text), strings.ToLower(real))
 				t.Errorf("the real value is in srt's %s: …%s…", what, text[max(0, i-120):min(len(text), i+len(real)+20)])
+			}
+		}
+	})
+}
+
+// hostRuns are names the host runs from, in home and in the places the
+// user works, that issue #34 added to the protected names: each made by
+// every way a command has, with $HOME and the project writable, where
+// it does not exist, and appended to where it does.
+var hostRuns = []string{".ssh/config", ".ssh/rc", ".aws/config", ".aws/credentials", ".kube/config", ".docker/config.json",
+	".local/lib/python3.12/site-packages/evil.pth", ".local/lib/python3.12/site-packages/sitecustomize.py",
+	".local/lib/python3.12/site-packages/usercustomize.py", ".config/environment.d/x.conf", ".config/autostart/x.desktop",
+	".config/systemd/user/x.service", ".config/git/config", ".tmux.conf", ".config/tmux/tmux.conf", ".vimrc", ".vim/plugin/x.vim",
+	".config/nvim/init.lua", ".npmrc", ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs", ".cursor/mcp.json", ".cursor/rules/x.mdc",
+	".gemini/settings.json", ".zed/settings.json", ".continue/config.json", ".aider.conf.yml"}
+
+// What the host runs from home and from the project cannot be written
+// by a command allowed to write both: not made (by create, mkdir,
+// rename, link, symlink), not appended to where it exists; judged from
+// outside by the files' content. A tree the command made holds them
+// freely (a clone's .cursor/ is its project's).
+func TestHostRunsFromHomeRefused(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		existing := []string{".ssh/config", ".kube/config", ".local/lib/python3.12/site-packages/distutils-precedence.pth", ".npmrc", ".cursor/mcp.json"}
+		for _, e := range existing {
+			b.write("~/"+e, "ORIGINAL\n")
+		}
+		roots := map[string]string{"home": b.H, "cwd": b.W}
+		made := filepath.Join(b.W, "made")
+		var script strings.Builder
+		i := 0
+		for _, root := range roots {
+			for _, name := range hostRuns {
+				for _, attack := range attacks {
+					i++
+					fmt.Fprintf(&script, "( %s ) 2>/dev/null\n", attack(root, root+"/"+name, b.canary, i))
+				}
+			}
+		}
+		for _, e := range existing {
+			fmt.Fprintf(&script, "echo %s >> \"$HOME/%s\" 2>/dev/null\n", b.canary, e)
+		}
+		fmt.Fprintf(&script, "mkdir %s && for n in %s; do mkdir -p \"%s/$(dirname $n)\" && echo MADE > \"%s/$n\"; done\n",
+			made, strings.Join(hostRuns, " "), made, made)
+		script.WriteString("echo HOST-RUNS-DONE\n")
+		file := filepath.Join(filepath.Dir(b.W), "hostruns.sh")
+		os.WriteFile(file, []byte(script.String()), 0o644)
+		r := b.exec(fsMap{"allowWrite": []string{".", "~"}}, nil, "bash", file)
+		if !strings.Contains(r.stdout, "HOST-RUNS-DONE") {
+			t.Fatalf("the attacks did not run: %+v", r)
+		}
+		for what, root := range roots {
+			for _, name := range hostRuns {
+				p := filepath.Join(root, name)
+				found := ""
+				filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
+					if data, rerr := os.ReadFile(q); err == nil && rerr == nil && strings.Contains(string(data), b.canary) {
+						found = q
+					}
+					return nil
+				})
+				if found != "" {
+					t.Errorf("%s: %s was written (%s)", what, name, found)
+				}
+			}
+		}
+		for _, e := range existing {
+			if got := b.read("~/" + e); got != "ORIGINAL\n" {
+				t.Errorf("~/%s was changed: %q", e, got)
+			}
+		}
+		for _, name := range hostRuns {
+			if data, err := os.ReadFile(filepath.Join(made, name)); err != nil || string(data) != "MADE\n" {
+				t.Errorf("made in the run: %s not written (%v)", name, err)
 			}
 		}
 	})
