@@ -324,8 +324,10 @@ func hooksPathAt(v, home, base string) (string, bool) {
 		return filepath.Join(home, v[1:]), true
 	case strings.HasPrefix(v, "~"):
 		return "", false
-	case filepath.IsAbs(v) || base != "":
-		return filepath.Join(base, v), true // Join of "" and an absolute path is the path
+	case filepath.IsAbs(v):
+		return filepath.Clean(v), true // not beneath base: an absolute include is where it says
+	case base != "":
+		return filepath.Join(base, v), true
 	}
 	return filepath.Clean(v), true
 }

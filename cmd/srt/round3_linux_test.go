@@ -325,3 +325,30 @@ func TestHostRunsFromHomeRefused(t *testing.T) {
 		}
 	})
 }
+
+// A file the host's own git config includes is read as the user's
+// config (core.fsmonitor, core.pager run programs): where an absolute
+// include puts it in the project, the command cannot write it, nor make
+// it where it does not exist yet. Judged by the files from outside.
+func TestHostGitConfigIncludeKept(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		inc, later := b.path("hostinc.cfg"), b.path("conf/later.cfg")
+		b.write("hostinc.cfg", "[user]\n\tname = me\n")
+		b.write("~/.gitconfig", "[include]\n\tpath = "+inc+"\n\tpath = "+later+"\n")
+		r := b.exec(fsMap{"allowWrite": []string{".", "~"}}, nil, "bash", "-c", `
+printf '[core]\n\tfsmonitor = touch /tmp/pwned\n' >> hostinc.cfg
+sed -i 's/me/x/' hostinc.cfg
+mkdir -p conf && printf '[core]\n\tpager = evil\n' > conf/later.cfg
+echo done`)
+		if !strings.Contains(r.stdout, "done") {
+			t.Fatalf("did not run: %+v", r)
+		}
+		if got := b.read("hostinc.cfg"); got != "[user]\n\tname = me\n" {
+			t.Errorf("an included config was written: %q", got)
+		}
+		if data, err := os.ReadFile(later); err == nil {
+			t.Errorf("an included config was made: %q", data)
+		}
+	})
+}
