@@ -298,6 +298,12 @@ type guardState struct {
 	// walkRead: the launch's repositories were read (readWalkRepos).
 	outside  []outsideHook
 	walkRead bool
+	// remotes are, by the identity of a work tree that existed at
+	// launch (a git directory's, for a bare repository, a submodule's
+	// or a worktree's), where its config sent it then (nil: made in
+	// the run); see launchRemotes.
+	remotes   map[pathguard.ID]*pathguard.Remotes
+	remotesMu sync.Mutex // deferred writes settle off the call's thread
 	// baseView is the sandbox's own view (its init's), baseMounts its
 	// mount table, each read once (see sourcePath).
 	baseView   viewID
@@ -333,7 +339,8 @@ const umaskFresh = 50 * time.Millisecond
 
 func newGuardState() *guardState {
 	return &guardState{root: -1, made: pathguard.NewMadeTrees(), umasks: map[int]umaskEntry{}, pending: map[int]int{}, pidfds: map[int]int{}, ownLinks: map[fileID]bool{}, thread: -1, selfFDs: -1,
-		trees: map[string][]string{}, gitFiles: map[string]bool{}, hooks: map[string]*pathguard.Hooks{}, kept: map[string]*pathguard.Hooks{}}
+		trees: map[string][]string{}, gitFiles: map[string]bool{}, hooks: map[string]*pathguard.Hooks{}, kept: map[string]*pathguard.Hooks{},
+		remotes: map[pathguard.ID]*pathguard.Remotes{}}
 }
 
 func (gs *guardState) close() {

@@ -144,7 +144,14 @@ func (k *call) deferTo(pl place, full string) (*deferredWrite, unix.Errno) {
 	if err != nil {
 		return nil, errnoOf(err)
 	}
-	return &deferredWrite{name: pl.name, target: full, root: r, max: 1 << 16}, 0
+	d := &deferredWrite{name: pl.name, target: full, root: r, max: 1 << 16, gs: k.gs}
+	switch {
+	case pathguard.IsConfigName(pl.name):
+		d.remotes = k.launchRemotes(pl.dir, pl.path)
+	case pl.name == ".git":
+		d.remotes = k.treeRemotes(pl.dir, pl.path)
+	}
+	return d, 0
 }
 
 // isDirAt reports whether the name at pl is a directory (not followed).
@@ -165,8 +172,12 @@ type deferredWrite struct {
 	hashSize int
 	made     bool
 	root     int // the command's root: srt's own copy
-	file     int // srt's descriptor of the file
-	r        int // the pipe's end srt reads
+	// remotes: where the repository went at launch, for a config (its
+	// own) or a .git (its work tree's), kept by gs (see launchRemotes).
+	remotes *pathguard.Remotes
+	gs      *guardState
+	file    int // srt's descriptor of the file
+	r       int // the pipe's end srt reads
 	// content is what arrived (err, why not all did), whole once
 	// readDone is closed; done: settled (under pol.calls).
 	content  []byte
@@ -222,6 +233,9 @@ func (d *deferredWrite) stillSafe(file int, content []byte, pol *ConnectPolicy) 
 		if pathguard.HashSizeOf(content) != pathguard.HashSizeOf(nil) && pol.indexBeside(d.root, now) {
 			return errors.New("it changes the object format of a repository that has an index (which git would then read another way)")
 		}
+		if d.remotes != nil {
+			return d.remotes.Kept(content)
+		}
 		return nil
 	case pathguard.IsIndexName(d.name):
 		if d.hashSize == 0 {
@@ -268,6 +282,16 @@ func (d *deferredWrite) stillSafe(file int, content []byte, pol *ConnectPolicy) 
 	defer unix.Close(dir)
 	if !treeRepos.OnlyGit(pathguard.Dir(dir)) {
 		return errors.New("its directory holds more than it: what lies beside it would become the work tree of the repository it names")
+	}
+	if d.remotes != nil {
+		// The work tree's repository existed at launch: the git
+		// directory named now keeps where it went.
+		gd, err := openat2(d.root, target, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS})
+		if err != nil {
+			return err
+		}
+		defer unix.Close(gd)
+		return d.gs.inheritRemotes(d.remotes, gd, target)
 	}
 	return nil
 }

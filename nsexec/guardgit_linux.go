@@ -224,6 +224,19 @@ func (k *call) gitLinkAt(op string, pl place, regular bool, target string) unix.
 		if !strings.HasPrefix(target, "/") {
 			target = pl.path + "/" + target
 		}
+		if r := k.treeRemotes(pl.dir, pl.path); r != nil {
+			// The work tree's repository existed at launch: the git
+			// directory the symlink names keeps where it went.
+			gd, err := openat2(root, target, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS})
+			if err != nil {
+				return errnoOf(err)
+			}
+			err = k.gs.inheritRemotes(r, gd, target)
+			unix.Close(gd)
+			if err != nil {
+				return k.pol.deny(unix.EACCES, Event{Kind: "filesystem", Call: op, Target: pl.full(), Reason: "a .git symlink to a git directory whose config " + err.Error()})
+			}
+		}
 		k.pol.keepTarget(root, target)
 	}
 	return 0
@@ -365,7 +378,11 @@ func (k *call) replaceConfig(src, dst place) unix.Errno {
 		// A config: what the one it replaces holds off the list (the
 		// host's core.hooksPath, a credential helper) may stay as it is.
 		old, _ := readAt(dst.dir, dst.name, maxGitConfig)
+		launch := k.launchRemotes(dst.dir, dst.path)
 		err = pathguard.GitConfigSafeBeside(content, old, k.localRepo)
+		if err == nil && launch != nil {
+			err = launch.Kept(content)
+		}
 	} else {
 		err = k.repos().FileSafe(pathguard.Dir(dst.dir), dst.name, content)
 	}

@@ -363,6 +363,7 @@ func (k *call) rename(dir int, old string, dir2 int, name string, flags int) uni
 		if v := k.decider().MoveAway(p.at()); v.Refused() {
 			return k.refuse("rename", p, v)
 		}
+		k.noteRemotes(p) // a config or .git, before it goes
 	}
 	for _, p := range []string{src.full(), dst.full()} {
 		if e := k.deniedLater("rename", p); e != 0 {
@@ -495,6 +496,9 @@ func (k *call) remove(dir int, name string, flags int) unix.Errno {
 	}
 	if v := k.decider().Remove(pl.at()); v.Refused() {
 		return k.refuse(op, pl, v)
+	}
+	if pl.name == ".git" || pathguard.IsConfigName(pl.name) {
+		k.noteRemotes(pl) // what it held, before it goes
 	}
 	if rmdir {
 		k.gs.noteGone(pl)

@@ -2060,7 +2060,7 @@ echo END`, out, victim)
 func TestGuardXDGGitConfig(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
 		b := newBox(t)
-		b.write("~/dot/config/nvim/init.lua", "ORIG")
+		b.write("~/dot/config/htop/htoprc", "ORIG")
 		if err := os.Symlink("dot/config", b.path("~/.config")); err != nil {
 			t.Fatal(err)
 		}
@@ -2070,7 +2070,7 @@ func TestGuardXDGGitConfig(t *testing.T) {
 		script := `mkdir -p ~/.config/git; cat evil > ~/.config/git/config; cp evil ~/dot/config/git/config
 mkdir -p m/git && cp evil m/git/config && mv m/git ~/.config/g2 && rmdir ~/.config/git && mv ~/.config/g2 ~/.config/git
 cat evil >> proj/.config/git/config; cp evil x && mv x proj/.config/git/config
-echo new > ~/.config/nvim/init.lua; echo END`
+echo new > ~/.config/htop/htoprc; echo END`
 		r := b.run(fsMap{"allowWrite": []string{".", "~"}}, script)
 		if !strings.Contains(r.stdout, "END") {
 			t.Fatalf("the script did not run: %+v", r)
@@ -2080,7 +2080,7 @@ echo new > ~/.config/nvim/init.lua; echo END`
 				t.Errorf("%s took the command's config: %q", f, b.read(f))
 			}
 		}
-		if got := b.read("~/dot/config/nvim/init.lua"); got != "new\n" {
+		if got := b.read("~/dot/config/htop/htoprc"); got != "new\n" {
 			t.Errorf("another file of ~/.config was not written: %q (%+v)", got, r)
 		}
 	})

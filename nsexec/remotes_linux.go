@@ -1,0 +1,175 @@
+package nsexec
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"path"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/srt-go/srt/pathguard"
+)
+
+// Where the host's git sends a repository that existed at launch
+// (pathguard.Remotes): read the first time a call of the command's could
+// change it — a config replaced, written, removed, or its .git moved or
+// removed — before the call is made, so it is what the launch had (every
+// earlier change was such a call). Kept by the identity of the work
+// tree, which neither a rename nor a new .git changes.
+
+// maxBranches bounds the branches read of one repository.
+const maxBranches = 1 << 12
+
+// launchRemotes returns where the repository whose git directory is at
+// gd (path p) sent it when the command started; nil when it was made in
+// the run, or has no config the guard can read.
+func (k *call) launchRemotes(gd int, p string) *pathguard.Remotes {
+	key, anchor, ok := repoKey(gd, p)
+	if !ok {
+		return nil
+	}
+	if r, seen := k.gs.remotesOf(key); seen {
+		return r
+	}
+	var r *pathguard.Remotes
+	if !k.madeInRun(place{dir: gd, path: p}, anchor) {
+		if content, err := readAt(gd, "config", maxGitConfig); err == nil {
+			if rem, err := pathguard.ReadRemotes(content); err == nil {
+				rem.Branches = branchesAt(gd)
+				r = &rem
+			}
+		}
+	}
+	k.gs.keepRemotes(key, r)
+	return r
+}
+
+// remotesOf is what the guard kept of the repository known by id.
+func (gs *guardState) remotesOf(id pathguard.ID) (*pathguard.Remotes, bool) {
+	gs.remotesMu.Lock()
+	defer gs.remotesMu.Unlock()
+	r, ok := gs.remotes[id]
+	return r, ok
+}
+
+// keepRemotes keeps r for the repository known by id (the first kept
+// stays: it is the launch's).
+func (gs *guardState) keepRemotes(id pathguard.ID, r *pathguard.Remotes) {
+	gs.remotesMu.Lock()
+	defer gs.remotesMu.Unlock()
+	if _, ok := gs.remotes[id]; !ok && len(gs.remotes) < maxKeptTrees {
+		gs.remotes[id] = r
+	}
+}
+
+// treeRemotes is what the guard kept of the repository whose work tree
+// is the directory tree, where a .git is about to land: read from its
+// .git directory if it still has one and nothing was kept yet.
+func (k *call) treeRemotes(tree int, treePath string) *pathguard.Remotes {
+	id, ok := identityAt(tree, "")
+	if !ok {
+		return nil
+	}
+	if r, seen := k.gs.remotesOf(id); seen {
+		return r
+	}
+	if fd, err := unix.Openat(tree, ".git", unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
+		defer unix.Close(fd)
+		return k.launchRemotes(fd, treePath+"/.git")
+	}
+	return nil
+}
+
+// inheritRemotes has the git directory at gd (path p), which a .git
+// file or symlink landing in a work tree of the launch now names, keep
+// where that tree's repository went at launch (r): the host's git there
+// takes the new git directory's config. It says why not, if that config
+// already sends it elsewhere.
+func (gs *guardState) inheritRemotes(r *pathguard.Remotes, gd int, p string) error {
+	if r == nil {
+		return nil
+	}
+	if content, err := readAt(gd, "config", maxGitConfig); err == nil {
+		if err := r.Kept(content); err != nil {
+			return err
+		}
+	}
+	if key, _, ok := repoKey(gd, p); ok {
+		gs.remotesMu.Lock()
+		if len(gs.remotes) < maxKeptTrees {
+			gs.remotes[key] = r // the tree's, whatever was kept of it before
+		}
+		gs.remotesMu.Unlock()
+	}
+	return nil
+}
+
+// repoKey is the identity a repository's launch remotes are kept by,
+// for its git directory at gd (path p), and that directory's path: the
+// work tree's for a .git, else the git directory's own.
+func repoKey(gd int, p string) (pathguard.ID, string, bool) {
+	if path.Base(p) == ".git" {
+		id, ok := identityAt(gd, "..")
+		return id, path.Dir(p), ok
+	}
+	id, ok := identityAt(gd, "")
+	return id, p, ok
+}
+
+// branchesAt lists the branches of the git directory at gd: its
+// refs/heads, and packed-refs' (a worktree's refs are its common
+// directory's, which the command cannot tell apart from here: a branch
+// it does not find counts as new).
+func branchesAt(gd int) map[string]bool {
+	out := map[string]bool{}
+	var walk func(dir int, prefix string)
+	walk = func(dir int, prefix string) {
+		f := os.NewFile(uintptr(dir), prefix)
+		defer f.Close()
+		entries, _ := f.ReadDir(-1)
+		for _, e := range entries {
+			if len(out) >= maxBranches {
+				return
+			}
+			name := prefix + e.Name()
+			if !e.IsDir() {
+				out[name] = true
+				continue
+			}
+			if sub, err := unix.Openat(dir, e.Name(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
+				walk(sub, name+"/")
+			}
+		}
+	}
+	if heads, err := unix.Openat(gd, "refs/heads", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
+		walk(heads, "")
+	}
+	if packed, err := readAt(gd, "packed-refs", 1<<22); err == nil {
+		sc := bufio.NewScanner(bytes.NewReader(packed))
+		for sc.Scan() && len(out) < maxBranches {
+			if _, ref, ok := strings.Cut(sc.Text(), " "); ok {
+				if b, ok := strings.CutPrefix(ref, "refs/heads/"); ok {
+					out[b] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
+// noteRemotes reads, before a call removes or moves the name at pl, where
+// its repository went at launch, if pl is a git directory's config or a
+// .git directory: once the name is gone, what it held cannot be read.
+func (k *call) noteRemotes(pl place) {
+	switch {
+	case pathguard.IsConfigName(pl.name) && pl.dir >= 0 && (path.Base(pl.path) == ".git" || k.repos().GitDirLike(pathguard.Dir(pl.dir), ".")):
+		k.launchRemotes(pl.dir, pl.path)
+	case pl.name == ".git" && pl.dir >= 0:
+		if fd, err := unix.Openat(pl.dir, ".git", unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
+			k.launchRemotes(fd, pl.full())
+			unix.Close(fd)
+		}
+	}
+}
