@@ -110,6 +110,7 @@ var fallbackLacks = []string{
 	"programs that ignore the proxy variables cannot connect (no transparent path, no DNS)",
 	"clients that cannot send the proxies' per-run credential, such as Java's, cannot connect",
 	"no new pseudo-terminal can be made (script, expect, ssh -t fail inside), and allowPty is refused",
+	"other concurrent runs' temp dirs under srt's run dirs can be read where the rules let the command read there (as /tmp is by default): Landlock cannot hide a directory beneath a readable one",
 }
 
 // guardSkippedLacks is what a run with filesystem.skipPathGuard lacks.
@@ -124,6 +125,7 @@ var darwinLacks = []string{
 	"a project's protected names (.vscode, .claude, .mcp.json, .gitmodules, ...) are refused in every directory, also in a tree the command made: a clone of a repository that tracks them fails",
 	"git's *.sample hook templates cannot be made in a repository's hooks",
 	"masked credential files are hidden, not masked",
+	"other concurrent runs' temp dirs under srt's run dirs can be read where the rules let the command read there",
 	"with allowLocalBinding the command reaches every loopback service of the host, not only its own listeners (a profile cannot tell them apart)",
 	"denials inside the profile are reported from the system log (/usr/bin/log), when it can be read",
 	"no PID namespace: srt finds the run's processes by watching the process table (10 times a second at first, then every second) and kills every one it saw; one that leaves the tree between two looks (a double fork whose middle process exits at once) outlives the run",

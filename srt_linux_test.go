@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -457,5 +458,37 @@ func startSetupError(t *testing.T) {
 	}
 	if err := cmd.Wait(); cmd.ProcessState.ExitCode() != 7 {
 		t.Errorf("Wait = %v", err)
+	}
+}
+
+// A library user's goroutine that locks its thread, starts a sandbox
+// and returns (ending the thread) does not end the sandbox: its
+// processes live on, and the command finishes. Judged by what the
+// command left on the host and its exit status.
+func TestStartThreadEnds(t *testing.T) { testenv.BothUsers(t, nil, startThreadEnds) }
+
+func startThreadEnds(t *testing.T) {
+	testenv.RequireUserNamespaces(t)
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "alive")
+	sb, err := srt.New(context.Background(), settings(t, fmt.Sprintf(`{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":[%q],"denyWrite":[]}}`, dir)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	cmd := sb.Command(context.Background(), "sh", "-c", "sleep 1; echo alive > "+marker)
+	started := make(chan error)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		started <- sb.Start(cmd)
+	}()
+	if err := <-started; err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("the sandbox ended with the thread that started it: %v", err)
+	}
+	if data, err := os.ReadFile(marker); err != nil || string(data) != "alive\n" {
+		t.Errorf("the command did not finish: %q %v", data, err)
 	}
 }

@@ -296,10 +296,13 @@ func inferFilesystem(stderr, cwd string, rules []fsRule, writable func(string) b
 		if seen[path] {
 			continue
 		}
-		v, ok := judgePath(path, d, rules, writable)
+		// The plan's rules name real paths; the line names the path
+		// as the command spelled it (a TMPDIR behind a symlink).
+		v, ok := judgePath(resolvedPrefix(path), d, rules, writable)
 		if !ok {
 			continue
 		}
+		v.Target = path
 		seen[path] = true
 		out = append(out, v)
 	}
@@ -573,4 +576,17 @@ func judgePath(path string, d denial, rules []fsRule, writable func(string) bool
 		v.Rule, v.Reason = "", skip.why
 	}
 	return v, true
+}
+
+// resolvedPrefix is path with the symlinks of its longest existing part
+// resolved, the rest as spelled.
+func resolvedPrefix(path string) string {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		return real
+	}
+	dir := filepath.Dir(path)
+	if dir == path {
+		return path
+	}
+	return filepath.Join(resolvedPrefix(dir), filepath.Base(path))
 }

@@ -99,14 +99,17 @@ func Mounts(pol *policy.Policy) *Plan {
 			plan.Mounts = append(plan.Mounts, Mount{Kind: kind, Path: p, Why: why})
 		}
 	}
-	fillKeep(plan.Mounts)
 	keepPrivate(plan, pol)
+	fillKeep(plan.Mounts)
 	return plan
 }
 
-// keepPrivate makes the policy's Private directory read-only where the
-// rules left it writable, and re-opens its Writable paths beneath it. The
-// mounts come last, so they land on top of the rules' own.
+// keepPrivate hides the policy's Private directory, srt's run dirs of
+// every run, whatever the rules say (its parent is /tmp, readable and
+// often writable): other runs' temp files, trust bundles and sockets are
+// theirs. Its Writable paths (this run's temp dir) and PrivateFiles are
+// bound back. The mounts come last, so they land on top of the rules'
+// own.
 func keepPrivate(plan *Plan, pol *policy.Policy) {
 	p := pol.Private
 	if p == "" {
@@ -115,10 +118,15 @@ func keepPrivate(plan *Plan, pol *policy.Policy) {
 	if real, err := filepath.EvalSymlinks(p); err == nil {
 		p = real
 	}
-	if !pol.View(p).Writable {
+	if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
 		return
 	}
-	plan.Mounts = append(plan.Mounts, Mount{Kind: BindReadOnly, Path: p, Why: "srt: the run dirs of every run"})
+	plan.Mounts = append(plan.Mounts, Mount{Kind: MaskDir, Path: p, Why: "srt: the run dirs of every run"})
+	for _, f := range pol.PrivateFiles {
+		if policy.Under(f, p) {
+			plan.Mounts = append(plan.Mounts, Mount{Kind: BindReadOnly, Path: f, Why: "srt: this run's files"})
+		}
+	}
 	for _, w := range pol.Writable {
 		if policy.Under(w, p) {
 			plan.Mounts = append(plan.Mounts, Mount{Kind: BindWritable, Path: w, Why: "srt: per-run temp dir"})

@@ -176,3 +176,29 @@ func (p *cpuPin) release() {
 	}
 	unix.SchedSetaffinity(0, &p.self)
 }
+
+// spawnJobs are run on srt's spawn thread, which starts every sandbox's
+// first process (the init, the fallback's reaper) with a parent-death
+// signal. That signal follows the thread that forked, not the process:
+// started from the caller's thread, a sandbox would die with it (a
+// library user's goroutine that locks its thread and returns ends the
+// thread). The spawn thread is locked for good and never ends, so the
+// signal comes only when srt itself does.
+var spawnJobs = make(chan func())
+
+var spawnOnce sync.Once
+
+// onSpawnThread runs f on the spawn thread and waits for it.
+func onSpawnThread(f func()) {
+	spawnOnce.Do(func() {
+		go func() {
+			runtime.LockOSThread() // for good: see above
+			for job := range spawnJobs {
+				job()
+			}
+		}()
+	})
+	done := make(chan struct{})
+	spawnJobs <- func() { defer close(done); f() }
+	<-done
+}

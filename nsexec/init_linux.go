@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/srt-go/srt/internal/proc"
 	"github.com/srt-go/srt/internal/relay"
 	"github.com/srt-go/srt/landlock"
 	"github.com/srt-go/srt/seccomp"
@@ -216,6 +217,14 @@ func runInit() error {
 		select {
 		case ws := <-ended:
 			if ws.Stopped() {
+				// A stop srt's SIGCONT has undone since (both were
+				// waiting here; select took the SIGCONT first) would
+				// stop the job again: only a stop that holds now
+				// stops it. The host's /proc (enableWeakerNestedSandbox)
+				// is not of this namespace, and cannot tell.
+				if now, known := proc.StoppedNow(pid); known && !now && !spec.WeakerProc {
+					continue
+				}
 				stopAll()
 				continue
 			}

@@ -137,6 +137,10 @@ type Options struct {
 	OnEvent func(Event)
 	// Masks are masked credential files: PlanOptions.Masks.
 	Masks map[string][]byte
+	// HostProc lets the init bind the host's /proc where no fresh one
+	// can be mounted (enableWeakerNestedSandbox, on a host whose /proc
+	// is masked): only a run that reports itself partial for it may.
+	HostProc bool
 	// Files are written into the run's directory, which the command can
 	// read and not write, before it starts; each variable of a file's
 	// Env names its path.
@@ -210,8 +214,10 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 	if !s.Filesystem.Disabled {
 		env = environ.Set(env, "TMPDIR", tmp)
 	}
+	var runFiles []string
 	for _, f := range o.Files {
 		path := filepath.Join(dir, f.Name)
+		runFiles = append(runFiles, path)
 		if err := ownfile.WriteNew(path, f.Data, 0o444); err != nil {
 			return nil, err
 		}
@@ -219,7 +225,7 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 			env = environ.Set(env, k, path)
 		}
 	}
-	rp, err := PlanRun(s, PlanOptions{Home: home, Cwd: cwd, TempDir: tmp, RunDirs: filepath.Dir(dir), Fallback: o.Fallback, OwnSockets: o.Fallback && OwnsSockets(), Report: o.OnEvent != nil, Masks: o.Masks})
+	rp, err := PlanRun(s, PlanOptions{Home: home, Cwd: cwd, TempDir: tmp, RunDirs: filepath.Dir(dir), RunFiles: runFiles, Fallback: o.Fallback, OwnSockets: o.Fallback && OwnsSockets(), Report: o.OnEvent != nil, Masks: o.Masks})
 	if err != nil {
 		return nil, err
 	}
@@ -264,7 +270,7 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 	l.nsPolicy = &ConnectPolicy{Proc: "/proc", Unix: filter.Unix, UnixPaths: unixPaths, OnDeny: o.OnEvent, Guard: l.RunPlan.Guard,
 		NestedNamespaces: filter.NestedNamespaces, MaskedFiles: masked}
 	l.nsPolicy.sendInit = l.sendInit
-	spec.ProxyPorts, spec.Intercept, spec.WeakerProc = ports, intercept, s.EnableWeakerNestedSandbox
+	spec.ProxyPorts, spec.Intercept, spec.WeakerProc = ports, intercept, hostProcAllowed(s, o)
 	cmd, err := l.child(o.Context, roleInit, spec)
 	if err != nil {
 		return nil, err
@@ -424,4 +430,12 @@ func allCaps() []uintptr {
 		caps = append(caps, uintptr(c))
 	}
 	return caps
+}
+
+// hostProcAllowed reports whether the init may bind the host's /proc
+// where no fresh one can be mounted: only with enableWeakerNestedSandbox
+// and where the run's level says so (Options.HostProc). A run reported
+// full never binds it; the init fails instead.
+func hostProcAllowed(s *config.Settings, o Options) bool {
+	return s.EnableWeakerNestedSandbox && o.HostProc
 }

@@ -252,7 +252,8 @@ func (l *Launch) Start() error {
 		return errors.New("this run was wrapped: its trampoline starts it")
 	}
 	l.Cmd.Env = append(l.Cmd.Env, envSetupOnLink)
-	err := l.Cmd.Start()
+	var err error
+	onSpawnThread(func() { err = l.Cmd.Start() })
 	// Our copy of the child's end goes now: the link ends with the
 	// process even if it dies before its hello.
 	l.closeChild.Do(func() { l.linkChild.Close() })

@@ -52,7 +52,9 @@ func (k *reaper) run() int {
 				break
 			}
 			if ws.Stopped() {
-				if pid == k.command {
+				// Not a stop a SIGCONT relayed since has undone (see
+				// the init's loop).
+				if now, known := proc.StoppedNow(pid); pid == k.command && (now || !known) {
 					k.stopGroup()
 				}
 				continue

@@ -206,7 +206,9 @@ func buildRoot(spec *Spec) error {
 	// its own masks. Detach every copy.
 	for {
 		if err := unix.Unmount(filepath.Join(root, base), unix.MNT_DETACH); err != nil {
-			if errors.Is(err, unix.EINVAL) {
+			// EINVAL: no copy is left; ENOENT: the run dirs' mask
+			// (keepPrivate) covers every copy there is.
+			if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOENT) {
 				break
 			}
 			return pathErr("detaching a copy of the staging area", base, err)

@@ -41,8 +41,10 @@ type RunPlan struct {
 type PlanOptions struct {
 	Home, Cwd string
 	// TempDir is the run's own TMPDIR, writable; RunDirs srt's directory
-	// of run dirs, kept read-only.
+	// of run dirs, hidden but for TempDir and RunFiles (srt's files of
+	// this run the command reads).
 	TempDir, RunDirs string
+	RunFiles         []string
 	// Fallback plans the fallback sandbox; OwnSockets, one whose
 	// supervisor makes the command's sockets (seccomp.Options.OwnSockets:
 	// this host refuses pidfd_getfd).
@@ -69,7 +71,7 @@ func PlanRun(s *config.Settings, o PlanOptions) (*RunPlan, error) {
 		writable = []string{o.TempDir}
 	}
 	guard := !s.Filesystem.Disabled && guardBuilt && !s.Filesystem.SkipPathGuard
-	pol, err := policy.Build(s, policy.Env{Home: o.Home, Cwd: o.Cwd, Writable: writable, Private: o.RunDirs, Dirs: dirReader, Inode: inodeOf,
+	pol, err := policy.Build(s, policy.Env{Home: o.Home, Cwd: o.Cwd, Writable: writable, Private: o.RunDirs, PrivateFiles: o.RunFiles, Dirs: dirReader, Inode: inodeOf,
 		GuardKeepsConfigs: guard && !s.AllowNestedUserNamespaces})
 	if err != nil {
 		return nil, err

@@ -23,12 +23,16 @@ type Env struct {
 	// Writable lists paths srt itself makes writable (the per-run temp
 	// dir); they take part like allowWrite entries.
 	Writable []string
-	// Private is srt's own directory of run dirs: read-only inside
-	// whatever the rules say, but for Writable beneath it, so that a
-	// command allowed to write its parent (allowWrite: ["/tmp"]) can
-	// neither delete other runs' directories, nor their sockets and
-	// temp files, nor lock srt out of it. Backends enforce it.
+	// Private is srt's own directory of run dirs: neither readable nor
+	// writable inside whatever the rules say, but for Writable and
+	// PrivateFiles beneath it, so that a command allowed to read or
+	// write its parent (allowWrite: ["/tmp"]) can neither read other
+	// runs' temp files, nor delete their directories and sockets, nor
+	// lock srt out of it. Backends enforce it.
 	Private string
+	// PrivateFiles are srt's files of this run beneath Private that the
+	// command reads (a trust bundle its environment names).
+	PrivateFiles []string
 	// Dirs reads directories for the protected-name walk; nil means
 	// os.ReadDir (Linux passes its own getdents reader).
 	Dirs DirReader
@@ -93,10 +97,11 @@ type Policy struct {
 	Reads  []Rule `json:"reads"`
 	Writes []Rule `json:"writes"`
 	Links  []Link `json:"links,omitempty"`
-	// Private and Writable are Env's.
-	Private  string   `json:"private,omitempty"`
-	Writable []string `json:"writable,omitempty"`
-	Skipped  []Skip   `json:"skipped,omitempty"`
+	// Private, PrivateFiles and Writable are Env's.
+	Private      string   `json:"private,omitempty"`
+	PrivateFiles []string `json:"privateFiles,omitempty"`
+	Writable     []string `json:"writable,omitempty"`
+	Skipped      []Skip   `json:"skipped,omitempty"`
 	// Later are the denyRead and denyWrite entries as the path guard
 	// applies them to what is made or written while the command runs:
 	// a literal path that did not exist at launch, a pattern that did
@@ -356,7 +361,7 @@ func Build(s *config.Settings, env Env) (*Policy, error) {
 	if env.Dirs == nil {
 		env.Dirs = OSDirs{}
 	}
-	b := &builder{env: env, pol: &Policy{Private: env.Private, Writable: env.Writable, Home: env.Home}}
+	b := &builder{env: env, pol: &Policy{Private: env.Private, PrivateFiles: env.PrivateFiles, Writable: env.Writable, Home: env.Home}}
 	fsys := s.Filesystem
 	if fsys.Disabled {
 		b.pol.Disabled = true

@@ -15,8 +15,6 @@ import (
 
 	"github.com/srt-go/srt"
 	"github.com/srt-go/srt/config"
-	"github.com/srt-go/srt/credential"
-	"github.com/srt-go/srt/internal/ownfile"
 )
 
 // controlChannel reads settings updates from --control-fd (spec i): one
@@ -144,15 +142,15 @@ func openViolations(spec string) (*violationsOut, error) {
 			return nil, err
 		}
 		f := os.NewFile(uintptr(fd), spec)
-		return &violationsOut{f: f, w: credential.Redacting(f)}, nil
+		return &violationsOut{f: f, w: srt.Redacting(f)}, nil
 	}
 	// Never through a name an earlier sandboxed run could plant there
 	// (a symlink or hard link to ~/.bashrc).
-	f, err := ownfile.Create(spec, 0o600)
+	f, err := srt.CreateOutput(spec, 0o600)
 	if err != nil {
 		return nil, err
 	}
-	return &violationsOut{f: f, w: credential.Redacting(f)}, nil
+	return &violationsOut{f: f, w: srt.Redacting(f)}, nil
 }
 
 func (o *violationsOut) write(v srt.Violation) {

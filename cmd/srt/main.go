@@ -17,7 +17,6 @@ import (
 
 	"github.com/srt-go/srt"
 	"github.com/srt-go/srt/config"
-	"github.com/srt-go/srt/credential"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -83,14 +82,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// What srt prints never holds a real value (credential.Redacting),
 	// and the libraries' log lines are srt's to print: under --debug,
 	// as its own debug lines; else nowhere.
-	c.stderr = credential.Redacting(stderr)
+	c.stderr = srt.Redacting(stderr)
 	logTo := io.Discard
 	if c.debug {
 		logTo = c.stderr
 		log.SetPrefix("[SandboxDebug] log: ")
 	}
 	log.SetFlags(0)
-	log.SetOutput(credential.Redacting(logTo))
+	log.SetOutput(srt.Redacting(logTo))
 
 	// The order is the reference's: settings first, then the control fd,
 	// then the command, so a broken settings file is reported even when

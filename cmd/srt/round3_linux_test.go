@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -429,6 +430,127 @@ echo REMOTES-DONE`)
 		}
 		if data, _ := os.ReadFile(filepath.Join(repo, ".git", "config")); strings.Contains(string(data), "evil.example") {
 			t.Errorf("a .git made again sends the work elsewhere:\n%s", data)
+		}
+	})
+}
+
+// Stopped (SIGTSTP to srt) and continued (SIGCONT) over and over, the
+// job never stops again on its own after a SIGCONT: no stop the SIGCONT
+// already undid is acted on late. Judged by srt's state in /proc, in
+// both sandboxes.
+func TestStopNotStale(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		inBothSandboxes(t, func(t *testing.T, fallback bool) {
+			b := newBox(t)
+			script := "for i in $(seq 400); do sleep 0.01; done; echo FINISHED"
+			cmd := exec.Command(os.Getenv(srtEnv), "--settings", b.settingsFile(nil), "-c", script)
+			cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + b.H}
+			if fallback {
+				// The harness refuses user namespaces and execs srt: the
+				// same process.
+				cmd = exec.Command(testExe(t), os.Getenv(srtEnv), "--settings", b.fallbackConfig(""), "-c", script)
+				cmd.Env = append(cmd.Env, noUsernsEnv+"=", "PATH=/usr/bin:/bin", "HOME="+b.H)
+			}
+			cmd.Dir = b.W
+			var out strings.Builder
+			cmd.Stdout = &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			pid := cmd.Process.Pid
+			state := func() string {
+				data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+				f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+				if len(f) == 0 {
+					return ""
+				}
+				return f[0]
+			}
+			waitState := func(want bool) bool {
+				for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+					if (state() == "T") == want {
+						return true
+					}
+				}
+				return false
+			}
+			time.Sleep(200 * time.Millisecond) // the command runs
+			for i := 0; i < 10; i++ {
+				syscall.Kill(pid, syscall.SIGTSTP)
+				if !waitState(true) {
+					break // srt ended, or the stop was not taken: the end tells
+				}
+				syscall.Kill(pid, syscall.SIGCONT)
+				if !waitState(false) {
+					t.Fatalf("round %d: srt did not continue", i)
+				}
+				time.Sleep(50 * time.Millisecond)
+				if state() == "T" {
+					syscall.Kill(pid, syscall.SIGCONT)
+					t.Fatalf("round %d: the job stopped again on its own after SIGCONT", i)
+				}
+			}
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				syscall.Kill(pid, syscall.SIGCONT)
+				syscall.Kill(pid, syscall.SIGKILL)
+				t.Fatal("srt never finished")
+			}
+			if !strings.Contains(out.String(), "FINISHED") {
+				t.Errorf("the command did not finish: %q", out.String())
+			}
+		})
+	})
+}
+
+// A run allowed to read and write where srt keeps its run dirs (the
+// parent of every run's TMPDIR: /tmp, by default) cannot read another
+// run's temp files, nor make anything beside its own; its own TMPDIR
+// works. Judged by what the other run wrote, from outside.
+func TestOtherRunsTempHidden(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		secretFile := filepath.Join(b.W, "a-tmpdir")
+		canary := "OTHER-RUN-" + b.canary
+		a := exec.Command(os.Getenv(srtEnv), "--settings", b.settingsFile(fsMap{"allowWrite": []string{"."}}), "-c", "echo "+canary+" > \"$TMPDIR/secret\"; echo \"$TMPDIR\" > "+secretFile+"; sleep 20")
+		a.Env, a.Dir = []string{"PATH=/usr/bin:/bin", "HOME=" + b.H}, b.W
+		if err := os.WriteFile(secretFile, nil, 0o666); err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(secretFile, 0o666)
+		if err := a.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { a.Process.Kill(); a.Wait() }()
+		var aTmp string
+		for deadline := time.Now().Add(10 * time.Second); aTmp == ""; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the first run never started")
+			}
+			data, _ := os.ReadFile(secretFile)
+			aTmp = strings.TrimSpace(string(data))
+		}
+		base := filepath.Dir(filepath.Dir(aTmp))
+		r := b.exec(fsMap{"allowWrite": []string{".", filepath.Dir(base)}}, nil, "bash", "-c", fmt.Sprintf(`
+cat %[1]s/secret; cat %[2]s/*/tmp/secret; grep -r . %[2]s 2>/dev/null | head
+touch %[2]s/planted; mkdir %[2]s/run-1; echo mine > "$TMPDIR/own" && cat "$TMPDIR/own"
+echo END`, aTmp, base))
+		if !strings.Contains(r.stdout, "END") {
+			t.Fatalf("did not run: %+v", r)
+		}
+		if strings.Contains(r.stdout, canary) {
+			t.Errorf("another run's temp file was read:\n%s", r.stdout)
+		}
+		if !strings.Contains(r.stdout, "mine") {
+			t.Errorf("the run's own TMPDIR did not work: %+v", r)
+		}
+		for _, p := range []string{"planted", "run-1"} {
+			if _, err := os.Lstat(filepath.Join(base, p)); err == nil {
+				t.Errorf("%s was made among the run dirs", p)
+			}
 		}
 	})
 }
