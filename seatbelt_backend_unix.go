@@ -62,7 +62,10 @@ type seatbeltBackend struct {
 type seatbeltCmd struct {
 	*seatbeltRun
 	onStop func()
-	procs  func() ([]procEntry, error)
+	// onTerminal is Run.OnTerminal: the keeper starts every command in
+	// the foreground of its terminal, so it is told as the command starts.
+	onTerminal func()
+	procs      func() ([]procEntry, error)
 
 	mu sync.Mutex
 	// wrapLn takes a wrapped run's trampoline.
@@ -129,6 +132,9 @@ func (r *seatbeltCmd) follow(end func()) {
 			r.mu.Lock()
 			r.pid = pid
 			r.mu.Unlock()
+			if r.onTerminal != nil {
+				r.onTerminal()
+			}
 		case seatbelt.ReportStopped:
 			if r.onStop != nil {
 				r.onStop()
@@ -414,6 +420,9 @@ func (s *seatbeltBackend) command(ctx context.Context, o Run, argv []string) (*e
 		return nil, err
 	}
 	r := &seatbeltCmd{seatbeltRun: sr, onStop: o.OnStop, procs: s.procs}
+	if o.Terminal {
+		r.onTerminal = o.OnTerminal
+	}
 	s.mu.Lock()
 	s.runs[r] = struct{}{}
 	s.mu.Unlock()

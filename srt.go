@@ -73,6 +73,15 @@ type Run struct {
 	// fallback, that one. Either is its controlling terminal, with the
 	// command in the foreground: Ctrl-Z stops it.
 	Terminal bool
+	// OnTerminal, if set with Terminal, starts the command in the
+	// background of its terminal, as a shell starts a job that shares the
+	// terminal with others (srt cmd | less): the caller need not relay
+	// the user's input, nor change the modes of the user's terminal,
+	// until the command reads its terminal or changes its modes. Then it
+	// is given the terminal's foreground and OnTerminal is called (once;
+	// it must not block). The macOS backend starts the command in the
+	// foreground all the same, and calls OnTerminal as it starts.
+	OnTerminal func()
 	// OnStop, if set, is called when the command stops (Ctrl-Z on its
 	// terminal, or SIGTSTP sent to the Cmd's process); it must not block.
 	// SIGCONT sent to the Cmd's process lets the command go on. A caller

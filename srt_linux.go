@@ -293,7 +293,7 @@ func (s *linuxBackend) prepare(ctx context.Context, o Run, argv []string) (*run,
 	var l *nsexec.Launch
 	if err == nil {
 		l, err = nsexec.Prepare(settings, nsexec.Options{Argv: argv, Env: env, Cwd: cwd, Home: home, Debug: s.debug,
-			Terminal: o.Terminal, OnStop: o.OnStop, OnFailure: func(err error) { s.recordFailure(r.key, err) }, Net: &side, Intercept: !s.fallback, Fallback: s.fallback, Context: ctx, NullFDs: o.NullFDs, Masks: masks, Files: files, HostProc: s.maskedProc,
+			Terminal: o.Terminal, OnTerminal: o.OnTerminal, OnStop: o.OnStop, OnFailure: func(err error) { s.recordFailure(r.key, err) }, Net: &side, Intercept: !s.fallback, Fallback: s.fallback, Context: ctx, NullFDs: o.NullFDs, Masks: masks, Files: files, HostProc: s.maskedProc,
 			OnEvent: func(e nsexec.Event) {
 				// Libraries probe for Unix sockets (nscd) on every lookup:
 				// a refused socket(AF_UNIX) is told once a run.

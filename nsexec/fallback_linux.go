@@ -130,15 +130,24 @@ func runFallback() error {
 		if err := unix.IoctlSetInt(0, unix.TIOCSCTTY, 0); err != nil {
 			return setupError(StepTerminal, os.NewSyscallError("TIOCSCTTY", err))
 		}
-		// (Foreground's Ctty is a descriptor of this process.)
-		child.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Foreground: true, Ctty: 0, Pdeathsig: syscall.SIGKILL}
+		// (Foreground's Ctty is a descriptor of this process.) On
+		// demand, the command starts in the background, and is given the
+		// foreground when it stops for the terminal (reaper.wantsTerminal).
+		child.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Foreground: !spec.TerminalOnDemand, Ctty: 0, Pdeathsig: syscall.SIGKILL}
 	}
+	// Every signal is handled before the child starts: one this process
+	// was started with ignored (srt ignores SIGTTIN, to read its terminal
+	// from the background without stopping) would otherwise stay ignored
+	// in the command, which then gets EIO where a job gets stopped.
+	sigs := signals()
 	if err := child.Start(); err != nil {
 		return fmt.Errorf("starting the command: %w", err)
 	}
 	r.Close()
 	k := &reaper{command: child.Process.Pid, status: -1,
-		tell: func() { sendLink(link, &linkMessage{Stopped: true}, nil) }}
+		tell:         func() { sendLink(link, &linkMessage{Stopped: true}, nil) },
+		onDemand:     spec.Terminal && spec.TerminalOnDemand,
+		tellTerminal: func() { sendLink(link, &linkMessage{Terminal: true}, nil) }}
 	// srt gone (its end of the link closed, by Close or by its death):
 	// the tree goes too.
 	go func() {
@@ -151,7 +160,7 @@ func runFallback() error {
 		}
 	}()
 	go func() {
-		for sig := range signals() {
+		for sig := range sigs {
 			s := sig.(syscall.Signal)
 			if os.Getppid() != parent {
 				k.abandon() // the parent-death signal

@@ -127,7 +127,7 @@ func runInit() error {
 	// On a terminal, the command gets the sandbox's own (terminal_linux.go).
 	var tty *terminal
 	if spec.Terminal {
-		if tty, err = openTerminal(); err != nil {
+		if tty, err = openTerminal(spec.TerminalOnDemand); err != nil {
 			return setupError(StepTerminal, err)
 		}
 		if tty != nil {
@@ -216,6 +216,11 @@ func runInit() error {
 	for {
 		select {
 		case ws := <-ended:
+			if ws.Stopped() && tty != nil && tty.wants(pid, ws.StopSignal()) {
+				syscall.Kill(-pid, syscall.SIGCONT)
+				sendLink(link, &linkMessage{Terminal: true}, nil)
+				continue
+			}
 			if ws.Stopped() {
 				// A stop srt's SIGCONT has undone since (both were
 				// waiting here; select took the SIGCONT first) would

@@ -51,6 +51,7 @@ type Launch struct {
 	nsPolicy    *ConnectPolicy
 	onEvent     func(Event)
 	onStop      func()
+	onTerminal  func()
 	done        chan struct{}
 	// ready is closed when the command runs or the setup failed (with
 	// failure): see Start.
@@ -105,6 +106,14 @@ type Options struct {
 	// Terminal says the command's stdin is a pty made for it: it becomes
 	// the command's controlling terminal.
 	Terminal bool
+	// OnTerminal, with Terminal, starts the command in the background of
+	// its terminal, as a shell starts a job that shares the caller's
+	// terminal with others (srt cmd | less): its first read of the
+	// terminal, or change of its modes, stops it (SIGTTIN, SIGTTOU); it
+	// is then made the terminal's foreground group and goes on, and
+	// OnTerminal is told (once, on the link's goroutine; it must not
+	// block). Until then the caller has nothing to relay to it.
+	OnTerminal func()
 	// Net, if set, is how the command reaches the proxies the caller
 	// serves (the sandbox's loopback ports, whose sockets the init hands
 	// over, or with Fallback the host's). Without it the sandbox has no
@@ -239,13 +248,14 @@ func Prepare(s *config.Settings, o Options) (*Launch, error) {
 			env = environ.Set(env, k, v)
 		}
 	}
-	l.onEvent, l.onStop, l.onFail = o.OnEvent, o.OnStop, o.OnFailure
+	l.onEvent, l.onStop, l.onTerminal, l.onFail = o.OnEvent, o.OnStop, o.OnTerminal, o.OnFailure
 	if err := l.newLink(); err != nil {
 		return nil, err
 	}
 	// The spec both kinds of run start from; each adds its own.
 	spec := &Spec{Plan: l.Plan, Argv: argv, Env: env, Cwd: cwd, RuntimeDir: dir, Debug: o.Debug, Terminal: o.Terminal,
 		Seccomp: filter, UnixSocketPaths: unixPaths, Landlock: l.Landlock, NullFDs: o.NullFDs}
+	spec.TerminalOnDemand = o.Terminal && o.OnTerminal != nil
 	if o.Fallback {
 		if err := l.prepareFallback(s, o, side, spec); err != nil {
 			return nil, err

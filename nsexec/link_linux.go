@@ -32,6 +32,10 @@ import (
 //	     |<--- {stopped:true} --------------------|  whenever the command stops
 //	     |     (srt stops too; its SIGCONT goes   |  (job control)
 //	     |     on to the init)                    |
+//	     |<--- {terminal:true} -------------------|  once, on demand: the command,
+//	     |     (srt takes the caller's terminal   |  started in the background of
+//	     |     and relays it)                     |  its terminal, wants it; it is
+//	     |                                        |  its foreground group now
 //	     |---- {openMap:{id,pid,file}} ---------->|  allowNestedUserNamespaces: a
 //	     |<--- {map:{id,errno}} + fd -------------|  user namespace map, opened by
 //	     |     (the guard hands it on)            |  the init for the command
@@ -47,10 +51,11 @@ import (
 //
 // The fallback (no namespaces) speaks the same link: its reaper
 // (runFallback) says hello, holds the link until the run ends and tells
-// when the command stops; its child (runFallbackExec) sends
-// {seccomp:true, started:true} with the filter's listener — or a failure
-// — and becomes the command. srt serves that listener until no process
-// is left under the filter: the run is over then, and the link's end.
+// when the command stops, and when it wants its terminal; its child
+// (runFallbackExec) sends {seccomp:true, started:true} with the filter's
+// listener — or a failure — and becomes the command. srt serves that
+// listener until no process is left under the filter: the run is over
+// then, and the link's end.
 
 // linkMessage is one message to srt on the link.
 type linkMessage struct {
@@ -65,6 +70,10 @@ type linkMessage struct {
 	// Stopped: the command was stopped (Ctrl-Z on its terminal, or the
 	// SIGTSTP srt relayed); SIGCONT from srt lets it go on.
 	Stopped bool `json:"stopped,omitempty"`
+	// Terminal: the command, started in the background of its terminal
+	// (Spec.TerminalOnDemand), stopped to read it or change its modes,
+	// and is now its foreground group, going on.
+	Terminal bool `json:"terminal,omitempty"`
 	// Map answers an initRequest's OpenMap: the descriptor, or Errno.
 	Map *mapReply `json:"map,omitempty"`
 }
@@ -378,6 +387,9 @@ func (l *Launch) watch() {
 		}
 		if msg.Stopped && l.onStop != nil {
 			l.onStop()
+		}
+		if msg.Terminal && l.onTerminal != nil {
+			l.onTerminal()
 		}
 	}
 }

@@ -25,6 +25,11 @@ type reaper struct {
 	// stop: when the command stops, and when srt relays SIGTSTP.
 	tell    func()
 	stopped bool
+	// onDemand: the command started in the background of its terminal
+	// (stdin, this session's); its first stop for the terminal gives it
+	// the foreground (given), and tellTerminal tells srt.
+	onDemand, given bool
+	tellTerminal    func()
 }
 
 // run reaps until no child is left, killing every child once the command
@@ -53,8 +58,8 @@ func (k *reaper) run() int {
 			}
 			if ws.Stopped() {
 				// Not a stop a SIGCONT relayed since has undone (see
-				// the init's loop).
-				if now, known := proc.StoppedNow(pid); pid == k.command && (now || !known) {
+				// the init's loop), nor one for the terminal.
+				if now, known := proc.StoppedNow(pid); pid == k.command && (now || !known) && !k.wantsTerminal(ws.StopSignal()) {
 					k.stopGroup()
 				}
 				continue
@@ -94,6 +99,23 @@ func (k *reaper) stopGroup() {
 		k.stopped = true
 		k.tell()
 	}
+}
+
+// wantsTerminal says whether a stop of the command, by sig, is its
+// asking for the terminal it was started in the background of (mu held);
+// if so, it is given the terminal's foreground and goes on, once, and
+// srt is told.
+func (k *reaper) wantsTerminal(sig syscall.Signal) bool {
+	if !k.onDemand || k.given || (sig != syscall.SIGTTIN && sig != syscall.SIGTTOU) {
+		return false
+	}
+	k.given = true
+	unix.IoctlSetPointerInt(0, unix.TIOCSPGRP, k.command)
+	syscall.Kill(-k.command, syscall.SIGCONT)
+	if k.tellTerminal != nil {
+		k.tellTerminal()
+	}
+	return true
 }
 
 // abandon kills the tree: srt is gone.

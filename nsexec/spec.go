@@ -15,6 +15,10 @@ type Spec struct {
 	RuntimeDir string   `json:"runtimeDir"` // private 0700 directory of this run, on the host
 	Debug      bool     `json:"debug"`
 	Terminal   bool     `json:"terminal"` // stdin is a pty of the sandbox's own: make it the controlling terminal
+	// TerminalOnDemand, with Terminal: the command starts in the
+	// background of its terminal and gets its foreground when it first
+	// reads it or changes its modes (Options.OnTerminal).
+	TerminalOnDemand bool `json:"terminalOnDemand,omitempty"`
 	// ProxyPorts are the loopback ports inside the sandbox where the
 	// command finds the proxies: the init listens on them and hands the
 	// listening sockets to srt over the link, which serves them itself

@@ -23,6 +23,14 @@ import (
 // the command: a session leader's own group is orphaned, and the kernel
 // drops a terminal's stop signals to orphaned groups. The init sees the
 // command stop and tells srt, which stops too.
+//
+// On demand (Spec.TerminalOnDemand: srt's stdout is not a terminal, as
+// in srt cmd | less), the command's group starts in the background, the
+// init's in the foreground: the kernel stops the command when it first
+// reads the terminal or changes its modes (SIGTTIN, SIGTTOU; its group
+// is not orphaned, its parent the init being of the same session). The
+// init then gives it the foreground, lets it go on and tells srt, which
+// only now reads the caller's terminal for it.
 
 // outer is the outer terminal's descriptor: the init's stdin.
 const outer = 0
@@ -33,11 +41,14 @@ type terminal struct {
 	out           int // where the command's output goes: 1 when it is the outer terminal, else outer
 	saved         *term.State
 	copied        chan struct{} // the output relay is over
+	// onDemand: the command starts in the background of the terminal
+	// and is given it (given) when it stops for it.
+	onDemand, given bool
 }
 
 // openTerminal makes the sandbox's terminal, once the root is built. It
 // returns nil when stdin is not a terminal.
-func openTerminal() (*terminal, error) {
+func openTerminal(onDemand bool) (*terminal, error) {
 	if !term.IsTerminal(outer) {
 		return nil, nil
 	}
@@ -49,7 +60,7 @@ func openTerminal() (*terminal, error) {
 	if err != nil {
 		return nil, pathErr("open", "/dev/pts/ptmx", err)
 	}
-	t := &terminal{master: os.NewFile(uintptr(m), "pty-master"), out: outer, copied: make(chan struct{})}
+	t := &terminal{master: os.NewFile(uintptr(m), "pty-master"), out: outer, copied: make(chan struct{}), onDemand: onDemand}
 	if err := unix.IoctlSetPointerInt(m, unix.TIOCSPTLCK, 0); err != nil {
 		t.master.Close()
 		return nil, os.NewSyscallError("unlockpt", err)
@@ -89,7 +100,7 @@ func openTerminal() (*terminal, error) {
 
 // give makes the slave cmd's terminal: its stdio that was the outer
 // terminal, and its controlling terminal, with cmd in a process group of
-// its own in the foreground.
+// its own — in the foreground, unless on demand.
 func (t *terminal) give(cmd *exec.Cmd) {
 	cmd.Stdin = t.slave
 	if sameFile(outer, 1) {
@@ -99,7 +110,25 @@ func (t *terminal) give(cmd *exec.Cmd) {
 		cmd.Stderr = t.slave
 	}
 	// Foreground's Ctty is a descriptor of this process, not the child's.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Foreground: true, Ctty: int(t.slave.Fd())}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Foreground: !t.onDemand, Ctty: int(t.slave.Fd())}
+}
+
+// wants says whether a stop of the command, by sig, is its asking for
+// the terminal it was started in the background of; if so, the command's
+// group (pid) is given the terminal's foreground, once. The caller lets
+// it go on and tells srt.
+func (t *terminal) wants(pid int, sig syscall.Signal) bool {
+	if !t.onDemand || t.given || (sig != syscall.SIGTTIN && sig != syscall.SIGTTOU) {
+		return false
+	}
+	t.given = true
+	// Through the master: this process's own copy of the slave is
+	// closed once the command runs; the kernel takes the request for
+	// the slave, this session's terminal.
+	if rc, err := t.master.SyscallConn(); err == nil {
+		rc.Control(func(fd uintptr) { unix.IoctlSetPointerInt(int(fd), unix.TIOCSPGRP, pid) })
+	}
+	return true
 }
 
 // started drops the init's copy of the slave: the command holds it.

@@ -14,47 +14,93 @@ import (
 	"github.com/srt-go/srt"
 )
 
-// launch is a prepared run, with the pty relay when srt is on a terminal.
+// launch is a prepared run, with the pty relay when srt's stdin is a
+// terminal.
 type launch struct {
 	Cmd *exec.Cmd
 	pty *ptyRelay
-	// scanned is the pipe that carries the command's stderr (and its
-	// stdout, when both went to the same place) through srt, which reads
-	// denials out of it; nil when the output goes straight through.
-	scanned *outputScan
+	// scanned are the pipes that carry the command's stderr (which srt
+	// reads denials out of), and its stdout where that is a terminal,
+	// through srt; none when the output goes straight through.
+	scanned []*outputScan
 }
 
-// sandboxCommand prepares argv to run in the session's sandbox, on a pty
-// of its own when srt runs on a terminal. scan receives the command's
-// error output line by line, where srt can see it.
+// The caller's terminal never enters the sandbox: no descriptor of it
+// reaches the command, so the command can neither read what is typed
+// there, nor inject keystrokes, nor change its modes, nor keep it past
+// the run. Of srt's stdin, stdout and stderr (its other descriptors are
+// all close-on-exec: closeOnExec):
+//
+//   - stdin a terminal: the command gets a pty of srt's making in its
+//     place (ptyRelay), and as its stdout and stderr where those are the
+//     same terminal. With stdout that terminal, the command has the pty's
+//     foreground from the start, as a shell's job would; otherwise (srt
+//     cmd | less, srt cmd > log) it starts in the background of the pty
+//     and is given the foreground, and srt reads what is typed for it,
+//     only once it reads its terminal or sets its modes (Run.OnTerminal).
+//   - stdout or stderr a terminal the pty does not stand for: a pipe, which
+//     srt copies there. So is stderr always (srt reads denials out of it).
+//   - a character device held by path only (O_PATH), which the command
+//     could open through /proc/self/fd: /dev/null.
+//   - anything else (a file, a pipe, /dev/null) goes through as it is.
+
+// sandboxCommand prepares argv to run in the session's sandbox, with
+// stdio as above. scan receives the command's error output line by line,
+// where srt can see it.
 func sandboxCommand(c *cli, sb *srt.Sandbox, r srt.Run, argv []string, scan func(string)) (*launch, error) {
-	pty, err := startPTY(lineWriter(scan))
-	if err != nil {
-		return nil, fmt.Errorf("setting up the terminal: %w", err)
+	var pty *ptyRelay
+	if isTerminal(0) {
+		// The command's terminal output goes to the caller's terminal:
+		// stdout, stderr, or else stdin itself (srt cmd >out 2>err).
+		out, ttyOut := os.Stdin, false
+		if isTerminal(1) && sameFile(0, 1) {
+			out, ttyOut = os.Stdout, true
+		} else if isTerminal(2) && sameFile(0, 2) {
+			out = os.Stderr
+		}
+		var err error
+		if pty, err = startPTY(out, !ttyOut, lineWriter(scan)); err != nil {
+			return nil, fmt.Errorf("setting up the terminal: %w", err)
+		}
+		r.Terminal = true
+		if !ttyOut {
+			r.OnTerminal = pty.want
+		}
 	}
-	r.Terminal = pty != nil
-	cmd := sb.CommandRun(context.Background(), r, argv[0], argv[1:]...)
-	if cmd.Err != nil {
+	fail := func(err error) (*launch, error) {
 		if pty != nil {
+			pty.started() // no command holds the slave: the relay ends at once
 			pty.stop()
 		}
-		return nil, cmd.Err
+		return nil, err
+	}
+	cmd := sb.CommandRun(context.Background(), r, argv[0], argv[1:]...)
+	if cmd.Err != nil {
+		return fail(cmd.Err)
 	}
 	l := &launch{Cmd: cmd, pty: pty}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	if pty != nil {
-		cmd.Stdin, cmd.Stdout = pty.slave, pty.slave
-		if isTerminal(2) {
-			cmd.Stderr = pty.slave
-			return l, nil
+	std := []*os.File{os.Stdin, os.Stdout, os.Stderr}
+	for fd := range std {
+		if heldByPath(fd) {
+			null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+			if err != nil {
+				return fail(err)
+			}
+			std[fd] = null
 		}
 	}
-	if !isTerminal(2) {
-		s, err := scanOutput(cmd, pty == nil, scan)
-		if err != nil {
-			return nil, err
+	if pty != nil {
+		std[0] = pty.slave
+		for fd := 1; fd <= 2; fd++ {
+			if isTerminal(fd) && sameFile(0, fd) {
+				std[fd] = pty.slave
+			}
 		}
-		l.scanned = s
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = std[0], std[1], std[2]
+	var err error
+	if l.scanned, err = relayOutput(cmd, scan); err != nil {
+		return fail(err)
 	}
 	return l, nil
 }
@@ -64,8 +110,8 @@ func (l *launch) started() {
 	if l.pty != nil {
 		l.pty.started()
 	}
-	if l.scanned != nil {
-		l.scanned.started()
+	for _, s := range l.scanned {
+		s.started()
 	}
 }
 
@@ -81,13 +127,14 @@ func (l *launch) terminal(j *job) {
 	}
 }
 
-// Close waits for the command's last output and restores the terminal.
+// Close reads no more of the caller's terminal, waits for the command's
+// last output and restores the terminal.
 func (l *launch) Close() error {
 	if l.pty != nil {
 		l.pty.stop()
 	}
-	if l.scanned != nil {
-		l.scanned.wait()
+	for _, s := range l.scanned {
+		s.wait()
 	}
 	return nil
 }
@@ -98,26 +145,49 @@ type outputScan struct {
 	done chan struct{}
 }
 
-// scanOutput puts a pipe in place of cmd's stderr; when srt's stdout and
-// stderr are the same file (2>&1) and sameToo, stdout goes into the same
-// pipe, so the two keep their order.
-func scanOutput(cmd *exec.Cmd, sameToo bool, scan func(string)) (*outputScan, error) {
+// relayOutput puts pipes that srt copies in place of cmd's stderr, where
+// it is srt's own (not the pty, not /dev/null), and of its stdout where
+// that is srt's own and a terminal; when srt's stdout and stderr are the
+// same file (2>&1), stdout goes into stderr's pipe, so the two keep their
+// order. What comes through stderr's pipe is scanned.
+func relayOutput(cmd *exec.Cmd, scan func(string)) ([]*outputScan, error) {
+	var out []*outputScan
+	if cmd.Stderr == os.Stderr {
+		w, s, err := copyPipe(os.Stderr, lineWriter(scan))
+		if err != nil {
+			return nil, err
+		}
+		cmd.Stderr = w
+		if cmd.Stdout == os.Stdout && sameFile(1, 2) {
+			cmd.Stdout = w
+		}
+		out = append(out, s)
+	}
+	if cmd.Stdout == os.Stdout && isTerminal(1) {
+		w, s, err := copyPipe(os.Stdout, io.Discard)
+		if err != nil {
+			return nil, err
+		}
+		cmd.Stdout = w
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// copyPipe makes a pipe whose bytes go to dst and to scan; w is its
+// write end, for the command.
+func copyPipe(dst *os.File, scan io.Writer) (*os.File, *outputScan, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	dst := os.Stderr
-	if sameToo && sameFile(1, 2) {
-		cmd.Stdout, dst = w, os.Stdout
-	}
-	cmd.Stderr = w
 	s := &outputScan{w: w, done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		defer r.Close()
-		io.Copy(io.MultiWriter(dst, lineWriter(scan)), r)
+		io.Copy(io.MultiWriter(lenient{dst}, scan), r)
 	}()
-	return s, nil
+	return w, s, nil
 }
 
 func (s *outputScan) started() { s.w.Close() }

@@ -12,8 +12,9 @@ import (
 // What the pty relay (pty_unix.go) and srt's start need of macOS: the
 // BSD spellings of what term_linux.go does. Never run on macOS yet.
 
-// The termios requests.
-const tcGet, tcSet = unix.TIOCGETA, unix.TIOCSETA
+// The termios requests, and the count of bytes typed and not yet read
+// (FIONREAD, _IOR('f', 127, int), which x/sys/unix does not name here).
+const tcGet, tcSet, inQueue = unix.TIOCGETA, unix.TIOCSETA, 0x4004667f
 
 // openPTY returns a new pty pair: the master non-blocking for the poller,
 // the slave without becoming anyone's controlling terminal (grantpt,
@@ -61,3 +62,6 @@ func closeOnExec() {
 		}
 	}
 }
+
+// heldByPath: macOS has no O_PATH descriptors.
+func heldByPath(int) bool { return false }
