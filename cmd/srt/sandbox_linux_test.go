@@ -876,9 +876,12 @@ func TestSandboxOpensNoHostPort(t *testing.T) {
 		b := newBox(t)
 		settings := filepath.Join(filepath.Dir(b.W), "net.json")
 		os.WriteFile(settings, []byte(`{"network":{"allowedDomains":["example.com"],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`), 0o644)
-		cmd := exec.Command(os.Getenv(srtEnv), "--settings", settings, "-c", "echo ready; sleep 2")
+		// The command waits for the test (its stdin closing), however
+		// slowly a busy machine looks at srt's sockets.
+		cmd := exec.Command(os.Getenv(srtEnv), "--settings", settings, "-c", "echo ready; read _")
 		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + b.H}
 		cmd.Dir = b.W
+		in, _ := cmd.StdinPipe()
 		out, _ := cmd.StdoutPipe()
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
@@ -906,7 +909,7 @@ func TestSandboxOpensNoHostPort(t *testing.T) {
 				t.Errorf("srt listens on the host's TCP %s", addr)
 			}
 		}
-		cmd.Process.Signal(syscall.SIGTERM)
+		in.Close()
 		cmd.Wait()
 		dir := filepath.Join(os.TempDir(), fmt.Sprintf("srt-%d", os.Getuid()))
 		if fi, err := os.Stat(dir); err == nil && fi.Mode().Perm() != 0o700 {

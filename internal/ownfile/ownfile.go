@@ -36,12 +36,14 @@ func WriteNew(path string, data []byte, perm os.FileMode) error {
 	return f.Close()
 }
 
-// Create opens path for writing srt's own output (a --violations file),
-// emptied, and made with perm where it is missing. What is there must be
-// a regular file of this user's with no other name: a symlink at path, a
-// hard link to a file elsewhere, a FIFO, a device or another user's
-// file is refused (ErrPlanted), and left as it is. The directories on
-// the way are followed as the user spelled them.
+// Create opens path for appending srt's own output (a --violations
+// file), emptied, and made with perm where it is missing. What is there
+// must be a regular file of this user's with no other name: a symlink at
+// path, a hard link to a file elsewhere, a FIFO, a socket or another
+// user's file is refused (ErrPlanted), and left as it is. A character
+// device (/dev/null, a terminal) is written, never emptied, and so are
+// the caller's own descriptors by name (/dev/stderr, /dev/fd/N). The
+// directories on the way are followed as the user spelled them.
 func Create(path string, perm os.FileMode) (*os.File, error) {
 	f, err := create(path, perm)
 	if err != nil {

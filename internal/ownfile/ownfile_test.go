@@ -100,3 +100,19 @@ func TestWriteNewMakesOnly(t *testing.T) {
 		t.Errorf("wrote %q", b)
 	}
 }
+
+// What a user names that no sandbox can plant: /dev/null, and the
+// caller's own descriptors by name.
+func TestCreateDevicesAndOwnDescriptors(t *testing.T) {
+	for _, p := range []string{"/dev/null", "/dev/stderr", "/dev/fd/2", "/proc/self/fd/2"} {
+		f, err := Create(p, 0o600)
+		if err != nil {
+			t.Errorf("%s: %v", p, err)
+			continue
+		}
+		f.Close()
+	}
+	if _, err := Create("/dev/fd/x", 0o600); err == nil {
+		t.Error("/dev/fd/x opened")
+	}
+}
