@@ -448,7 +448,7 @@ func TestResponseScrubEdges(t *testing.T) {
 	req, _ = http.NewRequest("GET", "https://api.example.com/ws", nil)
 	h = p.Injector().For(host(t, "api.example.com"), true)
 	h.Request(req)
-	up := &http.Response{StatusCode: 101, Header: http.Header{"X-Stored": {real}}}
+	up := &http.Response{StatusCode: 101, Header: http.Header{"Upgrade": {"websocket"}, "X-Stored": {real}}}
 	if err := h.Response(up); err != nil {
 		t.Errorf("an upgrade that carried no secret: %v", err)
 	}

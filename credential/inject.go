@@ -22,9 +22,9 @@ type Injector struct {
 	aws       []AWSPair
 	plaintext bool
 	sigv4     sigv4Modes
-	// back turns every real value long enough to search for into its
-	// sentinel; nil: none is.
-	back *replacer
+	// back searches responses for every form of every real value long
+	// enough to search for; nil: none is.
+	back *scanner
 	// signOnly are the paired AWS secret keys: only ever used to sign
 	// again, never written into a request, where a host that stores what
 	// it is sent would keep them.
@@ -42,17 +42,21 @@ func (p *Plan) Injector() *Injector {
 	}
 	// A real value sent to a host may come back: echoed (an error page,
 	// a debug endpoint), or stored there and served later, by that host
-	// or another (a gist's raw file). Every response srt reads, from any
-	// host, is searched for every real value, which goes back to its
-	// sentinel. Values too short to be told from ordinary text are not.
-	var back []pair
+	// or another (a gist's raw file), as it was or encoded (forms.go).
+	// Every response srt reads, from any host, is searched for every
+	// form of every real value: the value as it is goes back to its
+	// sentinel, an encoded form is refused. Values too short to be told
+	// from ordinary text are not searched for.
+	var raw, encoded []needle
 	for _, s := range p.Secrets {
 		if len(s.Real) >= minScrubbed {
-			back = append(back, pair{old: []byte(s.Real), new: []byte(s.Sentinel)})
+			ns := needles(s)
+			raw, encoded = append(raw, ns[0]), append(encoded, ns[1:]...)
 		}
 	}
-	if len(back) > 0 {
-		inj.back = newReplacer(back)
+	if len(raw) > 0 {
+		// The values as they are first: one wins a tie.
+		inj.back = newScanner(append(raw, encoded...))
 	}
 	return inj
 }
@@ -113,9 +117,9 @@ type hostInjector struct {
 	aws        []AWSPair
 	tls        bool
 	sigv4      sigv4Modes
-	// back turns real values in responses into sentinels; nil: none is
-	// long enough to look for.
-	back *replacer
+	// back searches responses; nil: no value is long enough to look
+	// for.
+	back *scanner
 	// injected: a real value went into the request's headers.
 	injected bool
 }
@@ -132,6 +136,17 @@ func (h *hostInjector) Request(r *http.Request) error {
 		r.Header.Set("Accept-Encoding", readableEncodings(r.Header.Values("Accept-Encoding")))
 		r.Header.Del("Range")
 		r.Header.Del("If-Range")
+		if isUpgrade(r.Header) {
+			// No WebSocket extension: permessage-deflate would compress
+			// the frames srt searches.
+			r.Header.Del("Sec-WebSocket-Extensions")
+			// HTTP/2 over an upgraded stream could not be searched; the
+			// offer is one a server may ignore.
+			if strings.EqualFold(strings.TrimSpace(r.Header.Get("Upgrade")), "h2c") {
+				r.Header.Del("Upgrade")
+				r.Header.Del("HTTP2-Settings")
+			}
+		}
 	}
 	if h.r == nil {
 		return nil
@@ -168,24 +183,45 @@ func (h *hostInjector) Request(r *http.Request) error {
 	return nil
 }
 
-// ResponseHeader turns the real values in h into sentinels, in place:
-// the headers of an informational (1xx) response. A header whose name
-// holds a real value (in any case: Go has canonicalized the name) is
-// dropped.
-func (h *hostInjector) ResponseHeader(hdr http.Header) {
+// ResponseHeader searches the headers of an informational (1xx)
+// response, in place (see header): a header dropped for an encoded form
+// is a refusal the proxy reports.
+func (h *hostInjector) ResponseHeader(hdr http.Header) error {
+	return h.header(hdr, "an informational response's header")
+}
+
+// header searches headers in place: a real value as it is becomes its
+// sentinel; a header whose name holds any form of one (in any case: Go
+// has canonicalized the name) is dropped; a header whose value holds an
+// encoded form is dropped too, and the refusal is returned (the response
+// must not go on).
+func (h *hostInjector) header(hdr http.Header, where string) error {
 	if h.back == nil {
-		return
+		return nil
 	}
+	var err error
 	for k, vs := range hdr {
-		if h.back.containsFold(k) {
+		if h.back.inName(k) != nil {
 			delete(hdr, k)
 			continue
 		}
 		for i, v := range vs {
-			vs[i] = h.back.replaceString(v)
+			nv, cut := h.back.scrub(v)
+			if cut != nil {
+				delete(hdr, k)
+				err = refusal(fmt.Sprintf("%s carried the real value of %s %s; srt refused the response", where, cut.secret, cut.form))
+				break
+			}
+			vs[i] = nv
 		}
-		hdr[k] = vs
 	}
+	return err
+}
+
+// refusal is an error that ends or refuses a response, for the proxy to
+// report.
+func refusal(reason string) error {
+	return &proxy.StatusError{Status: http.StatusBadGateway, Reason: reason}
 }
 
 // isUpgrade reports whether a request asks to switch protocols.
@@ -203,42 +239,83 @@ func isUpgrade(h http.Header) bool {
 	return false
 }
 
-// Response turns the real values in a response into their sentinels: in
-// its headers, its body (decoded from gzip or deflate; the command gets
-// it unencoded) and its trailers. A body in an encoding srt cannot read
-// is refused, and so is an upgrade (WebSocket) whose request carried a
-// real value: the upgraded stream goes unread.
+// Response searches a response: its headers, its body (decoded from gzip
+// or deflate; the command gets it unencoded) and its trailers; a
+// WebSocket's frames. A real value as it is becomes its sentinel; an
+// encoded form refuses the response (in a header), or cuts the body off
+// before it, or closes the WebSocket, with an error the proxy reports. A
+// body in an encoding srt cannot read is refused, and so is an upgrade
+// srt cannot search (another protocol, an extension agreed), and one
+// whose request carried a real value.
 func (h *hostInjector) Response(resp *http.Response) error {
 	if resp.StatusCode == http.StatusSwitchingProtocols {
 		if h.injected {
-			return &proxy.StatusError{Status: http.StatusBadGateway,
-				Reason: "srt put a real credential value into this upgrade's request, and cannot search the upgraded stream for it; refused"}
+			return refusal("srt put a real credential value into this upgrade's request, which the server could send back in ways srt does not search; refused")
 		}
-		h.ResponseHeader(resp.Header) // the stream after them is not read
-		return nil
+		if err := h.header(resp.Header, "the upgrade's response header"); err != nil || h.back == nil {
+			return err
+		}
+		return h.upgraded(resp)
 	}
 	if h.back == nil {
 		return nil
 	}
-	h.ResponseHeader(resp.Header)
+	if err := h.header(resp.Header, "a response header"); err != nil {
+		return err
+	}
 	if resp.Body == nil || resp.Body == http.NoBody {
+		return nil
+	}
+	if r := resp.Request; r != nil && r.Method == http.MethodConnect && r.Header.Get(":protocol") != "" && resp.StatusCode/100 == 2 {
+		// HTTP/2's WebSocket (an extended CONNECT, RFC 8441): the body
+		// is the server's frames.
+		if !strings.EqualFold(r.Header.Get(":protocol"), "websocket") {
+			return refusal(fmt.Sprintf("the server opened a %q stream, which srt cannot search for the real values of masked credentials; refused", r.Header.Get(":protocol")))
+		}
+		resp.Body = readCloser{newWSFilter(h.back, resp.Body, refusal), resp.Body}
 		return nil
 	}
 	body, err := decoded(resp)
 	if err != nil {
 		return err
 	}
-	trailers := func() { h.ResponseHeader(resp.Trailer) }
-	resp.Body = readCloser{&atEOF{r: h.back.reader(body), f: trailers}, resp.Body}
+	var trailerErr error
+	trailers := func() { trailerErr = h.header(resp.Trailer, "a trailer") }
+	sr := &scrubReader{st: stream{s: h.back}, src: body, refused: func(n *needle) error {
+		return refusal(fmt.Sprintf("the response carried the real value of %s %s; srt cut it off there", n.secret, n.form))
+	}}
+	resp.Body = readCloser{&atEOF{r: sr, f: trailers, err: &trailerErr}, resp.Body}
 	resp.ContentLength = -1
 	resp.Header.Del("Content-Length")
 	return nil
 }
 
-// atEOF calls f once its reader has ended (the trailers are in then).
+// upgraded searches what the server sends after a 101: WebSocket
+// frames, and nothing else srt could read.
+func (h *hostInjector) upgraded(resp *http.Response) error {
+	if proto := resp.Header.Get("Upgrade"); !strings.EqualFold(strings.TrimSpace(proto), "websocket") {
+		return refusal(fmt.Sprintf("the server switched to %q, a stream srt cannot search for the real values of masked credentials; refused", proto))
+	}
+	if ext := resp.Header.Values("Sec-WebSocket-Extensions"); len(ext) > 0 {
+		return refusal(fmt.Sprintf("the server agreed to a WebSocket extension srt did not offer (%s), whose frames srt cannot search; refused", strings.Join(ext, ", ")))
+	}
+	if resp.Body == nil {
+		return nil
+	}
+	conn, ok := resp.Body.(io.ReadWriteCloser)
+	if !ok {
+		return refusal("srt cannot read this upgraded stream; refused")
+	}
+	resp.Body = wsConn{r: newWSFilter(h.back, conn, refusal), WriteCloser: conn}
+	return nil
+}
+
+// atEOF calls f once its reader has ended (the trailers are in then);
+// if err is set then, it ends the reader instead.
 type atEOF struct {
 	r    io.Reader
 	f    func()
+	err  *error
 	done bool
 }
 
@@ -247,6 +324,9 @@ func (a *atEOF) Read(b []byte) (int, error) {
 	if err == io.EOF && !a.done {
 		a.done = true
 		a.f()
+	}
+	if err == io.EOF && a.err != nil && *a.err != nil {
+		err = *a.err
 	}
 	return n, err
 }

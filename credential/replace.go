@@ -72,18 +72,6 @@ func (r *replacer) replaceString(s string) string {
 	return s
 }
 
-// containsFold reports whether s holds any pair's old value, ignoring
-// ASCII case.
-func (r *replacer) containsFold(s string) bool {
-	low := bytes.ToLower([]byte(s))
-	for _, p := range r.pairs {
-		if len(p.old) > 0 && bytes.Contains(low, bytes.ToLower(p.old)) {
-			return true
-		}
-	}
-	return false
-}
-
 // reader replaces as it reads src.
 func (r *replacer) reader(src io.Reader) io.Reader {
 	if r.maxOld == 0 {

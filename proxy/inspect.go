@@ -182,8 +182,12 @@ func defaultPort(t *tunnel) uint16 {
 }
 
 // protoTransport carries a request over HTTP/2 when the command sent it
-// over HTTP/2, else over HTTP/1.1.
-type protoTransport struct{ h1, h2 *http.Transport }
+// over HTTP/2, else over HTTP/1.1; report reports an injector's refusal
+// of an informational response.
+type protoTransport struct {
+	h1, h2 *http.Transport
+	report func(r *http.Request, err error)
+}
 
 type protoKey struct{}
 
@@ -193,7 +197,9 @@ func (p *protoTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		// which this one runs before, on the same header map.
 		r = r.WithContext(httptrace.WithClientTrace(r.Context(), &httptrace.ClientTrace{
 			Got1xxResponse: func(code int, h textproto.MIMEHeader) error {
-				inj.ResponseHeader(http.Header(h))
+				if err := inj.ResponseHeader(http.Header(h)); err != nil {
+					p.report(r, err)
+				}
 				return nil
 			}}))
 	}
@@ -263,8 +269,10 @@ func (ins *inspector) modifyResponse(resp *http.Response) error {
 	if resp.Request != nil {
 		if inj, ok := resp.Request.Context().Value(injectorKey{}).(Injector); ok {
 			if err := inj.Response(resp); err != nil {
+				ins.reportRefusal(resp.Request, err)
 				return err
 			}
+			resp.Body = reportCut(resp.Body, func(err error) { ins.reportRefusal(resp.Request, err) })
 		}
 		if f, ok := resp.Request.Context().Value(onResponseKey{}).(func(int, http.Header)); ok {
 			f(resp.StatusCode, resp.Header.Clone())
@@ -278,6 +286,51 @@ func (ins *inspector) modifyResponse(resp *http.Response) error {
 	}
 	return nil
 }
+
+// reportRefusal reports an injector's refusal of r's response (a
+// *StatusError; anything else is not one).
+func (ins *inspector) reportRefusal(r *http.Request, err error) {
+	var se *StatusError
+	if t, _ := r.Context().Value(tunnelKey{}).(*tunnel); t != nil && errors.As(err, &se) {
+		ins.s.reportRequest(t, r, se.Reason)
+	}
+}
+
+// reportCut has report called, once, with the refusal that ends body
+// (an injector cut the response off: a real value came back in a form
+// it cannot replace). An upgraded stream stays writable.
+func reportCut(body io.ReadCloser, report func(error)) io.ReadCloser {
+	if body == nil || body == http.NoBody {
+		return body
+	}
+	c := &cutReporter{ReadCloser: body, report: report}
+	if w, ok := body.(io.Writer); ok {
+		return cutReporterConn{c, w}
+	}
+	return c
+}
+
+type cutReporter struct {
+	io.ReadCloser
+	report func(error)
+	once   sync.Once
+}
+
+func (c *cutReporter) Read(p []byte) (int, error) {
+	n, err := c.ReadCloser.Read(p)
+	var se *StatusError
+	if errors.As(err, &se) {
+		c.once.Do(func() { c.report(err) })
+	}
+	return n, err
+}
+
+type cutReporterConn struct {
+	*cutReporter
+	w io.Writer
+}
+
+func (c cutReporterConn) Write(p []byte) (int, error) { return c.w.Write(p) }
 
 // stripHeader removes every header whose name folds to name's: case
 // aside, and '_' and '.' read as '-'.

@@ -91,11 +91,15 @@ type Injector interface {
 	Request(r *http.Request) error
 	// Response rewrites the response to a request Request rewrote. A
 	// non-nil error answers the command with the error's status
-	// instead.
+	// instead. Reading the body it leaves (or, after a 101, the
+	// upgraded stream) may end in a *StatusError: the injector cut the
+	// response off there, and the proxy reports why.
 	Response(resp *http.Response) error
 	// ResponseHeader rewrites, in place, the headers of an
-	// informational (1xx) response to it.
-	ResponseHeader(h http.Header)
+	// informational (1xx) response to it. A non-nil error is a refusal
+	// the proxy reports; the 1xx goes on with the headers as rewritten
+	// (the reverse proxy relays it from a hook that cannot stop it).
+	ResponseHeader(h http.Header) error
 }
 
 type injectorKey struct{}
@@ -206,7 +210,7 @@ func (s *Server) newInspector(in *Inspection) *inspector {
 	// Upstream speaks what the command spoke: a bulk download moves
 	// faster as one HTTP/1.1 stream than as HTTP/2 frames, and a client
 	// that multiplexes keeps its multiplexing.
-	transport := &protoTransport{h1: newTransport(false), h2: newTransport(true)}
+	transport := &protoTransport{h1: newTransport(false), h2: newTransport(true), report: ins.reportRefusal}
 	ins.proxy = &httputil.ReverseProxy{
 		Rewrite:        ins.rewrite,
 		Transport:      transport,

@@ -69,9 +69,9 @@ func (ia *injectAuth) inject(h netfilter.Host, isTLS bool) Injector {
 
 type injectorFunc func(*http.Request) error
 
-func (f injectorFunc) Request(r *http.Request) error { return f(r) }
-func (injectorFunc) Response(*http.Response) error   { return nil }
-func (injectorFunc) ResponseHeader(http.Header)      {}
+func (f injectorFunc) Request(r *http.Request) error  { return f(r) }
+func (injectorFunc) Response(*http.Response) error    { return nil }
+func (injectorFunc) ResponseHeader(http.Header) error { return nil }
 
 // terminating is a server that terminates TLS to example.com, which
 // resolves to the loopback upstream.

@@ -75,13 +75,14 @@ func (o *origin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case "/ws":
 		// An upgrade that writes the request's body back into the
-		// upgraded stream, which srt does not read.
+		// upgraded stream, in a WebSocket text frame.
 		conn, rw, err := w.(http.Hijacker).Hijack()
 		if err != nil {
 			return
 		}
 		defer conn.Close()
-		fmt.Fprintf(rw, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\nUPGRADED %s\n", body)
+		text := fmt.Sprintf("UPGRADED %s\n", body)
+		fmt.Fprintf(rw, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n\x81%c%s", len(text), text)
 		rw.Flush()
 		return
 	case "/hdrname":
