@@ -15,25 +15,21 @@ import (
 // life of the process, as one that no printed line may hold, and
 // Redacting writes every line with it as its sentinel.
 
-// printed holds the real values no printed line may hold, as
-// replacements by their sentinels.
+// printed holds the forms of the real values no printed line may hold.
 var printed struct {
 	sync.RWMutex
-	seen map[string]bool
-	r    *replacer
+	seen    map[string]bool
+	needles []needle
+	s       *scanner
 }
 
-// keepOutOfPrint adds the plan's real values to those no printed line
-// may hold.
+// keepOutOfPrint adds the plan's real values, in every form the search
+// of responses knows (forms.go), to those no printed line may hold.
 func (p *Plan) keepOutOfPrint() {
 	printed.Lock()
 	defer printed.Unlock()
 	if printed.seen == nil {
 		printed.seen = map[string]bool{}
-	}
-	var pairs []pair
-	if printed.r != nil {
-		pairs = printed.r.pairs
 	}
 	added := false
 	for _, s := range p.Secrets {
@@ -41,19 +37,21 @@ func (p *Plan) keepOutOfPrint() {
 		// would rewrite ordinary words of ordinary lines.
 		if len(s.Real) >= minScrubbed && !printed.seen[s.Real] {
 			printed.seen[s.Real] = true
-			pairs = append(pairs, pair{old: []byte(s.Real), new: []byte(s.Sentinel)})
+			printed.needles = append(printed.needles, needles(s)...)
 			added = true
 		}
 	}
 	if added {
-		printed.r = newReplacer(pairs)
+		printed.s = newScanner(printed.needles)
 	}
 }
 
 // Redacting returns a writer that writes to w what it is given, every
-// real value a plan of this process masks written as its sentinel. A
-// write that ends where a value might be starting holds those bytes
-// back until the next shows whether it does (a line's end never does).
+// real value a plan of this process masks written as its sentinel, and
+// every encoded form of one (base64, hex, percent, JSON escapes) as a
+// note naming the form and the variable. A write that ends where a value
+// might be starting holds those bytes back until the next shows whether
+// it does (a line's end never does).
 func Redacting(w io.Writer) io.Writer {
 	if r, ok := w.(*redactor); ok {
 		return r
@@ -69,21 +67,17 @@ type redactor struct {
 
 func (rd *redactor) Write(b []byte) (int, error) {
 	printed.RLock()
-	r := printed.r
+	s := printed.s
 	printed.RUnlock()
 	rd.mu.Lock()
 	defer rd.mu.Unlock()
-	if r == nil && len(rd.held) == 0 {
+	if s == nil && len(rd.held) == 0 {
 		return rd.w.Write(b)
 	}
 	buf := append(rd.held, b...)
 	rd.held = nil
-	if r != nil {
-		buf = r.replace(buf)
-		if k := partialTail(buf, r); k > 0 {
-			rd.held = bytes.Clone(buf[len(buf)-k:])
-			buf = buf[:len(buf)-k]
-		}
+	if s != nil {
+		buf, rd.held = redact(s, buf)
 	}
 	if _, err := rd.w.Write(buf); err != nil {
 		return 0, err
@@ -91,20 +85,32 @@ func (rd *redactor) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// partialTail is the length of the longest end of b that begins a value
-// of r but is not all of it; none after a line's end.
-func partialTail(b []byte, r *replacer) int {
-	if len(b) > 0 && b[len(b)-1] == '\n' {
-		return 0
-	}
-	longest := 0
-	for _, p := range r.pairs {
-		for k := min(len(b), len(p.old)-1); k > longest; k-- {
-			if bytes.Equal(b[len(b)-k:], p.old[:k]) {
-				longest = k
-				break
-			}
+// redact returns b with every form of a value s searches for replaced,
+// and the end held back that may begin one (none after a line's end).
+func redact(s *scanner, b []byte) (out, held []byte) {
+	from := 0
+	for {
+		i, n := s.find(b, from)
+		if i < 0 {
+			break
 		}
+		nd := &s.needles[n]
+		start := i - nd.leadBefore(b, from, i)
+		out = append(out, b[from:start]...)
+		if nd.form == "" {
+			out = append(out, nd.replace...)
+		} else {
+			out = append(out, "[srt: a "+nd.form+" form of "+nd.secret+"'s real value]"...)
+		}
+		from = i + len(nd.text)
 	}
-	return longest
+	end := len(b)
+	if end > from && b[end-1] != '\n' {
+		end = max(from, s.holdFrom(b, from))
+	}
+	out = append(out, b[from:end]...)
+	if end < len(b) {
+		held = bytes.Clone(b[end:])
+	}
+	return out, held
 }

@@ -1,6 +1,8 @@
 package credential
 
 import (
+	"encoding/base64"
+	"encoding/hex"
 	"strings"
 	"testing"
 
@@ -46,6 +48,33 @@ func TestRedacting(t *testing.T) {
 		}
 		if strings.Contains(got, real) || !strings.HasPrefix(got, want) {
 			t.Errorf("wrote %q, got %q, want %q", chunks, got, want)
+		}
+	}
+}
+
+// An encoded form of a real value (base64 at any alignment, hex in
+// either case) is written as a note, never as it is.
+func TestRedactingForms(t *testing.T) {
+	real := "FORMS-" + NewSentinel(24)
+	p, err := Build(Input{Credentials: &config.Credentials{EnvVars: []config.CredentialEnvVar{{Name: "FORMTOKEN", CredentialRule: config.CredentialRule{Mode: "mask"}}}},
+		Env: []string{"FORMTOKEN=" + real}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = p
+	for _, form := range []string{
+		base64.StdEncoding.EncodeToString([]byte(real)),
+		base64.StdEncoding.EncodeToString([]byte("a" + real)),
+		base64.URLEncoding.EncodeToString([]byte("ab" + real)),
+		strings.ToUpper(hex.EncodeToString([]byte(real))),
+	} {
+		var out strings.Builder
+		w := Redacting(&out)
+		line := "log: got " + form + " from upstream\n"
+		w.Write([]byte(line[:len(line)/2]))
+		w.Write([]byte(line[len(line)/2:]))
+		if strings.Contains(out.String(), form[4:len(form)-4]) || !strings.Contains(out.String(), "FORMTOKEN") {
+			t.Errorf("%q written as %q", line, out.String())
 		}
 	}
 }
