@@ -396,7 +396,10 @@ func TestTerminalInputOnlyInForeground(t *testing.T) {
 			raw()
 			r.send("two\n")
 			waitFor(t, b.path("got2"))
-			// (fg's status is the job's: srt's, once it has ended.)
+			// Typed ahead while srt still holds the terminal, the next
+			// line would be the command's (a busy machine): wait for
+			// srt's end. (fg's status is the job's: srt's.)
+			srtEnded(t, cmd.Process.Pid, r)
 			r.send("echo RC_$?\n")
 			r.wait("RC_0")
 			if got1, got2 := b.read("got1"), b.read("got2"); got1 != "A=one\n" || got2 != "B=two\n" {
@@ -411,6 +414,7 @@ func TestTerminalInputOnlyInForeground(t *testing.T) {
 			r.send("q\n")
 			r.wait("KEY=q")
 			r.wait("PAGED_9")
+			srtEnded(t, cmd.Process.Pid, r)
 
 			// Ended: the shell's again.
 			r.send("echo AFTER_$((4+5))\n")
@@ -421,4 +425,15 @@ func TestTerminalInputOnlyInForeground(t *testing.T) {
 			}
 		})
 	})
+}
+
+// srtEnded waits until no srt is left among the descendants of the
+// shell pid (on terminal r).
+func srtEnded(t *testing.T, pid int, r *terminalRun) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); len(descendantStates(pid, filepath.Base(os.Getenv(srtEnv)))) > 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("srt did not end:\n%s", r.output())
+		}
+	}
 }
