@@ -121,7 +121,7 @@ const guardSkippedLacks = "protected names made during the run (filesystem.skipP
 var darwinLacks = []string{
 	"processes outside the command's tree are visible (no PID namespace), though it cannot signal or inspect them",
 	"programs that ignore the proxy variables cannot connect (no network namespace, so no transparent path and no DNS stub)",
-	"protected names are matched by name only: a git directory made under another name (--separate-git-dir) is not known",
+	"protected names are matched by name only: a git directory made under another name (--separate-git-dir) is not known, and a symlink at a directory on the way of a protected path (.ssh of .ssh/config) is not refused",
 	"a project's protected names (.vscode, .claude, .mcp.json, .gitmodules, ...) are refused in every directory, also in a tree the command made: a clone of a repository that tracks them fails",
 	"git's *.sample hook templates cannot be made in a repository's hooks",
 	"masked credential files are hidden, not masked",

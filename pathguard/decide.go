@@ -238,6 +238,12 @@ func (d Decider) Lead(a At, target string) Verdict {
 	if strings.EqualFold(path.Base(full), ".claude") {
 		return Verdict{Errno: EACCES, Reason: claudeLink}
 	}
+	// On the way of a protected path (.ssh of .ssh/config), where its
+	// anchor existed at launch: the host would read the protected path
+	// where the symlink leads, a file the command may write.
+	if anchor, on := d.Rules.OnProtectedPath(full); on && !(d.Made != nil && d.Made(a, anchor)) {
+		return Verdict{Errno: EACCES, Reason: "a symlink at " + full + ", on the way of a protected path: the host would read that path where it leads; not allowed there (a tree the command makes may hold it)"}
+	}
 	if d.LeadsAway != nil {
 		if why, away := d.LeadsAway(full, target); away {
 			return Verdict{Errno: EACCES, Reason: why}

@@ -163,3 +163,33 @@ func TestDecideGitLink(t *testing.T) {
 		t.Error("led in with no way to tell where")
 	}
 }
+
+// A symlink on the way of a protected path (.ssh of .ssh/config) is
+// refused where that path's anchor existed at launch, and made freely in
+// a tree the command made; any other symlink is free.
+func TestLeadOnProtectedPath(t *testing.T) {
+	for _, c := range []struct {
+		p, anchor string
+	}{
+		{"/h/.ssh", "/h"}, {"/h/.SSH", "/h"}, {"/h/.config", "/h"}, {"/h/.config/git", "/h"},
+		{"/h/.local", "/h"}, {"/h/.local/lib", "/h"}, {"/h/.local/lib/python3.12", "/h"},
+		{"/h/.local/lib/python3.12/site-packages", "/h"}, {"/h/.config/systemd", "/h"},
+		{".ssh", "."}, {"/h/src", ""}, {"/h/lib", ""}, {"/h/.ssh/known_hosts", ""}, {"/h/.local/share", "/h"},
+	} {
+		anchor, ok := (Rules{}).OnProtectedPath(c.p)
+		if ok != (c.anchor != "") || anchor != c.anchor {
+			t.Errorf("OnProtectedPath(%q) = %q %v, want %q", c.p, anchor, ok, c.anchor)
+		}
+	}
+	d := Decider{Made: func(a At, anchor string) bool { return anchor == "/made" }}
+	for _, c := range []struct {
+		dir, name string
+		refused   bool
+	}{
+		{"/h", ".ssh", true}, {"/h/.local", "lib", true}, {"/made", ".ssh", false}, {"/h", "src", false},
+	} {
+		if v := d.Lead(At{Path: c.dir, Name: c.name}, "/elsewhere"); v.Refused() != c.refused {
+			t.Errorf("a symlink at %s/%s: %+v, want refused %v", c.dir, c.name, v, c.refused)
+		}
+	}
+}

@@ -223,6 +223,37 @@ func equalTail(parts, tail []string) bool {
 	return true
 }
 
+// OnProtectedPath reports whether the last name of p is a directory on
+// the way of a protected path of more than one name (.ssh of
+// .ssh/config, .local or lib of Python's user site-packages, .config of
+// .config/git/config), and the anchor that makes it one: the directory
+// that holds the path's first name. A symlink there would lead the
+// protected path to a file the command may write elsewhere, which the
+// host then reads by the protected path's name.
+func (g Rules) OnProtectedPath(p string) (anchor string, ok bool) {
+	parts := strings.Split(strings.Trim(p, "/"), "/")
+	lower := make([]string, len(parts))
+	for i, c := range parts {
+		lower[i] = strings.ToLower(c)
+	}
+	n := len(lower)
+	for _, pp := range protectedPaths {
+		for k := len(pp) - 1; k >= 1; k-- {
+			if n >= k && matchParts(pp[:k], lower[n-k:]) {
+				anchor = strings.Join(parts[:n-k], "/")
+				if strings.HasPrefix(p, "/") {
+					anchor = "/" + anchor
+				}
+				if anchor == "" {
+					anchor = "."
+				}
+				return anchor, true
+			}
+		}
+	}
+	return "", false
+}
+
 // MatchComponent reports whether name (in lower case) is one a
 // protected path's component stands for: itself, or, where it holds a
 // "*", any run of characters there ("python*": python3.12; "*.pth").
@@ -347,7 +378,8 @@ var (
 	protectedFiles = []string{".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".zshrc", ".zprofile", ".profile", ".ripgreprc", ".mcp.json",
 		".bash_login", ".bash_logout", ".zshenv", ".zlogin", ".zlogout", ".login", ".logout", ".cshrc", ".tcshrc", ".kshrc", ".mkshrc",
 		".bash_aliases", ".inputrc",
-		".vimrc", ".gvimrc", ".exrc", ".tmux.conf", ".npmrc", ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs", ".aider.conf.yml"}
+		".vimrc", ".gvimrc", ".exrc", ".tmux.conf", ".npmrc", ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs", ".aider.conf.yml",
+		".claude.json", ".xsessionrc", ".xprofile", ".pam_environment"}
 	protectedDirs = []string{".vscode", ".idea", ".cursor", ".zed", ".continue", ".vim"}
 	// protectedClaude are inside .claude: the reference's commands and
 	// agents, the settings files whose hooks, status line and
@@ -370,11 +402,29 @@ var (
 	protectedPaths = [][]string{{".config", "git", "config"}, {".config", "fish"}, {".config", "nvim"}, {".config", "vim"}, {".config", "tmux"},
 		{".ssh", "config"}, {".ssh", "rc"}, {".aws", "config"}, {".aws", "credentials"}, {".kube", "config"}, {".docker", "config.json"},
 		{".config", "environment.d"}, {".config", "autostart"}, {".config", "systemd", "user"}, {".gemini", "settings.json"},
-		{".local", "lib", "python*", "site-packages", "*.pth"}, {".local", "lib", "python*", "site-packages", "sitecustomize.py"},
-		{".local", "lib", "python*", "site-packages", "usercustomize.py"},
+		{".local", "lib", "python*", "site-packages", "*.pth"}, {".local", "lib", "python*", "site-packages", "sitecustomize*"},
+		{".local", "lib", "python*", "site-packages", "usercustomize*"},
+		{".local", "lib", "python*", "site-packages", "__pycache__", "sitecustomize*"},
+		{".local", "lib", "python*", "site-packages", "__pycache__", "usercustomize*"},
 		{"library", "python", "*", "lib", "python", "site-packages", "*.pth"},
-		{"library", "python", "*", "lib", "python", "site-packages", "sitecustomize.py"},
-		{"library", "python", "*", "lib", "python", "site-packages", "usercustomize.py"}}
+		{"library", "python", "*", "lib", "python", "site-packages", "sitecustomize*"},
+		{"library", "python", "*", "lib", "python", "site-packages", "usercustomize*"},
+		{"library", "python", "*", "lib", "python", "site-packages", "__pycache__", "sitecustomize*"},
+		{"library", "python", "*", "lib", "python", "site-packages", "__pycache__", "usercustomize*"},
+		// Other agents' and tools' configuration in home: Claude Code's
+		// own (.claude.json: MCP servers), Codex's, opencode's; the
+		// editors' user settings (tasks, terminals, extensions' commands);
+		// cargo's (a rustc wrapper), direnv's, gh's (a pager), pnpm's,
+		// pip's (an index: what pip installs); the session's environment
+		// and start (PAM, X, Plasma); sshd's environment for the user;
+		// neovim's site directory, tmux's plugins, the terminals' shells;
+		// Docker's CLI plugins; systemd's other user unit directories.
+		{".codex", "config.toml"}, {".config", "opencode"}, {".config", "zed"}, {".config", "code", "user"},
+		{".config", "cursor", "user"}, {".config", "vscodium", "user"}, {".cargo", "config.toml"}, {".cargo", "config"},
+		{".config", "direnv"}, {".config", "gh"}, {".config", "pnpm"}, {".config", "pip"}, {".pip", "pip.conf"},
+		{".config", "plasma-workspace", "env"}, {".config", "autostart-scripts"}, {".ssh", "environment"},
+		{".local", "share", "nvim", "site"}, {".tmux", "plugins"}, {".config", "kitty"}, {".config", "alacritty"},
+		{".docker", "cli-plugins"}, {".config", "systemd", "user.control"}, {".local", "share", "systemd", "user"}}
 )
 
 // ProtectedPaths returns the protected paths of more than one name
