@@ -302,7 +302,11 @@ type guardState struct {
 	// launch (a git directory's, for a bare repository, a submodule's
 	// or a worktree's), where its config sent it then (nil: made in
 	// the run); see launchRemotes.
-	remotes   map[pathguard.ID]*pathguard.Remotes
+	remotes map[pathguard.ID]*pathguard.Remotes
+	// remotesAt are, by path, the launch's remotes of the repositories
+	// the launch's walk found, read before the first change: a
+	// repository made again at such a path keeps them.
+	remotesAt map[string]*pathguard.Remotes
 	remotesMu sync.Mutex // deferred writes settle off the call's thread
 	// baseView is the sandbox's own view (its init's), baseMounts its
 	// mount table, each read once (see sourcePath).
@@ -340,7 +344,7 @@ const umaskFresh = 50 * time.Millisecond
 func newGuardState() *guardState {
 	return &guardState{root: -1, made: pathguard.NewMadeTrees(), umasks: map[int]umaskEntry{}, pending: map[int]int{}, pidfds: map[int]int{}, ownLinks: map[fileID]bool{}, thread: -1, selfFDs: -1,
 		trees: map[string][]string{}, gitFiles: map[string]bool{}, hooks: map[string]*pathguard.Hooks{}, kept: map[string]*pathguard.Hooks{},
-		remotes: map[pathguard.ID]*pathguard.Remotes{}}
+		remotes: map[pathguard.ID]*pathguard.Remotes{}, remotesAt: map[string]*pathguard.Remotes{}}
 }
 
 func (gs *guardState) close() {

@@ -33,8 +33,14 @@ func (k *call) launchRemotes(gd int, p string) *pathguard.Remotes {
 	if r, seen := k.gs.remotesOf(key); seen {
 		return r
 	}
+	k.readWalkRepos() // the launch's repositories, by path, first
 	var r *pathguard.Remotes
-	if !k.madeInRun(place{dir: gd, path: p}, anchor) {
+	if at, ok := k.gs.remotesAtPath(anchor); ok {
+		// A repository at the path of one the launch's walk found (it,
+		// or one made again there: moved away and copied back, cloned
+		// over): where that one went.
+		r = at
+	} else if !k.madeInRun(place{dir: gd, path: p}, anchor) {
 		if content, err := readAt(gd, "config", maxGitConfig); err == nil {
 			if rem, err := pathguard.ReadRemotes(content); err == nil {
 				rem.Branches = branchesAt(gd)
@@ -44,6 +50,32 @@ func (k *call) launchRemotes(gd int, p string) *pathguard.Remotes {
 	}
 	k.gs.keepRemotes(key, r)
 	return r
+}
+
+// remotesAtPath is what the guard kept of the repository the launch's
+// walk found at path.
+func (gs *guardState) remotesAtPath(path string) (*pathguard.Remotes, bool) {
+	gs.remotesMu.Lock()
+	defer gs.remotesMu.Unlock()
+	r, ok := gs.remotesAt[path]
+	return r, ok && r != nil
+}
+
+// walkRemotes reads, with the launch's repositories' hooks, where each
+// went (a .git directory's work tree, a bare repository), before the
+// first call that could change it, and keeps it by path too.
+func (k *call) walkRemotes(gitDir, anchor string) {
+	fd, err := k.dirInRoot(gitDir)
+	if err != nil {
+		return
+	}
+	defer unix.Close(fd)
+	r := k.launchRemotes(fd, gitDir)
+	k.gs.remotesMu.Lock()
+	if _, ok := k.gs.remotesAt[anchor]; !ok && len(k.gs.remotesAt) < maxKeptTrees {
+		k.gs.remotesAt[anchor] = r
+	}
+	k.gs.remotesMu.Unlock()
 }
 
 // remotesOf is what the guard kept of the repository known by id.
@@ -172,4 +204,46 @@ func (k *call) noteRemotes(pl place) {
 			unix.Close(fd)
 		}
 	}
+}
+
+// noteTreesMoved reads, before the directory at pl (one of the launch's)
+// is moved away, where each repository in it went — a work tree at or
+// beneath it, to MaxMovedTree entries — and keeps it by its path too:
+// a repository made again there (copied back, cloned) keeps it.
+func (k *call) noteTreesMoved(pl place) {
+	if pl.dir < 0 || k.madeInRun(pl, pl.full()) {
+		return
+	}
+	d, err := unix.Openat(pl.dir, pl.name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	seen := 0
+	var walk func(dir int, at string)
+	walk = func(dir int, at string) {
+		f := os.NewFile(uintptr(dir), at)
+		defer f.Close()
+		entries, _ := f.ReadDir(-1)
+		for _, e := range entries {
+			if seen++; seen > pathguard.MaxMovedTree || !e.IsDir() {
+				continue
+			}
+			if e.Name() == ".git" {
+				if gd, err := unix.Openat(dir, ".git", unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
+					r := k.launchRemotes(gd, at+"/.git")
+					unix.Close(gd)
+					k.gs.remotesMu.Lock()
+					if _, ok := k.gs.remotesAt[at]; !ok && r != nil && len(k.gs.remotesAt) < maxKeptTrees {
+						k.gs.remotesAt[at] = r
+					}
+					k.gs.remotesMu.Unlock()
+				}
+				continue // a git directory holds no work tree
+			}
+			if sub, err := unix.Openat(dir, e.Name(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
+				walk(sub, at+"/"+e.Name())
+			}
+		}
+	}
+	walk(d, pl.full())
 }

@@ -73,10 +73,14 @@ func (k *call) readWalkRepos() {
 	for _, tree := range k.pol.Guard.Policy.Repos {
 		k.treesAround(tree) // which also tells a .git file from a directory
 		k.hooksOf(tree)
+		if !k.gs.gitFiles[tree] {
+			k.walkRemotes(tree+"/.git", tree)
+		}
 	}
 	for _, dir := range k.pol.Guard.Policy.BareRepos {
 		if real, ok := k.resolved(dir); ok {
 			k.keptHooks(real, k.hookReader().GitDir(real, real))
+			k.walkRemotes(real, real)
 		}
 	}
 }

@@ -465,6 +465,31 @@ echo REMOTES-DONE`)
 		if data, _ := os.ReadFile(filepath.Join(repo, ".git", "config")); strings.Contains(string(data), "evil.example") {
 			t.Errorf("a .git made again sends the work elsewhere:\n%s", data)
 		}
+		// The repository made again at its own path: moved away and
+		// copied back, or cloned there.
+		// q3 lies deeper than the launch's walk looks.
+		for _, q := range []string{"q1", "q2", "deep/a/b/c/d/e/q3"} {
+			dir := b.path(q)
+			os.MkdirAll(dir, 0o755)
+			for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"remote", "add", "origin", "https://github.com/me/" + q + ".git"},
+				{"-c", "user.name=u", "-c", "user.email=u@x", "commit", "-q", "--allow-empty", "-m", "x"}} {
+				gitRun(dir, args...)
+			}
+		}
+		r = b.exec(fsMap{"allowWrite": []string{"."}}, nil, "bash", "-c", `
+mv q1 q1.old && cp -a q1.old q1 && git -C q1 remote set-url origin https://evil.example/h.git
+mv q2 q2.old && git clone -q q2.old q2; git -C q2 remote set-url origin https://evil.example/i.git
+cd deep/a/b/c/d/e && mv q3 q3.old && cp -a q3.old q3 && git -C q3 remote set-url origin https://evil.example/j.git; cd - >/dev/null
+cd deep/a/b/c/d && mv e e.old && cp -a e.old e && git -C e/q3 remote set-url origin https://evil.example/k.git; cd - >/dev/null
+echo REMOTES-DONE`)
+		if !strings.Contains(r.stdout, "REMOTES-DONE") {
+			t.Fatalf("did not run: %+v", r)
+		}
+		for _, q := range []string{"q1", "q2", "deep/a/b/c/d/e/q3"} {
+			if cfg := gitRun(b.path(q), "config", "--get-regexp", `^remote\..*\.(url|pushurl)$`); strings.Contains(cfg, "evil.example") {
+				t.Errorf("%s made again at its path sends the work elsewhere:\n%s", q, cfg)
+			}
+		}
 	})
 }
 
