@@ -40,16 +40,31 @@ func (k *call) launchRemotes(gd int, p string) *pathguard.Remotes {
 		// or one made again there: moved away and copied back, cloned
 		// over): where that one went.
 		r = at
-	} else if !k.madeInRun(place{dir: gd, path: p}, anchor) {
+	} else if !k.gs.made.IsMade(key) {
+		// A directory of the launch (not one made at a launch
+		// directory's path, which may hold anything): its config now is
+		// the launch's, every change being such a call. Kept by path
+		// too, for one made again there.
 		if content, err := readAt(gd, "config", maxGitConfig); err == nil {
 			if rem, err := pathguard.ReadRemotes(content); err == nil {
 				rem.Branches = branchesAt(gd)
 				r = &rem
+				k.gs.keepRemotesAt(anchor, r)
 			}
 		}
 	}
 	k.gs.keepRemotes(key, r)
 	return r
+}
+
+// keepRemotesAt keeps r for the repository at path (the first kept
+// stays: it is the launch's).
+func (gs *guardState) keepRemotesAt(path string, r *pathguard.Remotes) {
+	gs.remotesMu.Lock()
+	defer gs.remotesMu.Unlock()
+	if _, ok := gs.remotesAt[path]; !ok && len(gs.remotesAt) < maxKeptTrees {
+		gs.remotesAt[path] = r
+	}
 }
 
 // remotesAtPath is what the guard kept of the repository the launch's
@@ -70,12 +85,9 @@ func (k *call) walkRemotes(gitDir, anchor string) {
 		return
 	}
 	defer unix.Close(fd)
-	r := k.launchRemotes(fd, gitDir)
-	k.gs.remotesMu.Lock()
-	if _, ok := k.gs.remotesAt[anchor]; !ok && len(k.gs.remotesAt) < maxKeptTrees {
-		k.gs.remotesAt[anchor] = r
+	if r := k.launchRemotes(fd, gitDir); r != nil {
+		k.gs.keepRemotesAt(anchor, r)
 	}
-	k.gs.remotesMu.Unlock()
 }
 
 // remotesOf is what the guard kept of the repository known by id.
@@ -230,13 +242,10 @@ func (k *call) noteTreesMoved(pl place) {
 			}
 			if e.Name() == ".git" {
 				if gd, err := unix.Openat(dir, ".git", unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
-					r := k.launchRemotes(gd, at+"/.git")
-					unix.Close(gd)
-					k.gs.remotesMu.Lock()
-					if _, ok := k.gs.remotesAt[at]; !ok && r != nil && len(k.gs.remotesAt) < maxKeptTrees {
-						k.gs.remotesAt[at] = r
+					if r := k.launchRemotes(gd, at+"/.git"); r != nil {
+						k.gs.keepRemotesAt(at, r)
 					}
-					k.gs.remotesMu.Unlock()
+					unix.Close(gd)
 				}
 				continue // a git directory holds no work tree
 			}

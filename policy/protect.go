@@ -102,6 +102,10 @@ func (b *builder) protect(s *config.Settings) {
 				continue
 			}
 			if f.later {
+				if strings.Contains(f.path, "*") {
+					b.laterPattern(f.path, why)
+					continue
+				}
 				if target := resolveFollowing(f.path); target != f.path && filepath.IsAbs(target) {
 					b.pol.Later = append(b.pol.Later, LaterRule{Path: filepath.Clean(target), Why: why + " (where it leads)"})
 				}
@@ -598,6 +602,14 @@ func protectedPathsIn(dirs DirReader, p, first string, link bool) []found {
 			out = append(out, found{path: at, linked: linked})
 			return
 		}
+		wild := slices.ContainsFunc(rest, func(c string) bool { return strings.Contains(c, "*") })
+		if linked && wild {
+			// Through a symlink (a dotfiles ~/.local), what a component
+			// that stands for many names ("python*", "*.pth") matches
+			// where it leads is the guard's to keep, now and later: a
+			// pattern at the real path.
+			out = append(out, found{path: filepath.Join(append([]string{at}, rest...)...), linked: true, later: true})
+		}
 		var names []string
 		dirs.ReadDir(at, func(entry []byte, kind Kind) {
 			if (kind == KindDir || kind == KindLink || len(rest) == 1 && kind == KindRegular) && pathguard.MatchComponent(rest[0], strings.ToLower(string(entry))) {
@@ -605,9 +617,7 @@ func protectedPathsIn(dirs DirReader, p, first string, link bool) []found {
 			}
 		})
 		if len(names) == 0 {
-			// A component that stands for many names ("*.pth") names
-			// no one path to keep for later: the guard judges those.
-			if linked && !slices.ContainsFunc(rest, func(c string) bool { return strings.Contains(c, "*") }) {
+			if linked && !wild {
 				out = append(out, found{path: filepath.Join(append([]string{at}, rest...)...), linked: true, later: true})
 			}
 			return
@@ -711,4 +721,22 @@ func (OSDirs) ReadDir(dir string, fn func(name []byte, kind Kind)) error {
 		fn([]byte(e.Name()), KindOf(e.Type()))
 	}
 	return nil
+}
+
+// laterPattern keeps, for the guard, a protected path with a component
+// that stands for many names, spelled through a symlink (p: the part
+// before the first such component a real directory's spelling, the rest
+// the pattern): where it leads, as a pattern rooted at the real path.
+func (b *builder) laterPattern(p, why string) {
+	parts := strings.Split(p, "/")
+	i := slices.IndexFunc(parts, func(c string) bool { return strings.Contains(c, "*") })
+	root := resolveFollowing(strings.Join(parts[:i], "/"))
+	if !filepath.IsAbs(root) {
+		return
+	}
+	g, err := config.CompileGlob(filepath.Join(append([]string{root}, parts[i:]...)...))
+	if err != nil {
+		return
+	}
+	b.pol.Later = append(b.pol.Later, LaterRule{Glob: g, Pattern: g.String(), Root: root, Why: why + " (where it leads)"})
 }

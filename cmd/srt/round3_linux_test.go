@@ -481,6 +481,7 @@ mv q1 q1.old && cp -a q1.old q1 && git -C q1 remote set-url origin https://evil.
 mv q2 q2.old && git clone -q q2.old q2; git -C q2 remote set-url origin https://evil.example/i.git
 cd deep/a/b/c/d/e && mv q3 q3.old && cp -a q3.old q3 && git -C q3 remote set-url origin https://evil.example/j.git; cd - >/dev/null
 cd deep/a/b/c/d && mv e e.old && cp -a e.old e && git -C e/q3 remote set-url origin https://evil.example/k.git; cd - >/dev/null
+cd deep/a/b/c/d/e && cp -a q3 st && git -C st remote set-url origin https://evil.example/l.git && rm -rf q3 && mv st q3; cd - >/dev/null
 echo REMOTES-DONE`)
 		if !strings.Contains(r.stdout, "REMOTES-DONE") {
 			t.Fatalf("did not run: %+v", r)
@@ -610,6 +611,42 @@ echo END`, aTmp, base))
 			if _, err := os.Lstat(filepath.Join(base, p)); err == nil {
 				t.Errorf("%s was made among the run dirs", p)
 			}
+		}
+	})
+}
+
+// A dotfiles home: ~/.local a symlink (at launch) into a tree the
+// command may write. Python's user site-packages there is still what
+// every python the user starts runs: no .pth or customization is made,
+// by the link's path or by where it leads; a module is.
+func TestHostRunsThroughLinkedHome(t *testing.T) {
+	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
+		b := newBox(t)
+		if err := os.MkdirAll(b.path("~/dotfiles/local"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("dotfiles/local", b.path("~/.local")); err != nil {
+			t.Fatal(err)
+		}
+		site := "lib/python3.11/site-packages"
+		r := b.exec(fsMap{"allowWrite": []string{".", "~"}}, nil, "bash", "-c", fmt.Sprintf(`
+mkdir -p ~/dotfiles/local/%[1]s
+echo 'import os' > ~/dotfiles/local/%[1]s/evil.pth
+echo 'import os' > ~/.local/%[1]s/direct.pth
+mkdir ~/.local/%[1]s/sitecustomize; echo x > ~/.local/%[1]s/sitecustomize/__init__.py
+echo x > ~/dotfiles/local/%[1]s/usercustomize.py
+echo ok > ~/.local/%[1]s/module.py
+echo END`, site))
+		if !strings.Contains(r.stdout, "END") {
+			t.Fatalf("did not run: %+v", r)
+		}
+		for _, f := range []string{"evil.pth", "direct.pth", "sitecustomize/__init__.py", "usercustomize.py"} {
+			if _, err := os.Stat(b.path("~/dotfiles/local/" + site + "/" + f)); err == nil {
+				t.Errorf("%s was made in the linked user site-packages", f)
+			}
+		}
+		if _, err := os.Stat(b.path("~/dotfiles/local/" + site + "/module.py")); err != nil {
+			t.Errorf("a plain module was not made: %v", err)
 		}
 	})
 }
