@@ -131,7 +131,13 @@ func (g Rules) JudgeWhere(path string) (Name, string, string) {
 	if slices.Contains(protectedFiles, lower[last]) {
 		return Protected, path, dirOf(last)
 	}
-	for _, pp := range protectedPaths {
+	// No name of the path begins a protected path: the common case, for
+	// every file a build or an unpack makes.
+	paths := protectedPaths
+	if !slices.ContainsFunc(lower, isProtectedFirst) {
+		paths = nil
+	}
+	for _, pp := range paths {
 		// Beneath it (fish's directory: every file there is its
 		// startup's).
 		for i := 0; i+len(pp) < n; i++ {
@@ -253,6 +259,18 @@ func (g Rules) OnProtectedPath(p string) (anchor string, ok bool) {
 	}
 	return "", false
 }
+
+// protectedFirst are the first names of the protected paths (none of
+// which stands for many names).
+var protectedFirst = func() map[string]bool {
+	m := map[string]bool{}
+	for _, pp := range protectedPaths {
+		m[pp[0]] = true
+	}
+	return m
+}()
+
+func isProtectedFirst(name string) bool { return protectedFirst[name] }
 
 // MatchComponent reports whether name (in lower case) is one a
 // protected path's component stands for: itself, or, where it holds a

@@ -681,3 +681,12 @@ func TestREADMEProtectedNames(t *testing.T) {
 		t.Error("README's table has no row for a repository's hooks")
 	}
 }
+
+// Judging one name of an unpacked tree, as the guard does for every file
+// a build or an unpack makes (bench/README: the guard's cost per file).
+func BenchmarkJudgeProjectFile(b *testing.B) {
+	g := Rules{}
+	for b.Loop() {
+		g.Judge("/home/u/work/project/node_modules/pkg/lib/sub/dir/index.js")
+	}
+}
