@@ -134,7 +134,7 @@ func (g Rules) JudgeWhere(path string) (Name, string, string) {
 	// No name of the path begins a protected path: the common case, for
 	// every file a build or an unpack makes.
 	paths := protectedPaths
-	if !slices.ContainsFunc(lower, isProtectedFirst) {
+	if !slices.ContainsFunc(lower, IsProtectedFirst) {
 		paths = nil
 	}
 	for _, pp := range paths {
@@ -270,7 +270,9 @@ var protectedFirst = func() map[string]bool {
 	return m
 }()
 
-func isProtectedFirst(name string) bool { return protectedFirst[name] }
+// IsProtectedFirst reports whether name (in lower case) begins a
+// protected path of more than one name.
+func IsProtectedFirst(name string) bool { return protectedFirst[name] }
 
 // MatchComponent reports whether name (in lower case) is one a
 // protected path's component stands for: itself, or, where it holds a

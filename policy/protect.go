@@ -468,7 +468,7 @@ func findProtected(dirs DirReader, root string, depth int, gitConfig bool, relev
 			case (isDir || isLink) && pathguard.ProtectedDir(lower):
 				hits = append(hits, protectedDir(dirs, path(), isLink)...)
 				return
-			case (isDir || isLink) && isFirstOfPath(lower):
+			case (isDir || isLink) && pathguard.IsProtectedFirst(lower):
 				hits = append(hits, protectedPathsIn(dirs, path(), lower, isLink)...)
 			case (isDir || isLink) && lower == ".claude":
 				p := path()
@@ -574,17 +574,6 @@ func protectedDir(dirs DirReader, p string, link bool) []found {
 	}
 	walkLinks(dirs, dir, func(l string) { out = append(out, found{path: l, linked: true, inside: p}) })
 	return out
-}
-
-// isFirstOfPath reports whether name (lower case) begins a protected
-// path of more than one name.
-func isFirstOfPath(name string) bool {
-	for _, pp := range pathguard.ProtectedPathParts() {
-		if pp[0] == name {
-			return true
-		}
-	}
-	return false
 }
 
 // protectedPathsIn finds, beneath dir p (named first, a symlink with
