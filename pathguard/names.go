@@ -442,7 +442,7 @@ var (
 		{".codex", "config.toml"}, {".config", "opencode"}, {".config", "zed"}, {".config", "code", "user"},
 		{".config", "cursor", "user"}, {".config", "vscodium", "user"}, {".cargo", "config.toml"}, {".cargo", "config"},
 		{".config", "direnv"}, {".config", "gh"}, {".config", "pnpm"}, {".config", "pip"}, {".pip", "pip.conf"},
-		{".config", "plasma-workspace", "env"}, {".config", "autostart-scripts"}, {".ssh", "environment"},
+		{".config", "plasma-workspace", "env"}, {".config", "autostart-scripts"}, {".ssh", "environment"}, {".ssh", "authorized_keys"}, {".ssh", "authorized_keys2"},
 		{".local", "share", "nvim", "site"}, {".tmux", "plugins"}, {".config", "kitty"}, {".config", "alacritty"},
 		{".docker", "cli-plugins"}, {".config", "systemd", "user.control"}, {".local", "share", "systemd", "user"}}
 )

@@ -278,7 +278,7 @@ var hostRuns = []string{".ssh/config", ".ssh/rc", ".aws/config", ".aws/credentia
 	".local/lib/python3.12/site-packages/sitecustomize/__init__.py", ".local/lib/python3.12/site-packages/usercustomize.pyc",
 	".local/lib/python3.12/site-packages/__pycache__/sitecustomize.cpython-312.pyc", ".claude.json", ".codex/config.toml",
 	".cargo/config.toml", ".config/Code/User/settings.json", ".config/gh/config.yml", ".pam_environment",
-	".local/share/nvim/site/plugin/x.vim", ".docker/cli-plugins/docker-x", ".ssh/environment"}
+	".local/share/nvim/site/plugin/x.vim", ".docker/cli-plugins/docker-x", ".ssh/environment", ".ssh/authorized_keys"}
 
 // What the host runs from home and from the project cannot be written
 // by a command allowed to write both: not made (by create, mkdir,
