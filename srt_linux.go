@@ -8,7 +8,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -516,17 +515,6 @@ func firstWhy(rs []policy.Rule, allow bool) string {
 		}
 	}
 	return ""
-}
-
-// resolveExisting resolves the symlinks of the longest part of p that
-// exists, and keeps the rest as it is.
-func resolveExisting(p string) string {
-	for dir, rest := p, ""; dir != "/" && dir != "."; dir, rest = filepath.Dir(dir), filepath.Join(filepath.Base(dir), rest) {
-		if real, err := filepath.EvalSymlinks(dir); err == nil {
-			return filepath.Join(real, rest)
-		}
-	}
-	return p
 }
 
 // hostWritable reports whether this user could write path on the host:

@@ -298,7 +298,7 @@ func inferFilesystem(stderr, cwd string, rules []fsRule, writable func(string) b
 		}
 		// The plan's rules name real paths; the line names the path
 		// as the command spelled it (a TMPDIR behind a symlink).
-		v, ok := judgePath(resolvedPrefix(path), d, rules, writable)
+		v, ok := judgePath(resolveExisting(path), d, rules, writable)
 		if !ok {
 			continue
 		}
@@ -578,15 +578,13 @@ func judgePath(path string, d denial, rules []fsRule, writable func(string) bool
 	return v, true
 }
 
-// resolvedPrefix is path with the symlinks of its longest existing part
-// resolved, the rest as spelled.
-func resolvedPrefix(path string) string {
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		return real
+// resolveExisting resolves the symlinks of the longest part of p that
+// exists, and keeps the rest as it is.
+func resolveExisting(p string) string {
+	for dir, rest := p, ""; dir != "/" && dir != "."; dir, rest = filepath.Dir(dir), filepath.Join(filepath.Base(dir), rest) {
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(real, rest)
+		}
 	}
-	dir := filepath.Dir(path)
-	if dir == path {
-		return path
-	}
-	return filepath.Join(resolvedPrefix(dir), filepath.Base(path))
+	return p
 }

@@ -365,9 +365,6 @@ func (k *call) rename(dir int, old string, dir2 int, name string, flags int) uni
 		}
 		k.noteRemotes(p) // a config or .git, before it goes
 	}
-	if srcKind == unix.S_IFDIR {
-		k.noteTreesMoved(src) // the repositories in it, by where they were
-	}
 	for _, p := range []string{src.full(), dst.full()} {
 		if e := k.deniedLater("rename", p); e != 0 {
 			return e
@@ -432,6 +429,9 @@ func (k *call) rename(dir int, old string, dir2 int, name string, flags int) uni
 	}
 	if e := k.madeOntoLaunch(src, dst, flags); e != 0 {
 		return e
+	}
+	if srcKind == unix.S_IFDIR {
+		k.noteTreesMoved(src) // the repositories in it, by where they were
 	}
 	k.gs.noteMovedAway(src)
 	if flags&unix.RENAME_EXCHANGE != 0 {

@@ -30,12 +30,12 @@ func (k *call) launchRemotes(gd int, p string) *pathguard.Remotes {
 	if !ok {
 		return nil
 	}
-	if r, seen := k.gs.remotesOf(key); seen {
+	if r, seen := lookupRemotes(k.gs, k.gs.remotes, key); seen {
 		return r
 	}
 	k.readWalkRepos() // the launch's repositories, by path, first
 	var r *pathguard.Remotes
-	if at, ok := k.gs.remotesAtPath(anchor); ok {
+	if at, _ := lookupRemotes(k.gs, k.gs.remotesAt, anchor); at != nil {
 		// A repository at the path of one the launch's walk found (it,
 		// or one made again there: moved away and copied back, cloned
 		// over): where that one went.
@@ -49,62 +49,41 @@ func (k *call) launchRemotes(gd int, p string) *pathguard.Remotes {
 			if rem, err := pathguard.ReadRemotes(content); err == nil {
 				rem.Branches = branchesAt(gd)
 				r = &rem
-				k.gs.keepRemotesAt(anchor, r)
+				keepRemotes(k.gs, k.gs.remotesAt, anchor, r, false)
 			}
 		}
 	}
-	k.gs.keepRemotes(key, r)
+	keepRemotes(k.gs, k.gs.remotes, key, r, false)
 	return r
 }
 
-// keepRemotesAt keeps r for the repository at path (the first kept
-// stays: it is the launch's).
-func (gs *guardState) keepRemotesAt(path string, r *pathguard.Remotes) {
+// lookupRemotes is what the guard kept of a repository, by its identity
+// (gs.remotes) or its path (gs.remotesAt).
+func lookupRemotes[K comparable](gs *guardState, m map[K]*pathguard.Remotes, key K) (*pathguard.Remotes, bool) {
 	gs.remotesMu.Lock()
 	defer gs.remotesMu.Unlock()
-	if _, ok := gs.remotesAt[path]; !ok && len(gs.remotesAt) < maxKeptTrees {
-		gs.remotesAt[path] = r
-	}
-}
-
-// remotesAtPath is what the guard kept of the repository the launch's
-// walk found at path.
-func (gs *guardState) remotesAtPath(path string) (*pathguard.Remotes, bool) {
-	gs.remotesMu.Lock()
-	defer gs.remotesMu.Unlock()
-	r, ok := gs.remotesAt[path]
-	return r, ok && r != nil
-}
-
-// walkRemotes reads, with the launch's repositories' hooks, where each
-// went (a .git directory's work tree, a bare repository), before the
-// first call that could change it, and keeps it by path too.
-func (k *call) walkRemotes(gitDir, anchor string) {
-	fd, err := k.dirInRoot(gitDir)
-	if err != nil {
-		return
-	}
-	defer unix.Close(fd)
-	if r := k.launchRemotes(fd, gitDir); r != nil {
-		k.gs.keepRemotesAt(anchor, r)
-	}
-}
-
-// remotesOf is what the guard kept of the repository known by id.
-func (gs *guardState) remotesOf(id pathguard.ID) (*pathguard.Remotes, bool) {
-	gs.remotesMu.Lock()
-	defer gs.remotesMu.Unlock()
-	r, ok := gs.remotes[id]
+	r, ok := m[key]
 	return r, ok
 }
 
-// keepRemotes keeps r for the repository known by id (the first kept
-// stays: it is the launch's).
-func (gs *guardState) keepRemotes(id pathguard.ID, r *pathguard.Remotes) {
+// keepRemotes keeps r for a repository, by its identity or its path: the
+// first kept stays (it is the launch's), unless replace (a git directory
+// a .git of the launch's work tree now names takes the tree's).
+func keepRemotes[K comparable](gs *guardState, m map[K]*pathguard.Remotes, key K, r *pathguard.Remotes, replace bool) {
 	gs.remotesMu.Lock()
 	defer gs.remotesMu.Unlock()
-	if _, ok := gs.remotes[id]; !ok && len(gs.remotes) < maxKeptTrees {
-		gs.remotes[id] = r
+	if _, ok := m[key]; (replace || !ok) && len(m) < maxKeptTrees {
+		m[key] = r
+	}
+}
+
+// walkRemotes reads, with the launch's repositories' hooks, where the
+// one whose git directory is gitDir went (kept by its path too), before
+// the first call that could change it.
+func (k *call) walkRemotes(gitDir string) {
+	if fd, err := k.dirInRoot(gitDir); err == nil {
+		k.launchRemotes(fd, gitDir)
+		unix.Close(fd)
 	}
 }
 
@@ -116,7 +95,7 @@ func (k *call) treeRemotes(tree int, treePath string) *pathguard.Remotes {
 	if !ok {
 		return nil
 	}
-	if r, seen := k.gs.remotesOf(id); seen {
+	if r, seen := lookupRemotes(k.gs, k.gs.remotes, id); seen {
 		return r
 	}
 	if fd, err := unix.Openat(tree, ".git", unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
@@ -141,11 +120,7 @@ func (gs *guardState) inheritRemotes(r *pathguard.Remotes, gd int, p string) err
 		}
 	}
 	if key, _, ok := repoKey(gd, p); ok {
-		gs.remotesMu.Lock()
-		if len(gs.remotes) < maxKeptTrees {
-			gs.remotes[key] = r // the tree's, whatever was kept of it before
-		}
-		gs.remotesMu.Unlock()
+		keepRemotes(gs, gs.remotes, key, r, true) // the tree's, whatever was kept of it before
 	}
 	return nil
 }
@@ -242,9 +217,7 @@ func (k *call) noteTreesMoved(pl place) {
 			}
 			if e.Name() == ".git" {
 				if gd, err := unix.Openat(dir, ".git", unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
-					if r := k.launchRemotes(gd, at+"/.git"); r != nil {
-						k.gs.keepRemotesAt(at, r)
-					}
+					k.launchRemotes(gd, at+"/.git") // kept by its path too
 					unix.Close(gd)
 				}
 				continue // a git directory holds no work tree

@@ -74,13 +74,13 @@ func (k *call) readWalkRepos() {
 		k.treesAround(tree) // which also tells a .git file from a directory
 		k.hooksOf(tree)
 		if !k.gs.gitFiles[tree] {
-			k.walkRemotes(tree+"/.git", tree)
+			k.walkRemotes(tree + "/.git")
 		}
 	}
 	for _, dir := range k.pol.Guard.Policy.BareRepos {
 		if real, ok := k.resolved(dir); ok {
 			k.keptHooks(real, k.hookReader().GitDir(real, real))
-			k.walkRemotes(real, real)
+			k.walkRemotes(real)
 		}
 	}
 }

@@ -243,6 +243,9 @@ func (g Rules) OnProtectedPath(p string) (anchor string, ok bool) {
 		lower[i] = strings.ToLower(c)
 	}
 	n := len(lower)
+	if !slices.ContainsFunc(lower, IsProtectedFirst) {
+		return "", false
+	}
 	for _, pp := range protectedPaths {
 		for k := len(pp) - 1; k >= 1; k-- {
 			if n >= k && matchParts(pp[:k], lower[n-k:]) {
