@@ -61,7 +61,7 @@ type seatbeltBackend struct {
 // seatbeltCmd is one command of the session.
 type seatbeltCmd struct {
 	*seatbeltRun
-	onStop func()
+	onStop func(asked bool)
 	// onTerminal is Run.OnTerminal: the keeper starts every command in
 	// the foreground of its terminal, so it is told as the command starts.
 	onTerminal func()
@@ -135,9 +135,9 @@ func (r *seatbeltCmd) follow(end func()) {
 			if r.onTerminal != nil {
 				r.onTerminal()
 			}
-		case seatbelt.ReportStopped:
+		case seatbelt.ReportStopped, seatbelt.ReportAsked:
 			if r.onStop != nil {
-				r.onStop()
+				r.onStop(kind == seatbelt.ReportAsked)
 			}
 		case seatbelt.ReportEnded:
 			r.mu.Lock()

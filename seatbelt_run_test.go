@@ -225,16 +225,19 @@ func TestSeatbeltBackend(t *testing.T) {
 		}
 		return cmd, b.find(func(r *seatbeltCmd) bool { return r.cmd == cmd })
 	}
-	stopped := make(chan struct{}, 1)
-	cmd2, r2 := start(Run{ID: "two", OnStop: func() {
+	stopped := make(chan bool, 1)
+	cmd2, r2 := start(Run{ID: "two", OnStop: func(asked bool) {
 		select {
-		case stopped <- struct{}{}:
+		case stopped <- asked:
 		default:
 		}
 	}}, "sh", "-c", `test -d "$TMPDIR" || exit 90; kill -STOP $$; exit 3`)
 	dir2 := r2.dir
 	select {
-	case <-stopped:
+	case asked := <-stopped:
+		if asked {
+			t.Error("the command's own stop is told as asked for")
+		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the stop is not told")
 	}

@@ -86,7 +86,10 @@ type Run struct {
 	// terminal, or SIGTSTP sent to the Cmd's process); it must not block.
 	// SIGCONT sent to the Cmd's process lets the command go on. A caller
 	// that is itself a job of a shell stops itself here, as srt does.
-	OnStop func()
+	// asked says the stop answers a SIGTSTP sent to the Cmd's process:
+	// a caller that has sent SIGCONT since ignores it, for that SIGCONT
+	// lets the command go on (the answer may come after it).
+	OnStop func(asked bool)
 	// NullFDs are descriptor numbers (3 and up) the command finds open on
 	// /dev/null.
 	NullFDs []int

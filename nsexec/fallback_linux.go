@@ -145,7 +145,7 @@ func runFallback() error {
 	}
 	r.Close()
 	k := &reaper{command: child.Process.Pid, status: -1,
-		tell:         func() { sendLink(link, &linkMessage{Stopped: true}, nil) },
+		tell:         func(asked bool) { sendLink(link, &linkMessage{Stopped: true, Asked: asked}, nil) },
 		onDemand:     spec.Terminal && spec.TerminalOnDemand,
 		tellTerminal: func() { sendLink(link, &linkMessage{Terminal: true}, nil) }}
 	// srt gone (its end of the link closed, by Close or by its death):

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/srt-go/srt/internal/proc"
 	"github.com/srt-go/srt/internal/relay"
 	"github.com/srt-go/srt/landlock"
 	"github.com/srt-go/srt/seccomp"
@@ -206,11 +205,11 @@ func runInit() error {
 	// and when srt relays SIGTSTP — then srt is told even if the command
 	// cannot stop yet (a vfork parent waits for its stopped child).
 	stopped := false
-	stopAll := func() {
+	stopAll := func(asked bool) {
 		syscall.Kill(-1, syscall.SIGSTOP) // every process of the namespace but this one
 		if !stopped {
 			stopped = true
-			sendLink(link, &linkMessage{Stopped: true}, nil)
+			sendLink(link, &linkMessage{Stopped: true, Asked: asked}, nil)
 		}
 	}
 	for {
@@ -222,15 +221,12 @@ func runInit() error {
 				continue
 			}
 			if ws.Stopped() {
-				// A stop srt's SIGCONT has undone since (both were
-				// waiting here; select took the SIGCONT first) would
-				// stop the job again: only a stop that holds now
-				// stops it. The host's /proc (enableWeakerNestedSandbox)
-				// is not of this namespace, and cannot tell.
-				if now, known := proc.StoppedNow(pid); known && !now && !spec.WeakerProc {
-					continue
+				// A stop a SIGCONT has undone since (both were waiting
+				// here, and select took the SIGCONT first) would stop
+				// the job again.
+				if !relay.StopUndone(pid) {
+					stopAll(false)
 				}
-				stopAll()
 				continue
 			}
 			if tty != nil {
@@ -245,7 +241,7 @@ func runInit() error {
 			switch s := sig.(syscall.Signal); {
 			case s == syscall.SIGPIPE:
 			case s == syscall.SIGTSTP:
-				stopAll()
+				stopAll(true)
 			case s == syscall.SIGCONT:
 				stopped = false
 				if tty != nil {

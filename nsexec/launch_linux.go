@@ -50,7 +50,7 @@ type Launch struct {
 	transparent func(tcp []net.Listener, dnsUDP []net.PacketConn, dnsTCP []net.Listener)
 	nsPolicy    *ConnectPolicy
 	onEvent     func(Event)
-	onStop      func()
+	onStop      func(asked bool)
 	onTerminal  func()
 	done        chan struct{}
 	// ready is closed when the command runs or the setup failed (with
@@ -133,8 +133,9 @@ type Options struct {
 	NullFDs []int
 	// OnStop, if set, is told (on the link's goroutine; it must not
 	// block) that the command stopped: Ctrl-Z on its terminal, or a
-	// relayed SIGTSTP. SIGCONT to Cmd's process lets it go on.
-	OnStop func()
+	// SIGTSTP to Cmd's process (asked). SIGCONT to Cmd's process lets it
+	// go on.
+	OnStop func(asked bool)
 	// OnFailure, if set, is told (once, on a goroutine of srt's) that
 	// srt's own side of the run failed while it ran; the run is then
 	// ended (see Launch.Err).

@@ -29,7 +29,7 @@ import (
 //	     |<--- {seccomp:true} + listener ---------|  seccomp.Install, when the
 //	     |     srt answers the command's connects |  filter notifies
 //	     |<--- {started:true} --------------------|  the command runs
-//	     |<--- {stopped:true} --------------------|  whenever the command stops
+//	     |<--- {stopped:true[,asked:true]} -------|  whenever the command stops
 //	     |     (srt stops too; its SIGCONT goes   |  (job control)
 //	     |     on to the init)                    |
 //	     |<--- {terminal:true} -------------------|  once, on demand: the command,
@@ -68,8 +68,9 @@ type linkMessage struct {
 	// Failure: the sandbox could not be built; the sender exits 1.
 	Failure *SetupError `json:"failure,omitempty"`
 	// Stopped: the command was stopped (Ctrl-Z on its terminal, or the
-	// SIGTSTP srt relayed); SIGCONT from srt lets it go on.
+	// SIGTSTP srt relayed: Asked); SIGCONT from srt lets it go on.
 	Stopped bool `json:"stopped,omitempty"`
+	Asked   bool `json:"asked,omitempty"`
 	// Terminal: the command, started in the background of its terminal
 	// (Spec.TerminalOnDemand), stopped to read it or change its modes,
 	// and is now its foreground group, going on.
@@ -386,7 +387,7 @@ func (l *Launch) watch() {
 			l.setReady(nil)
 		}
 		if msg.Stopped && l.onStop != nil {
-			l.onStop()
+			l.onStop(msg.Asked)
 		}
 		if msg.Terminal && l.onTerminal != nil {
 			l.onTerminal()

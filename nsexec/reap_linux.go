@@ -22,8 +22,8 @@ type reaper struct {
 	status  int  // the command's status, -1 while it runs
 	killing bool // the command has ended, or srt is gone
 	// tell tells srt that the command's group stopped, once for each
-	// stop: when the command stops, and when srt relays SIGTSTP.
-	tell    func()
+	// stop: when the command stops, and when srt relays SIGTSTP (asked).
+	tell    func(asked bool)
 	stopped bool
 	// onDemand: the command started in the background of its terminal
 	// (stdin, this session's); its first stop for the terminal gives it
@@ -57,10 +57,10 @@ func (k *reaper) run() int {
 				break
 			}
 			if ws.Stopped() {
-				// Not a stop a SIGCONT relayed since has undone (see
-				// the init's loop), nor one for the terminal.
-				if now, known := proc.StoppedNow(pid); pid == k.command && (now || !known) && !k.wantsTerminal(ws.StopSignal()) {
-					k.stopGroup()
+				// Not a stop a SIGCONT has undone since (see the
+				// init's loop), nor one for the terminal.
+				if pid == k.command && !relay.StopUndone(pid) && !k.wantsTerminal(ws.StopSignal()) {
+					k.stopGroup(false)
 				}
 				continue
 			}
@@ -88,16 +88,16 @@ func (k *reaper) relay(s syscall.Signal) {
 	if k.status >= 0 {
 		return
 	}
-	relay.Pass(s, k.command, k.stopGroup, func() { k.stopped = false })
+	relay.Pass(s, k.command, func() { k.stopGroup(true) }, func() { k.stopped = false })
 }
 
 // stopGroup stops the command's process group, a job stopping whole,
-// and tells srt once (mu held).
-func (k *reaper) stopGroup() {
+// and tells srt once (mu held); asked: for the SIGTSTP srt relayed.
+func (k *reaper) stopGroup(asked bool) {
 	syscall.Kill(-k.command, syscall.SIGSTOP)
 	if !k.stopped && k.tell != nil {
 		k.stopped = true
-		k.tell()
+		k.tell(asked)
 	}
 }
 

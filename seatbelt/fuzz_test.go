@@ -107,10 +107,10 @@ func FuzzCaselessGlobRegex(f *testing.F) {
 }
 
 // The keeper's reports come from a process the command may have taken
-// over: any line is read without panic, only the three reports are taken,
+// over: any line is read without panic, only the four reports are taken,
 // and a started pid is a real one (never 0, 1 or negative: kill(-1)).
 func FuzzParseReport(f *testing.F) {
-	for _, s := range []string{"started 1234", "stopped", "ended", "started -1", "started 1", "started 0x10", "started 12 34", "stopped now", ""} {
+	for _, s := range []string{"started 1234", "stopped", "asked", "ended", "started -1", "started 1", "started 0x10", "started 12 34", "stopped now", ""} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, line string) {

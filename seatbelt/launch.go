@@ -66,16 +66,17 @@ func ParseLaunch(s string) (Launch, error) {
 const (
 	ReportStarted = "started" // "started <pid>": the command's pid, its process group
 	ReportStopped = "stopped" // the command's group stopped: srt stops too
+	ReportAsked   = "asked"   // it stopped for the SIGTSTP srt relayed
 	ReportEnded   = "ended"   // the command's group is killed: the keeper exits
 )
 
 // ParseReport reads one of the keeper's report lines. The keeper runs
 // under the profile with the command, so a line may be anything: ok is
-// false for all but the three reports, and a started pid is above 1.
+// false for all but the four reports, and a started pid is above 1.
 func ParseReport(line string) (kind string, pid int, ok bool) {
 	word, arg, hasArg := strings.Cut(line, " ")
 	switch word {
-	case ReportStopped, ReportEnded:
+	case ReportStopped, ReportAsked, ReportEnded:
 		if hasArg {
 			return "", 0, false
 		}

@@ -221,7 +221,7 @@ func (k *keeper) relay(s syscall.Signal) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if !k.ended {
-		relay.Pass(s, k.pid, k.stopLocked, func() { k.stopped = false })
+		relay.Pass(s, k.pid, func() { k.stopLocked(true) }, func() { k.stopped = false })
 	}
 }
 
@@ -239,7 +239,7 @@ func (k *keeper) stop() {
 		k.mu.Unlock()
 		k.end(137)
 	case !changed || stopped:
-		k.stopLocked()
+		k.stopLocked(false)
 	case continued:
 	default:
 		k.mu.Unlock()
@@ -248,11 +248,17 @@ func (k *keeper) stop() {
 	k.mu.Unlock()
 }
 
-func (k *keeper) stopLocked() {
+// stopLocked stops the group and tells srt once; asked: for the SIGTSTP
+// srt relayed.
+func (k *keeper) stopLocked(asked bool) {
 	syscall.Kill(-k.pid, syscall.SIGSTOP)
 	if !k.stopped {
 		k.stopped = true
-		fmt.Fprintln(k.report, ReportStopped)
+		report := ReportStopped
+		if asked {
+			report = ReportAsked
+		}
+		fmt.Fprintln(k.report, report)
 	}
 }
 

@@ -255,12 +255,13 @@ func TestTrampolineKillsTheGroup(t *testing.T) {
 }
 
 // Signals srt relays reach the command; a stop stops its whole group and
-// is reported once; SIGCONT continues it.
+// is reported once, as asked for when srt relayed it; SIGCONT continues
+// it.
 func TestTrampolineSignals(t *testing.T) {
 	k := startKeeper(t, Launch{}, nil, nil, "sleep", "100")
 	pid := k.started(t)
 	k.cmd.Process.Signal(syscall.SIGTSTP)
-	if line, err := k.reports.ReadString('\n'); err != nil || line != ReportStopped+"\n" {
+	if line, err := k.reports.ReadString('\n'); err != nil || line != ReportAsked+"\n" {
 		t.Fatalf("report %q, %v", line, err)
 	}
 	waitState(t, pid, 'T')

@@ -141,10 +141,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		control = readControl(c, sb, o.controlFD)
 	}
 	key := run.Text
-	stopped := make(chan struct{}, 1)
-	run.OnStop = func() {
+	stopped := make(chan bool, 16)
+	run.OnStop = func(asked bool) {
 		select {
-		case stopped <- struct{}{}:
+		case stopped <- asked:
 		default:
 		}
 	}

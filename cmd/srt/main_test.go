@@ -30,6 +30,10 @@ const noUsernsEnv = "SRT_TEST_NO_USERNS"
 // superviseHelper).
 const superviseEnv = "SRT_TEST_SUPERVISE"
 
+// superviseLate, as superviseEnv's value, makes the stand-in's word of
+// a stop come late (see superviseHelper).
+const superviseLate = "late"
+
 func TestMain(m *testing.M) {
 	if os.Getenv(superviseEnv) != "" {
 		superviseHelper()

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/srt-go/srt/internal/leakcheck"
+	"github.com/srt-go/srt/internal/proc"
 	"github.com/srt-go/srt/internal/testenv"
 )
 
@@ -495,75 +496,94 @@ echo REMOTES-DONE`)
 }
 
 // Stopped (SIGTSTP to srt) and continued (SIGCONT) over and over, the
-// job never stops again on its own after a SIGCONT: no stop the SIGCONT
-// already undid is acted on late. Judged by srt's state in /proc, in
-// both sandboxes.
+// job never stops again on its own after a SIGCONT: no stop report that
+// the SIGCONT has overtaken is acted on late by the sandbox's init or
+// reaper. srt is the foreground job of the user's terminal, where it
+// stops itself for a stop it is told of; the command makes files in a
+// loop, each a call srt's guard answers, which holds the command's stop
+// back while srt is stopped, to come after srt's SIGCONT. Judged by
+// srt's and the command's states in /proc, and the command's end. (srt's
+// own side, an answer to a SIGTSTP read after srt passed a SIGCONT on:
+// TestSuperviseStopAnsweredLate; the init's and reaper's check:
+// relay.TestStopUndone.)
 func TestStopNotStale(t *testing.T) {
 	testenv.BothUsers(t, []string{srtEnv}, func(t *testing.T) {
 		inBothSandboxes(t, func(t *testing.T, fallback bool) {
 			b := newBox(t)
-			script := "for i in $(seq 400); do sleep 0.01; done; echo FINISHED"
-			cmd := exec.Command(os.Getenv(srtEnv), "--settings", b.settingsFile(nil), "-c", script)
-			cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + b.H}
-			if fallback {
-				// The harness refuses user namespaces and execs srt: the
-				// same process.
-				cmd = exec.Command(testExe(t), os.Getenv(srtEnv), "--settings", b.fallbackConfig(""), "-c", script)
-				cmd.Env = append(cmd.Env, noUsernsEnv+"=", "PATH=/usr/bin:/bin", "HOME="+b.H)
-			}
-			cmd.Dir = b.W
-			var out strings.Builder
-			cmd.Stdout = &out
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
+			u := newUserTerminal(t)
+			script := `while [ ! -e done ]; do : > f; done; echo FINISHED`
+			cmd, wait := b.startOn(u, terminalLayouts[len(terminalLayouts)-1], fallback, "/bin/sh", "-c", script)
 			pid := cmd.Process.Pid
-			state := func() string {
-				data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-				f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
-				if len(f) == 0 {
-					return ""
-				}
-				return f[0]
+			state := func(pid int) string {
+				p, _ := proc.Of(pid)
+				return p.State
 			}
-			waitState := func(want bool) bool {
-				for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
-					if (state() == "T") == want {
+			// stopped lists srt and those of its descendants that are
+			// stopped.
+			stopped := func() []string {
+				all, _ := proc.All()
+				var out []string
+				for _, p := range all {
+					if p.State == "T" && (p.Pid == pid || isDescendant(all, p.Pid, pid)) {
+						out = append(out, fmt.Sprintf("%s (%d)", p.Comm, p.Pid))
+					}
+				}
+				return out
+			}
+			srtStopped := func(want bool) bool {
+				for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+					if (state(pid) == "T") == want {
 						return true
 					}
 				}
 				return false
 			}
-			time.Sleep(200 * time.Millisecond) // the command runs
-			for i := 0; i < 10; i++ {
-				syscall.Kill(pid, syscall.SIGTSTP)
-				if !waitState(true) {
-					break // srt ended, or the stop was not taken: the end tells
-				}
-				syscall.Kill(pid, syscall.SIGCONT)
-				if !waitState(false) {
-					t.Fatalf("round %d: srt did not continue", i)
-				}
-				time.Sleep(50 * time.Millisecond)
-				if state() == "T" {
+			waitFor(t, b.path("f"))
+			check := func(round string) {
+				t.Helper()
+				time.Sleep(100 * time.Millisecond)
+				if s := stopped(); len(s) > 0 {
 					syscall.Kill(pid, syscall.SIGCONT)
-					t.Fatalf("round %d: the job stopped again on its own after SIGCONT", i)
+					t.Fatalf("%s: stopped again on its own after SIGCONT: %v", round, s)
 				}
 			}
-			select {
-			case <-done:
-			case <-time.After(30 * time.Second):
+			for i := 0; i < 20; i++ {
+				syscall.Kill(pid, syscall.SIGTSTP)
+				if !srtStopped(true) {
+					t.Fatalf("round %d: srt did not stop for SIGTSTP", i)
+				}
 				syscall.Kill(pid, syscall.SIGCONT)
-				syscall.Kill(pid, syscall.SIGKILL)
-				t.Fatal("srt never finished")
+				if !srtStopped(false) {
+					t.Fatalf("round %d: srt did not go on", i)
+				}
+				check(fmt.Sprintf("SIGCONT once srt stopped, round %d", i))
 			}
-			if !strings.Contains(out.String(), "FINISHED") {
-				t.Errorf("the command did not finish: %q", out.String())
+			if err := os.WriteFile(b.path("done"), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			wait()
+			u.mu.Lock()
+			shown := u.shown.String()
+			u.mu.Unlock()
+			if !strings.Contains(shown, "FINISHED") || cmd.ProcessState.ExitCode() != 0 {
+				t.Errorf("the command did not finish: %v, %q", cmd.ProcessState, shown)
 			}
 		})
 	})
+}
+
+// isDescendant says whether pid descends from ancestor, among all.
+func isDescendant(all []proc.Proc, pid, ancestor int) bool {
+	parent := map[int]int{}
+	for _, p := range all {
+		parent[p.Pid] = p.PPid
+	}
+	for up := parent[pid]; up > 1; up = parent[up] {
+		if up == ancestor {
+			return true
+		}
+	}
+	return false
 }
 
 // A run allowed to read and write where srt keeps its run dirs (the

@@ -6,11 +6,12 @@ import "os/exec"
 type job struct {
 	start      func() error // starts the Cmd; nil: Cmd.Start
 	afterStart func()       // if set, runs once the command has started
-	// stopped tells that the command stopped (job control): srt stops
-	// too — when Ctrl-Z on its terminal or a SIGTSTP to srt was the cause
-	// — giving the terminal back meanwhile (suspend), and takes it again
-	// when it goes on (resume).
-	stopped         <-chan struct{}
+	// stopped tells that the command stopped (job control), and whether
+	// for a SIGTSTP srt relayed (true): srt stops too — when Ctrl-Z on its
+	// terminal or a SIGTSTP to srt was the cause — giving the terminal
+	// back meanwhile (suspend), and takes it again when it goes on
+	// (resume).
+	stopped         <-chan bool
 	suspend, resume func()
 	// foreground says whether srt is its terminal's foreground job (nil:
 	// it has no terminal): the shell that started it would continue it.

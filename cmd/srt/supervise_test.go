@@ -24,9 +24,15 @@ type supervised struct {
 
 func startSupervised(t *testing.T, script string) *supervised {
 	t.Helper()
+	return startSupervisedAs(t, "1", script)
+}
+
+// startSupervisedAs starts the helper as mode (superviseEnv's value).
+func startSupervisedAs(t *testing.T, mode, script string) *supervised {
+	t.Helper()
 	exe := testExe(t)
 	cmd := exec.Command(exe, "/bin/sh", "-c", "echo $$; "+script)
-	cmd.Env = append(os.Environ(), superviseEnv+"=1")
+	cmd.Env = append(os.Environ(), superviseEnv+"="+mode)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -204,5 +210,34 @@ func TestSuperviseJobControl(t *testing.T) {
 	s.cmd.Process.Signal(syscall.SIGTERM)
 	if code := s.wait(t); code != 42 {
 		t.Errorf("exit %d after resume, want 42", code)
+	}
+}
+
+// The sandbox's answer to a SIGTSTP that reaches srt only after srt has
+// passed a SIGCONT on (the SIGCONT came while the answer was on its way)
+// does not stop srt, though srt is its terminal's foreground job: the
+// SIGCONT lets the job go on, and it goes on. Judged by the states of
+// the stand-in and the command in /proc.
+func TestSuperviseStopAnsweredLate(t *testing.T) {
+	s := startSupervisedAs(t, superviseLate, `trap 'exit 42' TERM; trap 'kill -STOP $$' TSTP; `+loop)
+	for round := 0; round < 3; round++ {
+		s.cmd.Process.Signal(syscall.SIGTSTP)
+		waitState(t, s.childPID, "T")
+		s.cmd.Process.Signal(syscall.SIGCONT)
+		// The answer comes once the command goes on; it must stop
+		// neither the supervisor nor the command.
+		for deadline := time.Now().Add(500 * time.Millisecond); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if st := processState(t, s.cmd.Process.Pid); st == "T" {
+				s.cmd.Process.Signal(syscall.SIGCONT)
+				t.Fatalf("round %d: the late answer stopped srt after its SIGCONT", round)
+			}
+		}
+		if st := processState(t, s.childPID); st == "T" {
+			t.Fatalf("round %d: the command stays stopped after SIGCONT", round)
+		}
+	}
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	if code := s.wait(t); code != 42 {
+		t.Errorf("exit %d, want 42", code)
 	}
 }

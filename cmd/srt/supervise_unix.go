@@ -48,26 +48,39 @@ func supervise(cmd *exec.Cmd, j job) (int, error) {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	tstp := false // a SIGTSTP was forwarded since srt last went on
+	// pass forwards sig, and says whether it lets the job go on.
+	pass := func(sig os.Signal) (goesOn bool) {
+		switch sig {
+		case syscall.SIGTSTP:
+			tstp = true
+		case syscall.SIGCONT:
+			tstp = false
+			if j.resume != nil {
+				j.resume()
+			}
+		}
+		// An error means the command has just exited; Wait reports
+		// that.
+		_ = cmd.Process.Signal(sig)
+		return sig == syscall.SIGCONT
+	}
 	for {
 		select {
 		case sig := <-sigs:
-			switch sig {
-			case syscall.SIGTSTP:
-				tstp = true
-			case syscall.SIGCONT:
-				tstp = false
-				if j.resume != nil {
-					j.resume()
-				}
+			pass(sig)
+		case asked := <-j.stopped:
+			// A SIGCONT already here (select took the stop first) has
+			// overtaken the stop: it goes on to the job, which goes on.
+			if overtaken(sigs, pass) {
+				continue
 			}
-			// An error means the command has just exited; Wait
-			// reports that.
-			_ = cmd.Process.Signal(sig)
-		case <-j.stopped:
-			if !tstp && (j.foreground == nil || !j.foreground()) {
+			if !tstp && (asked || j.foreground == nil || !j.foreground()) {
 				// The command stopped itself, or was stopped from
 				// inside, with no shell to continue srt: a stopped srt
-				// would serve nothing and never end. The sandbox goes on.
+				// would serve nothing and never end. Or the stop
+				// answers a SIGTSTP that a SIGCONT srt forwarded since
+				// has overtaken (the answer can come after it). The
+				// sandbox goes on.
 				_ = cmd.Process.Signal(syscall.SIGCONT)
 				continue
 			}
@@ -79,6 +92,20 @@ func supervise(cmd *exec.Cmd, j job) (int, error) {
 			_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
 		case err := <-done:
 			return exitStatus(cmd, err)
+		}
+	}
+}
+
+// overtaken passes on the signals already waiting in sigs, in order, and
+// says whether one of them let the job go on.
+func overtaken(sigs <-chan os.Signal, pass func(os.Signal) bool) bool {
+	goesOn := false
+	for {
+		select {
+		case sig := <-sigs:
+			goesOn = pass(sig) || goesOn
+		default:
+			return goesOn
 		}
 	}
 }

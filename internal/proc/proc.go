@@ -74,16 +74,3 @@ func All() ([]Proc, error) {
 	}
 	return out, nil
 }
-
-// StoppedNow reports whether the process pid is stopped now (by a
-// signal, or in a trace stop), as this /proc tells; known is false when
-// it cannot tell (the process is gone, or /proc is not of its PID
-// namespace). A stop reported by wait may be stale by the time it is
-// read: a SIGCONT that came after it has already undone it.
-func StoppedNow(pid int) (stopped, known bool) {
-	p, ok := Of(pid)
-	if !ok {
-		return false, false
-	}
-	return p.State == "T" || p.State == "t", true
-}
