@@ -141,6 +141,27 @@ func darwinEnforcement() Enforcement {
 		Lacks: slices.Clone(darwinLacks)}
 }
 
+// windowsLacks are the guarantees of the Linux namespace sandbox that
+// the Windows plan does not give (the reference's known gaps among them).
+var windowsLacks = []string{
+	"the backend is an alpha: its plan is built and tested on Linux, and it has never run on a real Windows; srt on Windows still refuses to run commands",
+	"reads are the sandbox account's: the system's files that Users may read, and what the plan grants (the working directory, allowRead, allowWrite); the rest of the user's profile is not readable unless listed",
+	"a protected name, denyRead or denyWrite entry is enforced only where it exists at launch (ACEs name existing paths; there is no guard of names made while the command runs), and patterns not at all",
+	"programs that ignore the proxy variables cannot connect (no transparent path, no DNS stub); names resolved by the DNS Client service (Dnscache) on the command's behalf are not fenced",
+	"traffic of system services the command asks (SMB, WSL, the print spooler) is not fenced by the sandbox account's filters",
+	"processes outside the job are visible (no PID namespace)",
+	"masked credential files are hidden, not masked",
+}
+
+// windowsEnforcement is what a Windows run's plan would give.
+func windowsEnforcement() Enforcement {
+	return Enforcement{Level: Partial, Layers: []string{
+		"a dedicated local account with a write-restricted token: a write needs an ACE naming the account, which only srt's plan adds",
+		"WFP filters of a dynamic session: the account reaches srt's proxies on loopback and nothing else",
+		"a job object: kill on close, no breakaway, a process limit, UI restrictions"},
+		Lacks: slices.Clone(windowsLacks)}
+}
+
 // linuxEnforcement is the one place a Linux run's level is decided: the
 // namespace sandbox (with the Landlock layer unless noLandlock says why
 // not) or the fallback, under Landlock ABI abi (0: none).

@@ -3,8 +3,10 @@ package srt
 import (
 	"fmt"
 	"os"
+	"os/user"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 
 	"github.com/srt-go/srt/config"
@@ -13,6 +15,7 @@ import (
 	"github.com/srt-go/srt/policy"
 	"github.com/srt-go/srt/seatbelt"
 	"github.com/srt-go/srt/seccomp"
+	"github.com/srt-go/srt/winsec"
 )
 
 // PlanOptions say for which system, and where, a run is planned.
@@ -31,10 +34,11 @@ type PlanOptions struct {
 // computed without running anything: the first phase of every run, which
 // srt plan prints and --debug logs.
 type RunPlan struct {
-	OS          string      `json:"os"`
-	Enforcement Enforcement `json:"enforcement"`
-	Linux       *LinuxPlan  `json:"linux,omitempty"`
-	Darwin      *DarwinPlan `json:"darwin,omitempty"`
+	OS          string       `json:"os"`
+	Enforcement Enforcement  `json:"enforcement"`
+	Linux       *LinuxPlan   `json:"linux,omitempty"`
+	Darwin      *DarwinPlan  `json:"darwin,omitempty"`
+	Windows     *winsec.Plan `json:"windows,omitempty"`
 }
 
 // DarwinPlan is what the macOS backend applies: a Seatbelt profile, as
@@ -71,7 +75,7 @@ func Plan(settings *config.Settings, o PlanOptions) (*RunPlan, error) {
 	if goos == "" {
 		goos = runtime.GOOS
 	}
-	if goos != "linux" && goos != "darwin" {
+	if goos != "linux" && goos != "darwin" && goos != "windows" {
 		return nil, &UnsupportedError{Missing: "a sandbox backend for " + goos, Err: fmt.Errorf("no sandbox backend for %s yet: nothing to plan", goos)}
 	}
 	cwd, home := o.Dir, o.Home
@@ -84,8 +88,11 @@ func Plan(settings *config.Settings, o PlanOptions) (*RunPlan, error) {
 	if home == "" {
 		home, _ = os.UserHomeDir()
 	}
-	if goos == "darwin" {
+	switch goos {
+	case "darwin":
 		return darwinPlan(settings, home, cwd)
+	case "windows":
+		return windowsPlan(settings, home, cwd)
 	}
 	runDirs := filepath.Join(os.TempDir(), fmt.Sprintf("srt-%d", os.Getuid()))
 	rp, err := nsexec.PlanRun(settings, nsexec.PlanOptions{Home: home, Cwd: cwd, RunDirs: runDirs,
@@ -135,6 +142,38 @@ func darwinPlan(settings *config.Settings, home, cwd string) (*RunPlan, error) {
 	}
 	p.Rules = append(p.Rules, seatbeltRunRules(base, tmp, settings.Network.AllowAllUnixSockets)...)
 	return &RunPlan{OS: "darwin", Enforcement: darwinEnforcement(), Darwin: &DarwinPlan{Profile: p, Text: p.String()}}, nil
+}
+
+// windowsPlan is what a Windows session of settings would apply (the
+// paths read on this host's disk; the run's directory, made only by a
+// run, is named run-PLAN).
+func windowsPlan(settings *config.Settings, home, cwd string) (*RunPlan, error) {
+	if err := config.Check(settings, "windows"); err != nil {
+		return nil, err
+	}
+	o, err := winsec.OptionsOf(settings)
+	if err != nil {
+		return nil, err
+	}
+	base := filepath.Join(os.TempDir(), "srt-"+userName())
+	o.TempDir, o.Cwd = filepath.Join(base, "run-PLAN", "tmp"), cwd
+	pol, err := policy.Build(settings, policy.Env{Home: home, Cwd: cwd, Writable: []string{o.TempDir}, Private: base})
+	if err != nil {
+		return nil, err
+	}
+	p, err := winsec.Build(pol, o)
+	if err != nil {
+		return nil, err
+	}
+	return &RunPlan{OS: "windows", Enforcement: windowsEnforcement(), Windows: p}, nil
+}
+
+// userName names this process's user for a directory of its own.
+func userName() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return filepath.Base(strings.ReplaceAll(u.Username, "\\", "/"))
+	}
+	return strconv.Itoa(os.Getuid())
 }
 
 // seatbeltRunRules are the rules a macOS run's profile ends with, about
@@ -205,6 +244,9 @@ func (p *RunPlan) String() string {
 	if d := p.Darwin; d != nil {
 		b.WriteString("Seatbelt profile (the run's proxy ports are added when it starts):\n")
 		b.WriteString(d.Text)
+	}
+	if w := p.Windows; w != nil {
+		b.WriteString(w.String())
 	}
 	return b.String()
 }

@@ -121,10 +121,14 @@ func (e *RefusedError) Error() string {
 		// Removing the keys would not help: nothing runs there.
 		return msg
 	}
+	them, what := "it", "to run"
 	if len(parts) > 1 {
-		return msg + "; remove them from the settings to run"
+		them = "them"
 	}
-	return msg + "; remove it from the settings to run"
+	if e.GOOS == "windows" {
+		what = "to plan a run (srt-go's Windows backend is an alpha that plans, and runs nothing yet)"
+	}
+	return msg + "; remove " + them + " from the settings " + what
 }
 
 // appliesAnything reports whether srt applies any key on goos, which is
@@ -196,18 +200,29 @@ func MarkdownRules() string {
 
 // The reasons shared by many rows.
 var (
-	noWindowsBackend = Rule{Refused, "no Windows backend yet"}
-	applied          = Rule{Applied, ""}
+	// winApplied is a key the Windows plan applies; that backend is an
+	// alpha (its plan is tested on Linux; it has never run on Windows,
+	// where srt still refuses to run commands).
+	winApplied = Rule{Applied, "alpha: in the Windows plan (srt plan --os windows); never run on Windows"}
+	applied    = Rule{Applied, ""}
 	// macApplied is a key the macOS backend applies; that backend is
 	// experimental (it has never run on a Mac, and runs only with
 	// SRT_EXPERIMENTAL_DARWIN=1).
 	macApplied = Rule{Applied, "experimental backend"}
 )
 
-// core is a key every backend applies: applied on Linux and macOS,
-// refused where no backend exists yet.
+// core is a key every backend applies.
 func core(key string, linux Rule, set func(*Settings) bool) KeyRule {
-	return KeyRule{Key: key, Linux: linux, Darwin: macApplied, Windows: noWindowsBackend, set: set}
+	return KeyRule{Key: key, Linux: linux, Darwin: macApplied, Windows: winApplied, set: set}
+}
+
+// onWin gives a row a Windows rule of its own.
+func (k KeyRule) onWin(kind Handling, why string) KeyRule {
+	if kind == Applied {
+		why = winApplied.Why + ": " + why
+	}
+	k.Windows = Rule{kind, why}
+	return k
 }
 
 // onMac gives a row a macOS rule of its own.
@@ -250,10 +265,13 @@ var keyRules = []KeyRule{
 		func(s *Settings) bool { return s.Network.StrictAllowlist }),
 	core("network.deniedResolvedAddresses", applied, func(s *Settings) bool { return len(s.Network.DeniedResolvedAddresses) > 0 }),
 	core("network.allowUnixSockets", Rule{Applied, "by path (the reference ignores it on Linux)"},
-		func(s *Settings) bool { return len(s.Network.AllowUnixSockets) > 0 }).onMac("connecting to each path (the reference also lets a socket listen there)"),
-	core("network.allowAllUnixSockets", applied, func(s *Settings) bool { return s.Network.AllowAllUnixSockets }),
+		func(s *Settings) bool { return len(s.Network.AllowUnixSockets) > 0 }).onMac("connecting to each path (the reference also lets a socket listen there)").
+		onWin(Refused, "the Windows plan grants the sandbox account no socket path yet"),
+	core("network.allowAllUnixSockets", applied, func(s *Settings) bool { return s.Network.AllowAllUnixSockets }).
+		onWin(Refused, "the Windows plan grants the sandbox account no socket path yet"),
 	core("network.allowLocalBinding", Rule{Applied, "the namespace sandbox always lets the command listen, on ports private to its own network namespace; the fallback, which shares the host's network, lets a socket listen only with this key, and then only on loopback (the command also reaches its own listeners)"},
-		func(s *Settings) bool { return s.Network.AllowLocalBinding }).onMac("listening and connecting on loopback, never to a remote host"),
+		func(s *Settings) bool { return s.Network.AllowLocalBinding }).onMac("listening and connecting on loopback, never to a remote host").
+		onWin(Applied, "WFP filters let the sandbox account connect to and accept from loopback"),
 	macOnly("network.allowMachLookup", "Mach services", func(s *Settings) bool { return len(s.Network.AllowMachLookup) > 0 }),
 	core("network.httpProxyPort", applied, func(s *Settings) bool { return s.Network.HTTPProxyPort != nil }),
 	core("network.socksProxyPort", applied, func(s *Settings) bool { return s.Network.SOCKSProxyPort != nil }),
@@ -276,11 +294,16 @@ var keyRules = []KeyRule{
 		return s.Network.AmbiguousRequestTarget != "" && s.Network.AmbiguousRequestTarget != "refuse"
 	}),
 
-	core("filesystem.disabled", applied, func(s *Settings) bool { return s.Filesystem.Disabled }),
-	core("filesystem.denyRead", applied, func(s *Settings) bool { return len(s.Filesystem.DenyRead) > 0 }),
-	core("filesystem.allowRead", applied, func(s *Settings) bool { return len(s.Filesystem.AllowRead) > 0 }),
-	core("filesystem.allowWrite", applied, func(s *Settings) bool { return len(s.Filesystem.AllowWrite) > 0 }),
-	core("filesystem.denyWrite", applied, func(s *Settings) bool { return len(s.Filesystem.DenyWrite) > 0 }),
+	core("filesystem.disabled", applied, func(s *Settings) bool { return s.Filesystem.Disabled }).
+		onWin(Refused, "the sandbox account writes only where an ACE grants it: list the paths in allowWrite"),
+	core("filesystem.denyRead", applied, func(s *Settings) bool { return len(s.Filesystem.DenyRead) > 0 }).
+		onWin(Applied, "ACEs for the sandbox account on the paths that exist at launch; patterns and paths made later are not enforced"),
+	core("filesystem.allowRead", applied, func(s *Settings) bool { return len(s.Filesystem.AllowRead) > 0 }).
+		onWin(Applied, "ACEs for the sandbox account on the paths that exist at launch; patterns and paths made later are not enforced"),
+	core("filesystem.allowWrite", applied, func(s *Settings) bool { return len(s.Filesystem.AllowWrite) > 0 }).
+		onWin(Applied, "ACEs for the sandbox account on the paths that exist at launch; patterns and paths made later are not enforced"),
+	core("filesystem.denyWrite", applied, func(s *Settings) bool { return len(s.Filesystem.DenyWrite) > 0 }).
+		onWin(Applied, "ACEs for the sandbox account on the paths that exist at launch; patterns and paths made later are not enforced"),
 	core("filesystem.allowGitConfig", applied, func(s *Settings) bool { return s.Filesystem.AllowGitConfig }),
 	linuxOnly("filesystem.skipPathGuard", Rule{Applied, "the path guard is off: the protected names that exist at launch stay read-only mounts (as in the reference), those made during the run are not refused, and the enforcement report says so; the fallback refuses it (only the guard keeps its protected names)"},
 		"the path guard", func(s *Settings) bool { return s.Filesystem.SkipPathGuard }),
@@ -288,7 +311,7 @@ var keyRules = []KeyRule{
 	// Running with a credential rule dropped would put the very secret
 	// the rule names into the command's environment or files.
 	{Key: "credentials", Linux: Rule{Applied, "denied variables unset, denied files hidden; masked ones hold sentinels, and only srt's proxy puts the real values back, for their hosts, over TLS it terminated; a masked file reads as its masked copy (the fallback sandbox hides it instead)"},
-		Darwin: Rule{Applied, "experimental backend: masked files are hidden (a profile cannot put another file in their place), as in the reference"}, Windows: Rule{Refused, "no Windows backend yet; it will hide masked files, as the reference does"}, set: credentialsSet},
+		Darwin: Rule{Applied, "experimental backend: masked files are hidden (a profile cannot put another file in their place), as in the reference"}, Windows: Rule{Refused, "the Windows plan does not hide credential files yet; it will hide masked files, as the reference does"}, set: credentialsSet},
 	core("ignoreViolations", applied, func(s *Settings) bool { return len(s.IgnoreViolations) > 0 }),
 	linuxOnly("enableWeakerNestedSandbox", applied, "the fallback for hosts without user namespaces", func(s *Settings) bool { return s.EnableWeakerNestedSandbox }),
 	linuxOnly("allowNestedUserNamespaces", applied, "user namespaces", func(s *Settings) bool { return s.AllowNestedUserNamespaces }),
@@ -306,8 +329,9 @@ var keyRules = []KeyRule{
 	{Key: "javaAgentJarPath", Linux: Rule{Applied, "-javaagent:<path> leads JAVA_TOOL_OPTIONS, before the inherited value"},
 		Darwin: macApplied, Windows: Rule{NoMeaning, "the reference uses it on macOS and Linux only"},
 		set: func(s *Settings) bool { return s.JavaAgentJarPath != "" }},
-	{Key: "windows", Linux: Rule{NoMeaning, "Windows only"}, Darwin: Rule{NoMeaning, "Windows only"}, Windows: noWindowsBackend,
-		set: func(s *Settings) bool { return s.Windows != nil && !s.Windows.isZero() }},
+	{Key: "windows", Linux: Rule{NoMeaning, "Windows only"}, Darwin: Rule{NoMeaning, "Windows only"},
+		Windows: Rule{Applied, winApplied.Why + ": sandboxUser, proxyPortRange and the WFP sublayer (sublayerGuid, or wfpSublayerGuid) are planned; backend must be srt-win (srt-go builds no MXC backend); srtWin.path means nothing to a single binary"},
+		set:     func(s *Settings) bool { return s.Windows != nil && !s.Windows.isZero() }},
 	core("git.safeDirectories", Rule{Applied, "GIT_CONFIG_COUNT/KEY_n/VALUE_n give safe.directory for each directory and what is beneath it (\"*\" past 8), after an inherited GIT_CONFIG_COUNT; an inherited GIT_CONFIG_COUNT=0 opts out"},
 		func(s *Settings) bool { return s.Git != nil && len(s.Git.SafeDirectories) > 0 }),
 }

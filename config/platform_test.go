@@ -209,7 +209,7 @@ func TestDefaultsSpelledOutAskNothing(t *testing.T) {
 // are not among them.
 func TestCheckRefusals(t *testing.T) {
 	s := parse(t, with("credentials", m{"envVars": arr{m{"name": "NPM_TOKEN", "mode": "deny"}}},
-		"network.requireHostMatch", true, "enableWeakerNestedSandbox", true, "ripgrep", m{"command": "rg"}))
+		"filesystem.disabled", true, "network.requireHostMatch", true, "enableWeakerNestedSandbox", true, "ripgrep", m{"command": "rg"}))
 	if err := Check(s, "linux"); err != nil {
 		t.Errorf("linux: %v", err)
 	}
@@ -222,11 +222,12 @@ func TestCheckRefusals(t *testing.T) {
 	for _, r := range re.Refusals {
 		keys = append(keys, r.Key)
 	}
-	if want := []string{"network.requireHostMatch", "credentials"}; !slices.Equal(keys, want) {
+	if want := []string{"filesystem.disabled", "credentials"}; !slices.Equal(keys, want) {
 		t.Errorf("refused %q, want %q", keys, want)
 	}
-	want := "network.requireHostMatch is not supported on windows yet (no Windows backend yet); " +
-		"credentials is not supported on windows yet (no Windows backend yet; it will hide masked files, as the reference does)"
+	want := "filesystem.disabled is not supported on windows yet (the sandbox account writes only where an ACE grants it: list the paths in allowWrite); " +
+		"credentials is not supported on windows yet (the Windows plan does not hide credential files yet; it will hide masked files, as the reference does); " +
+		"remove them from the settings to plan a run (srt-go's Windows backend is an alpha that plans, and runs nothing yet)"
 	if err.Error() != want {
 		t.Errorf("Check:\n got %s\nwant %s", err, want)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/srt-go/srt"
 	"github.com/srt-go/srt/internal/testenv"
 )
 
@@ -75,14 +77,92 @@ func TestPlanMatchesRun(t *testing.T) {
 				t.Errorf("the plan lacks %s:\n%s", want, plan.stdout)
 			}
 		}
-		// macOS's plan is its profile, printed on any host; Windows has
-		// no backend to plan for.
+		// macOS's plan is its profile, printed on any host; a system
+		// srt-go knows nothing of gets one line.
 		if r := b.exec(nil, []string{"NOSETTINGS"}, "plan", "--os", "darwin", "-s", cfg); r.code != 0 || !strings.Contains(r.stdout, "(version 1)") {
 			t.Errorf("plan --os darwin: %+v", r)
 		}
-		r := b.exec(nil, []string{"NOSETTINGS"}, "plan", "--os", "windows", "-s", cfg)
-		if r.code != 1 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || !strings.Contains(r.stderr, "no sandbox backend for windows") {
-			t.Errorf("plan --os windows: %+v", r)
+		r := b.exec(nil, []string{"NOSETTINGS"}, "plan", "--os", "plan9", "-s", cfg)
+		if r.code != 1 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || !strings.Contains(r.stderr, "plan9") {
+			t.Errorf("plan --os plan9: %+v", r)
 		}
 	})
+}
+
+// srt plan --os windows --json prints, on any host, the Windows plan of
+// a settings file with allowWrite, denyWrite, denyRead, allowRead and
+// allowedDomains: the sandbox account and its write-restricted token;
+// an ACE for each entry (modify for allowWrite, read for allowRead, all
+// denied for denyRead with its parent's FILE_DELETE_CHILD denied, every
+// write denied for denyWrite and for the protected names that exist);
+// WFP filters that let the account reach only the proxies' ports on
+// loopback, over IPv4 and IPv6; the job's limits; the proxy variables.
+func TestPlanWindows(t *testing.T) {
+	b := newBox(t, "~/.ssh/id_rsa", "~/.ssh/known_hosts", "~/out/x", "secrets/k", "src/a.go")
+	b.write(".bashrc", "x")
+	b.write(".git/hooks/pre-commit", "x")
+	doc := `{"network":{"allowedDomains":["example.com"],"deniedDomains":[]},` +
+		`"filesystem":{"denyRead":["~/.ssh"],"allowRead":["~/.ssh/known_hosts"],"allowWrite":[".","~/out"],"denyWrite":["secrets"]},` +
+		`"windows":{"sandboxUser":"sbx-user","proxyPortRange":[61000,61009]}}`
+	cfg := filepath.Join(filepath.Dir(b.W), "plan.json")
+	b.write("../plan.json", doc)
+	r := b.exec(nil, []string{"NOSETTINGS"}, "plan", "--os", "windows", "--json", "-s", cfg)
+	if r.code != 0 {
+		t.Fatalf("srt plan: %+v", r)
+	}
+	var p srt.RunPlan
+	if err := json.Unmarshal([]byte(r.stdout), &p); err != nil || p.Windows == nil || p.OS != "windows" {
+		t.Fatalf("%v:\n%s", err, r.stdout)
+	}
+	w := p.Windows
+	if w.Identity.Account != "sbx-user" || !strings.Contains(w.Identity.Token, "write-restricted") || p.Enforcement.Level != srt.Partial {
+		t.Errorf("identity %+v, level %s", w.Identity, p.Enforcement.Level)
+	}
+	type ace struct {
+		path   string
+		deny   bool
+		rights string
+	}
+	const modify, read, all, write = "FILE_READ_DATA|FILE_WRITE_DATA|FILE_APPEND_DATA|FILE_READ_EA|FILE_WRITE_EA|FILE_EXECUTE|FILE_READ_ATTRIBUTES|FILE_WRITE_ATTRIBUTES|DELETE|READ_CONTROL|SYNCHRONIZE",
+		"FILE_READ_DATA|FILE_READ_EA|FILE_EXECUTE|FILE_READ_ATTRIBUTES|READ_CONTROL|SYNCHRONIZE",
+		"FILE_READ_DATA|FILE_WRITE_DATA|FILE_APPEND_DATA|FILE_READ_EA|FILE_WRITE_EA|FILE_EXECUTE|FILE_DELETE_CHILD|FILE_READ_ATTRIBUTES|FILE_WRITE_ATTRIBUTES|DELETE|READ_CONTROL|WRITE_DAC|WRITE_OWNER",
+		"FILE_WRITE_DATA|FILE_APPEND_DATA|FILE_WRITE_EA|FILE_DELETE_CHILD|FILE_WRITE_ATTRIBUTES|DELETE|WRITE_DAC|WRITE_OWNER"
+	got := map[ace]bool{}
+	for _, a := range w.ACEs {
+		got[ace{a.Path, a.Deny, a.Rights}] = true
+		if a.Trustee != "sbx-user" || a.Undo == "" {
+			t.Errorf("ACE %+v", a)
+		}
+	}
+	for _, want := range []ace{{b.W, false, modify}, {b.path("~/out"), false, modify}, {b.path("~/.ssh"), true, all},
+		{b.H, true, "FILE_DELETE_CHILD"}, {b.path("~/.ssh/known_hosts"), false, read}, {b.path("secrets"), true, write},
+		{b.path(".bashrc"), true, write}, {b.path(".git/hooks"), true, write}} {
+		if !got[want] {
+			t.Errorf("no ACE %+v", want)
+		}
+	}
+	if d := w.Network.AllowedDomains; len(d) != 1 || d[0] != "example.com" {
+		t.Errorf("allowed domains %v", d)
+	}
+	for _, suffix := range []string{"V4", "V6"} {
+		permit, blockAll := false, false
+		for _, f := range w.Network.Filters {
+			conds := fmt.Sprint(f.Conditions)
+			switch {
+			case f.Layer == "ALE_AUTH_CONNECT_"+suffix && f.Action == "permit" && strings.Contains(conds, "sbx-user") && strings.Contains(conds, "61000-61009"):
+				permit = true
+			case f.Layer == "ALE_AUTH_CONNECT_"+suffix && f.Action == "block" && len(f.Conditions) == 1 && strings.Contains(conds, "sbx-user"):
+				blockAll = true
+			}
+		}
+		if !permit || !blockAll {
+			t.Errorf("%s filters: the proxies permitted %v, the rest blocked %v: %+v", suffix, permit, blockAll, w.Network.Filters)
+		}
+	}
+	if j := w.Job; !j.KillOnClose || j.Breakaway || j.ActiveProcesses == 0 {
+		t.Errorf("job %+v", j)
+	}
+	if !strings.Contains(fmt.Sprint(w.Env), "http_proxy") {
+		t.Errorf("environment %+v", w.Env)
+	}
 }
