@@ -133,7 +133,7 @@ type conn struct {
 func decide(fs []Filter, c conn) string {
 	best, action := -1, "permit"
 	for _, f := range fs {
-		if f.Layer != c.layer || f.Weight <= best || !holds(f.Conditions, c) {
+		if f.Layer != c.layer || f.Weight <= best || !conditionsHold(f.Conditions, c) {
 			continue
 		}
 		best, action = f.Weight, f.Action
@@ -141,7 +141,7 @@ func decide(fs []Filter, c conn) string {
 	return action
 }
 
-func holds(cs []Condition, c conn) bool {
+func conditionsHold(cs []Condition, c conn) bool {
 	for _, k := range cs {
 		switch k.Field {
 		case "ALE_USER_ID":
