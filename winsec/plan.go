@@ -25,6 +25,7 @@ package winsec
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -294,11 +295,22 @@ type Filter struct {
 }
 
 // Condition is one condition of a filter; all of a filter's hold.
+// Field, Match and Value say it for people; arg is what the OS half
+// passes to WFP: a users (ALE_USER_ID), a netip.Addr (the remote
+// address), a portRange or a []int of ports (the remote port).
 type Condition struct {
 	Field string `json:"field"`
 	Match string `json:"match"`
 	Value string `json:"value"`
+	arg   any
 }
+
+// users is an ALE_USER_ID condition: the token holds the sandbox
+// account's SID (or, with none, holds neither it nor srt's own user's).
+type users struct{ none bool }
+
+// portRange is an IP_REMOTE_PORT condition: lo to hi, both in.
+type portRange struct{ lo, hi int }
 
 // DefaultSublayer is srt's sublayer when the settings name none.
 const DefaultSublayer = "5e1ecb7a-5d1c-4c0e-9a1f-73727467740a"
@@ -309,18 +321,22 @@ func network(o Options, account string, ports [2]int) Network {
 		sublayer = DefaultSublayer
 	}
 	n := Network{Session: "dynamic (FWPM_SESSION_FLAG_DYNAMIC)", Sublayer: sublayer, Ports: ports, AllowedDomains: append([]string{}, o.AllowedDomains...)}
-	sandbox := Condition{Field: "ALE_USER_ID", Match: "the token holds", Value: account}
-	proxyPorts := Condition{Field: "IP_REMOTE_PORT", Match: "range", Value: strconv.Itoa(ports[0]) + "-" + strconv.Itoa(ports[1])}
+	sandbox := Condition{Field: "ALE_USER_ID", Match: "the token holds", Value: account, arg: users{}}
+	others := Condition{Field: "ALE_USER_ID", Match: "the token holds none of", Value: account + ", srt's own user", arg: users{none: true}}
+	proxyPorts := Condition{Field: "IP_REMOTE_PORT", Match: "range", Value: strconv.Itoa(ports[0]) + "-" + strconv.Itoa(ports[1]), arg: portRange{ports[0], ports[1]}}
 	if len(o.ProxyPorts) > 0 {
-		proxyPorts.Match, proxyPorts.Value = "one of", joinInts(o.ProxyPorts)
+		proxyPorts.Match, proxyPorts.Value, proxyPorts.arg = "one of", joinInts(o.ProxyPorts), append([]int(nil), o.ProxyPorts...)
 	}
-	for _, v := range []struct{ suffix, loopback string }{{"V4", "127.0.0.1"}, {"V6", "::1"}} {
-		loop := Condition{Field: "IP_REMOTE_ADDRESS", Match: "equal", Value: v.loopback}
+	for _, v := range []struct {
+		suffix   string
+		loopback netip.Addr
+	}{{"V4", netip.MustParseAddr("127.0.0.1")}, {"V6", netip.IPv6Loopback()}} {
+		loop := Condition{Field: "IP_REMOTE_ADDRESS", Match: "equal", Value: v.loopback.String(), arg: v.loopback}
 		connect, accept := "ALE_AUTH_CONNECT_"+v.suffix, "ALE_AUTH_RECV_ACCEPT_"+v.suffix
 		n.Filters = append(n.Filters,
 			Filter{Layer: connect, Action: "permit", Weight: 15, Conditions: []Condition{sandbox, loop, proxyPorts},
 				Why: "the sandbox reaches srt's proxies on loopback (every allowed domain goes through them)"},
-			Filter{Layer: connect, Action: "block", Weight: 14, Conditions: []Condition{{Field: "ALE_USER_ID", Match: "the token holds none of", Value: account + ", srt's own user"}, loop, proxyPorts},
+			Filter{Layer: connect, Action: "block", Weight: 14, Conditions: []Condition{others, loop, proxyPorts},
 				Why: "no other local account reaches the proxies"})
 		if o.LocalBinding {
 			n.Filters = append(n.Filters,

@@ -2,6 +2,7 @@ package winsec
 
 import (
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -222,6 +223,16 @@ func TestPlanNetwork(t *testing.T) {
 				} {
 					if got := decide(p.Network.Filters, c.conn); got != c.want {
 						t.Errorf("allowLocalBinding %v, ports %v: %+v: %s, want %s", local, ports, c.conn, got, c.want)
+					}
+				}
+			}
+			// Every condition has the form the OS half hands to WFP.
+			for _, f := range p.Network.Filters {
+				for _, c := range f.Conditions {
+					switch c.arg.(type) {
+					case users, netip.Addr, portRange, []int:
+					default:
+						t.Errorf("%s: condition %+v has no WFP form", f.Why, c)
 					}
 				}
 			}
