@@ -34,7 +34,7 @@ func usagef(format string, args ...any) error {
 
 // subcommands are recognised only as the very first argument, so that
 // "srt -- schema" still runs a program called schema.
-var subcommands = map[string]bool{"schema": true, "doctor": true, "ssh-proxy": true, "plan": true}
+var subcommands = map[string]bool{"schema": true, "doctor": true, "ssh-proxy": true, "plan": true, "windows-install": true, "windows-uninstall": true}
 
 // parseArgs reads srt's own options. They end at the first word that is
 // not one of them, or at "--": everything after belongs to the command,
@@ -201,6 +201,7 @@ const usage = `usage: srt [options] [--] command [args...]
        srt schema
        srt doctor
        srt plan [--os linux|darwin|windows] [--json] [--fallback] [-s FILE]
+       srt windows-install [--sandbox-user NAME] [--force] | windows-uninstall
 
 Runs a command so that it and everything it starts can read, write and
 connect only where the settings allow, enforced by the kernel.
@@ -229,6 +230,9 @@ Subcommands:
                         the weaker Linux fallback; exit 1 for a system with
                         no backend
   ssh-proxy HOST PORT   inside the sandbox: ssh's ProxyCommand through the policy
+  windows-install [--sandbox-user NAME] [--force]
+                        Windows, elevated, once: make the sandbox account
+  windows-uninstall     Windows, elevated: remove it
 
 Exit status: the command's own; 128+N when it died of signal N; 1 when srt
 itself fails (messages start with "srt: ").

@@ -71,6 +71,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return plan(c, o.subcmdArgs)
 	case o.subcommand == "ssh-proxy":
 		return sshProxy(c, o.subcmdArgs)
+	case o.subcommand == "windows-install" || o.subcommand == "windows-uninstall":
+		return windowsInstall(c, o.subcommand, o.subcmdArgs)
 	case o.help:
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -293,6 +294,33 @@ func TestInfoOptions(t *testing.T) {
 	}
 	if r := runSrt(t, nil, "schema", "x"); r.code != 1 {
 		t.Errorf("srt schema x: exit %d", r.code)
+	}
+}
+
+// windows-install and windows-uninstall say, off Windows, that they run
+// there only (exit 1); the reference's options for machine-wide filters
+// and profile grants are refused with what to use instead, on any host;
+// an unknown argument is refused.
+func TestWindowsInstallCommand(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("makes a local account on Windows: not in a test")
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"windows-install"}, "runs on Windows only"},
+		{[]string{"windows-install", "--sandbox-user", "sbx", "--force"}, "runs on Windows only"},
+		{[]string{"windows-uninstall"}, "runs on Windows only"},
+		{[]string{"windows-install", "--proxy-port-range", "1-2"}, "windows.proxyPortRange"},
+		{[]string{"windows-install", "--skip-profile-grant"}, "filesystem.allowRead"},
+		{[]string{"windows-uninstall", "--force"}, "unknown argument"},
+		{[]string{"windows-install", "--sandbox-user"}, "takes a name"},
+	} {
+		r := runSrt(t, nil, c.args...)
+		if r.code != 1 || !strings.Contains(r.stderr, c.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+			t.Errorf("srt %q = %+v, want exit 1 and %q", c.args, r, c.want)
+		}
 	}
 }
 
