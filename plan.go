@@ -136,11 +136,11 @@ func darwinPlan(settings *config.Settings, home, cwd string) (*RunPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := seatbelt.Build(pol, seatbeltSettings(settings, home, cwd, "srt-PLAN", nil))
+	p, err := seatbelt.Build(pol, seatbelt.SettingsFor(settings, home, cwd, "srt-PLAN", nil))
 	if err != nil {
 		return nil, err
 	}
-	p.Rules = append(p.Rules, seatbeltRunRules(base, tmp, settings.Network.AllowAllUnixSockets)...)
+	p.Rules = append(p.Rules, seatbelt.RunDirRules(base, tmp, settings.Network.AllowAllUnixSockets)...)
 	return &RunPlan{OS: "darwin", Enforcement: darwinEnforcement(), Darwin: &DarwinPlan{Profile: p, Text: p.String()}}, nil
 }
 
@@ -174,56 +174,6 @@ func userName() string {
 		return filepath.Base(strings.ReplaceAll(u.Username, "\\", "/"))
 	}
 	return strconv.Itoa(os.Getuid())
-}
-
-// seatbeltRunRules are the rules a macOS run's profile ends with, about
-// srt's own directory base of run dirs (a real path, as Seatbelt sees
-// paths) and the run's TMPDIR tmp.
-func seatbeltRunRules(base, tmp string, allowAllUnixSockets bool) []seatbelt.Rule {
-	under := "^" + seatbelt.LiteralRegex(base) + "/"
-	rules := []seatbelt.Rule{
-		// The keeper reads the profile before it applies it; the command
-		// may read neither its own after, nor another run's: a tag would
-		// let it forge that run's denials in the system log.
-		{Action: seatbelt.Deny, Ops: []string{"file-read*", "file-write*"},
-			Filters: []seatbelt.Filter{{Kind: "regex", Value: under + "run-[^/]+/profile\\.sb$"}}, Why: "the runs' profiles, whose tags are srt's"},
-		// srt's own sockets (a wrapped run's, which a command could take
-		// or flood) and other runs' are never the command's, whatever
-		// allowAllUnixSockets says; its own TMPDIR's are, where that
-		// setting allows sockets.
-		socketRule(seatbelt.Deny, under, "srt's own sockets, and other runs'"),
-	}
-	if allowAllUnixSockets {
-		rules = append(rules, socketRule(seatbelt.Allow, "^"+seatbelt.LiteralRegex(tmp)+"/", "allowAllUnixSockets: the run's own TMPDIR"))
-	}
-	return rules
-}
-
-// socketRule is a rule on connecting to and binding Unix sockets whose
-// paths match re.
-func socketRule(a seatbelt.Action, re, why string) seatbelt.Rule {
-	return seatbelt.Rule{Action: a, Ops: []string{"network-outbound", "network-bind"}, Filters: []seatbelt.Filter{
-		{Kind: "remote unix-socket", Inner: &seatbelt.Filter{Kind: "path-regex", Value: re}},
-		{Kind: "local unix-socket", Inner: &seatbelt.Filter{Kind: "path-regex", Value: re}}}, Why: why}
-}
-
-// seatbeltSettings is what a macOS run's profile says besides its
-// filesystem policy: the settings' network, Mach, Apple Events and pty
-// keys, the run's tag and its proxies' loopback ports.
-func seatbeltSettings(settings *config.Settings, home, cwd, tag string, ports []int) seatbelt.Settings {
-	n := settings.Network
-	s := seatbelt.Settings{Options: seatbelt.Options{Tag: tag, GitConfig: settings.Filesystem.AllowGitConfig}, ProxyPorts: ports,
-		LocalBinding: n.AllowLocalBinding, AllUnixSockets: n.AllowAllUnixSockets, MachLookup: n.AllowMachLookup,
-		WeakerNetworkIsolation: settings.EnableWeakerNetworkIsolation, AppleEvents: settings.AllowAppleEvents, Pty: settings.AllowPty}
-	for _, e := range n.AllowUnixSockets {
-		if p, ok, err := config.Expand(config.PathEntry{Path: e, Literal: true}, home, cwd); err == nil && ok {
-			if real, err := filepath.EvalSymlinks(p.Path); err == nil {
-				p.Path = real
-			}
-			s.UnixSockets = append(s.UnixSockets, p.Path)
-		}
-	}
-	return s
 }
 
 // String renders the plan for people.

@@ -198,10 +198,10 @@ func (s *Sandbox) prepareSeatbelt(ctx context.Context, ps *proxySession, session
 	var id [4]byte
 	rand.Read(id[:])
 	sr.tag = hex.EncodeToString(id[:])
-	if sr.profile, err = seatbelt.Build(pol, seatbeltSettings(settings, home, cwd, seatbelt.NewTag(session, sr.tag), ports)); err != nil {
+	if sr.profile, err = seatbelt.Build(pol, seatbelt.SettingsFor(settings, home, cwd, seatbelt.NewTag(session, sr.tag), ports)); err != nil {
 		return nil, err
 	}
-	sr.profile.Rules = append(sr.profile.Rules, seatbeltRunRules(base, tmp, settings.Network.AllowAllUnixSockets)...)
+	sr.profile.Rules = append(sr.profile.Rules, seatbelt.RunDirRules(base, tmp, settings.Network.AllowAllUnixSockets)...)
 	s.debugf("Seatbelt profile:\n%s", sr.profile)
 	if err := sr.keeper(ctx, sr.profile.String(), seatbelt.Launch{Terminal: o.Terminal, NullFDs: o.NullFDs}, argv, env, cwd); err != nil {
 		return nil, err
