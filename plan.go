@@ -1,6 +1,7 @@
 package srt
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/user"
@@ -10,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/srt-go/srt/config"
+	"github.com/srt-go/srt/internal/backend"
 	"github.com/srt-go/srt/landlock"
 	"github.com/srt-go/srt/nsexec"
 	"github.com/srt-go/srt/policy"
@@ -100,7 +102,7 @@ func Plan(settings *config.Settings, o PlanOptions) (*RunPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return linuxRunPlan(rp, newBackend(nil).landlockABI()), nil
+	return linuxRunPlan(rp, newBackend(nil).LandlockABI()), nil
 }
 
 // linuxRunPlan is the facade's view of nsexec's plan, under Landlock ABI
@@ -115,11 +117,24 @@ func linuxRunPlan(rp *nsexec.RunPlan, abi int) *RunPlan {
 	if arch.Nr != nil {
 		lp.SeccompProgram = strings.Split(strings.TrimSuffix(seccomp.Disassemble(arch, seccomp.Filter(arch, rp.Seccomp)), "\n"), "\n")
 	}
-	e := linuxEnforcement(rp.Fallback, rp.NoLandlock, abi)
+	e := backend.LinuxEnforcement(rp.Fallback, rp.NoLandlock, abi)
 	if rp.GuardSkipped {
-		e.Lacks = append(e.Lacks, guardSkippedLacks)
+		e.Lacks = append(e.Lacks, backend.GuardSkippedLacks)
 	}
 	return &RunPlan{OS: "linux", Enforcement: e, Linux: lp}
+}
+
+// linuxPlanJSON is a Linux run's plan with its enforcement e, as srt plan
+// --json prints it: the Linux backend's debug log prints it for every
+// run (srt_linux.go gives it this).
+func linuxPlanJSON(rp *nsexec.RunPlan, e Enforcement) []byte {
+	p := linuxRunPlan(rp, 0) // the ABI only decides the enforcement, e
+	p.Enforcement = e
+	data, err := json.Marshal(p)
+	if err != nil {
+		return nil
+	}
+	return data
 }
 
 // darwinPlan is the profile a macOS run of settings would get (the
@@ -141,7 +156,7 @@ func darwinPlan(settings *config.Settings, home, cwd string) (*RunPlan, error) {
 		return nil, err
 	}
 	p.Rules = append(p.Rules, seatbelt.RunDirRules(base, tmp, settings.Network.AllowAllUnixSockets)...)
-	return &RunPlan{OS: "darwin", Enforcement: darwinEnforcement(), Darwin: &DarwinPlan{Profile: p, Text: p.String()}}, nil
+	return &RunPlan{OS: "darwin", Enforcement: backend.DarwinEnforcement(), Darwin: &DarwinPlan{Profile: p, Text: p.String()}}, nil
 }
 
 // windowsPlan is what a Windows session of settings would apply (the
@@ -165,7 +180,7 @@ func windowsPlan(settings *config.Settings, home, cwd string) (*RunPlan, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &RunPlan{OS: "windows", Enforcement: windowsEnforcement(), Windows: p}, nil
+	return &RunPlan{OS: "windows", Enforcement: backend.WindowsEnforcement(), Windows: p}, nil
 }
 
 // userName names this process's user for a directory of its own.

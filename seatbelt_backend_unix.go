@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/srt-go/srt/config"
+	"github.com/srt-go/srt/internal/backend"
 	"github.com/srt-go/srt/internal/rundir"
 	"github.com/srt-go/srt/netfilter"
 	"github.com/srt-go/srt/proxy"
@@ -38,8 +39,8 @@ import (
 const experimentalDarwin = "SRT_EXPERIMENTAL_DARWIN"
 
 type seatbeltBackend struct {
-	*Sandbox
-	proxySession
+	host    backend.Host
+	proxies backend.Proxies
 	// session ends every run's profile tag.
 	session string
 	// streamLog follows the system log's denials of the session's
@@ -151,22 +152,22 @@ func (r *seatbeltCmd) follow(end func()) {
 	end()
 }
 
-func (s *seatbeltBackend) supported() error {
+func (s *seatbeltBackend) Supported() error {
 	if os.Getenv(experimentalDarwin) != "1" {
-		return &UnsupportedError{Missing: "a macOS backend that has run on a Mac",
+		return &backend.UnsupportedError{Missing: "a macOS backend that has run on a Mac",
 			Err: errors.New("srt's macOS backend is built and tested on Linux but has never run on macOS; set " + experimentalDarwin + "=1 to use it anyway")}
 	}
 	return nil
 }
 
-func (s *seatbeltBackend) start(settings *config.Settings) error {
+func (s *seatbeltBackend) Start(settings *config.Settings) error {
 	var b [6]byte
 	rand.Read(b[:])
 	s.session = hex.EncodeToString(b[:])
 	s.runs = map[*seatbeltCmd]struct{}{}
-	if err := s.startProxies(s.Sandbox, settings, func(d proxy.Decision) {
+	if err := s.proxies.Start(s.host, settings, func(d proxy.Decision) {
 		if r := s.find(func(r *seatbeltCmd) bool { return r.client == d.Client }); r != nil {
-			s.recordFor(r.key, r.text, fromDecision(d))
+			s.host.Record(r.key, r.text, backend.FromDecision(d))
 		}
 	}); err != nil {
 		return err
@@ -175,7 +176,7 @@ func (s *seatbeltBackend) start(settings *config.Settings) error {
 		ctx, cancel := context.WithCancel(context.Background())
 		s.stopLog = cancel
 		if err := s.streamLog(ctx, s.session, s.denied); err != nil {
-			s.debugf("The system log cannot be read (%v): denials inside the sandbox go unreported", err)
+			s.host.Debugf("The system log cannot be read (%v): denials inside the sandbox go unreported", err)
 		}
 	}
 	return nil
@@ -201,16 +202,16 @@ func (s *seatbeltBackend) denied(d seatbelt.Denial) {
 		return
 	}
 	if r := s.find(func(r *seatbeltCmd) bool { return r.tag == id }); r != nil {
-		s.recordFor(r.key, r.text, Violation{Kind: KindSyscall, Operation: d.Operation, Target: d.Target, Reason: "Seatbelt: " + d.Process})
+		s.host.Record(r.key, r.text, backend.Violation{Kind: backend.KindSyscall, Operation: d.Operation, Target: d.Target, Reason: "Seatbelt: " + d.Process})
 	}
 }
 
-func (s *seatbeltBackend) setNetwork(n config.Network, p *netfilter.Policy) error {
-	return s.proxySession.setNetwork(s.Sandbox, n, p)
+func (s *seatbeltBackend) SetNetwork(n config.Network, p *netfilter.Policy) error {
+	return s.proxies.SetNetwork(n, p)
 }
 
-// stop ends the session: its runs, the log, the proxies.
-func (s *seatbeltBackend) stop() {
+// Stop ends the session: its runs, the log, the proxies.
+func (s *seatbeltBackend) Stop() {
 	s.mu.Lock()
 	runs := s.runs
 	s.runs = map[*seatbeltCmd]struct{}{}
@@ -221,24 +222,26 @@ func (s *seatbeltBackend) stop() {
 	if s.stopLog != nil {
 		s.stopLog()
 	}
-	s.stopProxies()
+	s.proxies.Stop()
 }
 
-func (s *seatbeltBackend) enforcement(*config.Settings) Enforcement { return darwinEnforcement() }
-func (s *seatbeltBackend) hostWritable(path string) bool            { return writableOnHost(path) }
-func (s *seatbeltBackend) settle(string)                            {}
-func (s *seatbeltBackend) explainStart(err error) error             { return err }
-func (s *seatbeltBackend) landlockABI() int                         { return 0 }
+func (s *seatbeltBackend) Enforcement(*config.Settings) backend.Enforcement {
+	return backend.DarwinEnforcement()
+}
+func (s *seatbeltBackend) HostWritable(path string) bool { return backend.WritableOnHost(path) }
+func (s *seatbeltBackend) Settle(string)                 {}
+func (s *seatbeltBackend) ExplainStart(err error) error  { return err }
+func (s *seatbeltBackend) LandlockABI() int              { return 0 }
 
-// wrap prepares a run for a caller that starts it itself: the argv it
+// Wrap prepares a run for a caller that starts it itself: the argv it
 // returns starts srt in the wrap role (seatbelt/wrap.go), which takes the
 // run from a socket in the run's directory, once.
-func (s *seatbeltBackend) wrap(o Run, argv []string) ([]string, error) {
+func (s *seatbeltBackend) Wrap(o backend.Run, argv []string) ([]string, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	cmd, err := s.command(context.Background(), o, argv)
+	cmd, err := s.Command(context.Background(), o, argv)
 	if err != nil {
 		return nil, err
 	}
@@ -322,15 +325,15 @@ func (r *seatbeltCmd) handOverTo(c *net.UnixConn, secret string) bool {
 	return true
 }
 
-// doctor says what this Mac offers: the system, whether a profile srt
+// Doctor says what this Mac offers: the system, whether a profile srt
 // applies is enforced (a probe run through the keeper, as every run), the
 // system log's reader, trustd.
-func (s *seatbeltBackend) doctor() *Report {
+func (s *seatbeltBackend) Doctor() *backend.Report {
 	version := "unknown"
 	if s.osVersion != nil {
 		version = s.osVersion()
 	}
-	probe := Feature{Name: "Seatbelt (sandbox_init, applied by srt's keeper)", OK: true,
+	probe := backend.Feature{Name: "Seatbelt (sandbox_init, applied by srt's keeper)", OK: true,
 		Detail: "a probe's profile denied it a file, as enforced; macOS " + version}
 	run := s.probe
 	if run == nil {
@@ -339,12 +342,12 @@ func (s *seatbeltBackend) doctor() *Report {
 	if err := run(); err != nil {
 		probe.OK, probe.Detail = false, err.Error()+"; macOS "+version
 	}
-	logReader := Feature{Name: "the system log's reader (" + seatbelt.LogCommand + ")", OK: true,
+	logReader := backend.Feature{Name: "the system log's reader (" + seatbelt.LogCommand + ")", OK: true,
 		Detail: "denials inside the profile are reported as violations"}
 	if _, err := os.Stat(seatbelt.LogCommand); err != nil {
 		logReader.OK, logReader.Detail = false, "not found: denials inside the profile go unreported"
 	}
-	r := &Report{Enforcement: darwinEnforcement(), Features: []Feature{probe, logReader,
+	r := &backend.Report{Enforcement: backend.DarwinEnforcement(), Features: []backend.Feature{probe, logReader,
 		// Go's crypto/x509 (and gh, terraform, …) verifies certificates
 		// through trustd on macOS, which the profile reaches only with
 		// enableWeakerNetworkIsolation: without it their TLS fails.
@@ -352,11 +355,11 @@ func (s *seatbeltBackend) doctor() *Report {
 			Detail: "reachable only with enableWeakerNetworkIsolation; set it if such programs must verify TLS inside"},
 		{Name: "this backend on a Mac", OK: false, Detail: "built and tested on Linux; not yet run on macOS by this project's CI"},
 	}}
-	if err := s.supported(); err != nil {
-		r.Enforcement = Enforcement{Level: None}
+	if err := s.Supported(); err != nil {
+		r.Enforcement = backend.Enforcement{Level: backend.None}
 		r.Why = err.Error()
 	} else if !probe.OK {
-		r.Enforcement = Enforcement{Level: None}
+		r.Enforcement = backend.Enforcement{Level: backend.None}
 		r.Why = "the Seatbelt probe failed: " + probe.Detail
 	}
 	return r
@@ -406,16 +409,13 @@ func probeSeatbelt() error {
 	return nil
 }
 
-// command prepares one run (prepareSeatbelt) and keeps it for the session.
-func (s *seatbeltBackend) command(ctx context.Context, o Run, argv []string) (*exec.Cmd, error) {
-	s.Sandbox.mu.Lock()
-	if s.closed {
-		s.Sandbox.mu.Unlock()
-		return nil, ErrClosed
+// Command prepares one run (prepareSeatbelt) and keeps it for the session.
+func (s *seatbeltBackend) Command(ctx context.Context, o backend.Run, argv []string) (*exec.Cmd, error) {
+	settings, err := s.host.Settings()
+	if err != nil {
+		return nil, err
 	}
-	settings := s.settings
-	s.Sandbox.mu.Unlock()
-	sr, err := s.prepareSeatbelt(ctx, &s.proxySession, s.session, o, settings, argv)
+	sr, err := prepareSeatbelt(ctx, s.host, &s.proxies, s.session, o, settings, argv)
 	if err != nil {
 		return nil, err
 	}
@@ -429,10 +429,10 @@ func (s *seatbeltBackend) command(ctx context.Context, o Run, argv []string) (*e
 	return sr.cmd, nil
 }
 
-// startCommand starts a run's Cmd and, once its keeper has exited (its
+// StartCommand starts a run's Cmd and, once its keeper has exited (its
 // reports end), ends the run: what the command left running, its
 // proxies, its directory.
-func (s *seatbeltBackend) startCommand(cmd *exec.Cmd) error {
+func (s *seatbeltBackend) StartCommand(cmd *exec.Cmd) error {
 	r := s.find(func(r *seatbeltCmd) bool { return r.cmd == cmd })
 	if err := cmd.Start(); err != nil {
 		if r != nil {

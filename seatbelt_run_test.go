@@ -15,18 +15,59 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/srt-go/srt/config"
+	"github.com/srt-go/srt/internal/backend"
 	"github.com/srt-go/srt/internal/environ"
 	"github.com/srt-go/srt/internal/proc"
 	"github.com/srt-go/srt/internal/testenv"
 	"github.com/srt-go/srt/internal/testtree"
+	"github.com/srt-go/srt/policy"
 	"github.com/srt-go/srt/proxy"
 	"github.com/srt-go/srt/seatbelt"
 )
+
+// testHost is the facade as the backend's tests need it: the session's
+// settings, and the violations recorded by attribution key.
+type testHost struct {
+	settings *config.Settings
+	mu       sync.Mutex
+	recorded []backend.Violation
+}
+
+func (h *testHost) Settings() (*config.Settings, error) { return h.settings, nil }
+
+func (h *testHost) Record(key, text string, v backend.Violation) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	v.CommandID, v.Command = key, text
+	h.recorded = append(h.recorded, v)
+}
+
+// violations are the recorded violations of key, oldest first.
+func (h *testHost) violations(key string) []backend.Violation {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []backend.Violation
+	for _, v := range h.recorded {
+		if v.CommandID == key {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func (h *testHost) Failed(string, error)                                                       {}
+func (h *testHost) Planned(string, string, string, string, *policy.Policy, []config.PathEntry) {}
+func (h *testHost) Debug() bool                                                                { return false }
+func (h *testHost) Debugf(string, ...any)                                                      {}
+func (h *testHost) Warn(string)                                                                {}
+func (h *testHost) Filter() proxy.RequestFilter                                                { return nil }
+func (h *testHost) Ask() func(string, string, uint16) (bool, string, error)                    { return nil }
 
 // The test binary is also the macOS backend's keeper, on Linux without
 // the profile (sandbox_init is macOS's): what runs around it is tested.
@@ -59,14 +100,14 @@ func TestPrepareSeatbelt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Sandbox{debugf: func(string, ...any) {}, warn: func(string) {}, runs: map[*run]struct{}{}}
-	var ps proxySession
-	if err := ps.startProxies(s, settings, func(proxy.Decision) {}); err != nil {
+	h := &testHost{settings: settings}
+	var ps backend.Proxies
+	if err := ps.Start(h, settings, func(proxy.Decision) {}); err != nil {
 		t.Fatal(err)
 	}
-	defer ps.stopProxies()
+	defer ps.Stop()
 	real := "ENV-REAL-SECRET-0123456789"
-	sr, err := s.prepareSeatbelt(context.Background(), &ps, "sess", Run{ID: "cmd", Dir: proj, Env: []string{"PATH=/usr/bin:/bin", "TOKEN=" + real}},
+	sr, err := prepareSeatbelt(context.Background(), h, &ps, "sess", backend.Run{ID: "cmd", Dir: proj, Env: []string{"PATH=/usr/bin:/bin", "TOKEN=" + real}},
 		settings, []string{"/bin/echo", "hi"})
 	if err != nil {
 		t.Fatal(err)
@@ -174,30 +215,29 @@ func TestSeatbeltBackend(t *testing.T) {
 	w := testtree.Tree(t, "home/proj/a")
 	t.Setenv("HOME", filepath.Join(w, "home"))
 	settings := config.Default()
-	s := &Sandbox{debugf: func(string, ...any) {}, warn: func(string) {}, runs: map[*run]struct{}{}, plans: map[string]*planInfo{}}
-	s.settings, s.store = settings, newStore(nil, nil)
-	b := &seatbeltBackend{Sandbox: s, procs: linuxProcs}
+	h := &testHost{settings: settings}
+	b := &seatbeltBackend{host: h, procs: linuxProcs}
 	t.Setenv(experimentalDarwin, "")
-	if b.supported() == nil || b.doctor().Enforcement.Level != None {
+	if b.Supported() == nil || b.Doctor().Enforcement.Level != backend.None {
 		t.Error("the untried backend runs without the user's consent")
 	}
 	t.Setenv(experimentalDarwin, "1")
 	// The probe runs through the keeper, which applies nothing on Linux:
 	// srt doctor finds the profile unenforced, and says so.
-	if r := b.doctor(); r.Enforcement.Level != None || !strings.Contains(r.Why, "not enforced") || r.Features[0].OK {
+	if r := b.Doctor(); r.Enforcement.Level != backend.None || !strings.Contains(r.Why, "not enforced") || r.Features[0].OK {
 		t.Errorf("an unenforced profile passes the probe: %+v", r)
 	}
 	b.probe = func() error { return nil }
-	if err := b.supported(); err != nil || b.doctor().Enforcement.Level != Partial {
+	if err := b.Supported(); err != nil || b.Doctor().Enforcement.Level != backend.Partial {
 		t.Errorf("with consent: %v", err)
 	}
-	if fs := fmt.Sprint(b.doctor().Features); !strings.Contains(fs, "enableWeakerNetworkIsolation") {
+	if fs := fmt.Sprint(b.Doctor().Features); !strings.Contains(fs, "enableWeakerNetworkIsolation") {
 		t.Errorf("srt doctor does not say when trustd is needed: %s", fs)
 	}
-	if err := b.start(settings); err != nil {
+	if err := b.Start(settings); err != nil {
 		t.Fatal(err)
 	}
-	cmd, err := b.command(context.Background(), Run{ID: "cmd", Dir: filepath.Join(w, "home/proj")}, []string{"/bin/true"})
+	cmd, err := b.Command(context.Background(), backend.Run{ID: "cmd", Dir: filepath.Join(w, "home/proj")}, []string{"/bin/true"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,25 +248,25 @@ func TestSeatbeltBackend(t *testing.T) {
 	dir := r.dir
 	b.denied(seatbelt.Denial{Tag: seatbelt.NewTag(b.session, r.tag), Process: "cat", PID: 1, Operation: "file-read-data", Target: "/x"})
 	b.denied(seatbelt.Denial{Tag: seatbelt.NewTag("other", r.tag), Process: "cat", PID: 1, Operation: "file-read-data", Target: "/y"})
-	if v := fmt.Sprint(s.store.of("cmd")); !strings.Contains(v, "file-read-data /x") || strings.Contains(v, "/y") {
+	if v := fmt.Sprint(h.violations("cmd")); !strings.Contains(v, "file-read-data /x") || strings.Contains(v, "/y") {
 		t.Errorf("violations: %s", v)
 	}
 	// Commands run through the keeper: their status is theirs, a stop
 	// is told, and each run's directory goes when it ends.
-	start := func(o Run, argv ...string) (*exec.Cmd, *seatbeltCmd) {
+	start := func(o backend.Run, argv ...string) (*exec.Cmd, *seatbeltCmd) {
 		t.Helper()
 		o.Dir = filepath.Join(w, "home/proj")
-		cmd, err := b.command(context.Background(), o, argv)
+		cmd, err := b.Command(context.Background(), o, argv)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := b.startCommand(cmd); err != nil {
+		if err := b.StartCommand(cmd); err != nil {
 			t.Fatal(err)
 		}
 		return cmd, b.find(func(r *seatbeltCmd) bool { return r.cmd == cmd })
 	}
 	stopped := make(chan bool, 1)
-	cmd2, r2 := start(Run{ID: "two", OnStop: func(asked bool) {
+	cmd2, r2 := start(backend.Run{ID: "two", OnStop: func(asked bool) {
 		select {
 		case stopped <- asked:
 		default:
@@ -254,7 +294,7 @@ func TestSeatbeltBackend(t *testing.T) {
 	// The session's end kills what runs, its group included.
 	// (One in its group, one that left it with setsid, as a daemon does:
 	// the tree's watch finds it.)
-	cmd3, _ := start(Run{ID: "three", Terminal: false}, "sh", "-c",
+	cmd3, _ := start(backend.Run{ID: "three", Terminal: false}, "sh", "-c",
 		`sleep 100 & echo $! > "$TMPDIR/../bg"; setsid sleep 102 & echo $! > "$TMPDIR/../esc"; exec sleep 101`)
 	var bg, esc int
 	for i := 0; i < 250 && (bg == 0 || esc == 0); i++ {
@@ -270,7 +310,7 @@ func TestSeatbeltBackend(t *testing.T) {
 		t.Fatal("the command did not start")
 	}
 	time.Sleep(300 * time.Millisecond) // a few looks at the process table
-	b.stop()
+	b.Stop()
 	cmd3.Wait()
 	if _, err := os.Stat(dir); err == nil {
 		t.Error("the run's directory is left behind")
@@ -327,15 +367,14 @@ func TestSeatbeltWrap(t *testing.T) {
 	t.Setenv("TMPDIR", short)
 	t.Setenv(experimentalDarwin, "1")
 	settings := config.Default()
-	s := &Sandbox{debugf: func(string, ...any) {}, warn: func(string) {}, runs: map[*run]struct{}{}, plans: map[string]*planInfo{}}
-	s.settings, s.store = settings, newStore(nil, nil)
-	b := &seatbeltBackend{Sandbox: s}
-	if err := b.start(settings); err != nil {
+	h := &testHost{settings: settings}
+	b := &seatbeltBackend{host: h}
+	if err := b.Start(settings); err != nil {
 		t.Fatal(err)
 	}
-	defer b.stop()
+	defer b.Stop()
 	proj := filepath.Join(w, "home/proj")
-	argv, err := b.wrap(Run{ID: "w", Dir: proj}, []string{"sh", "-c", `echo "$TMPDIR" > "$TMPDIR/../seen"; pwd; exit 5`})
+	argv, err := b.Wrap(backend.Run{ID: "w", Dir: proj}, []string{"sh", "-c", `echo "$TMPDIR" > "$TMPDIR/../seen"; pwd; exit 5`})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -375,7 +414,7 @@ func TestSeatbeltWrap(t *testing.T) {
 	}
 
 	// Signals reach the command.
-	argv, err = b.wrap(Run{ID: "w2", Dir: proj}, []string{"sleep", "100"})
+	argv, err = b.Wrap(backend.Run{ID: "w2", Dir: proj}, []string{"sleep", "100"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -400,7 +439,7 @@ func TestSeatbeltWrap(t *testing.T) {
 	}
 
 	// Never started: it goes with the session.
-	if _, err := b.wrap(Run{ID: "w3", Dir: proj}, []string{"true"}); err != nil {
+	if _, err := b.Wrap(backend.Run{ID: "w3", Dir: proj}, []string{"true"}); err != nil {
 		t.Fatal(err)
 	}
 	r3 := b.find(func(r *seatbeltCmd) bool { return r.key == "w3" })
@@ -413,7 +452,7 @@ func TestSeatbeltWrap(t *testing.T) {
 	defer silent.Close()
 	stopped := make(chan struct{})
 	go func() {
-		b.stop()
+		b.Stop()
 		close(stopped)
 	}()
 	select {
@@ -428,12 +467,12 @@ func TestSeatbeltWrap(t *testing.T) {
 	long := filepath.Join(short, strings.Repeat("l", 110))
 	os.Mkdir(long, 0o700)
 	t.Setenv("TMPDIR", long)
-	b = &seatbeltBackend{Sandbox: s}
-	if err := b.start(settings); err != nil {
+	b = &seatbeltBackend{host: h}
+	if err := b.Start(settings); err != nil {
 		t.Fatal(err)
 	}
-	defer b.stop()
-	if _, err := b.wrap(Run{ID: "w4", Dir: proj}, []string{"true"}); err == nil || !strings.Contains(err.Error(), "TMPDIR") {
+	defer b.Stop()
+	if _, err := b.Wrap(backend.Run{ID: "w4", Dir: proj}, []string{"true"}); err == nil || !strings.Contains(err.Error(), "TMPDIR") {
 		t.Errorf("a socket path too long: %v", err)
 	}
 	if b.find(func(*seatbeltCmd) bool { return true }) != nil {

@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/srt-go/srt/config"
+	"github.com/srt-go/srt/internal/backend"
 	"github.com/srt-go/srt/internal/environ"
 	"github.com/srt-go/srt/internal/ownfile"
 	"github.com/srt-go/srt/internal/rundir"
@@ -110,31 +111,23 @@ func (sr *seatbeltRun) handOver() {
 	sr.handed = nil
 }
 
-// prepareSeatbelt prepares a run of argv under settings, with the
-// session's proxies ps; session ends the profile's tag.
-func (s *Sandbox) prepareSeatbelt(ctx context.Context, ps *proxySession, session string, o Run, settings *config.Settings, argv []string) (sr *seatbeltRun, err error) {
+// prepareSeatbelt prepares a run of argv under settings for the session
+// of h, with its proxies ps; session ends the profile's tag.
+func prepareSeatbelt(ctx context.Context, h backend.Host, ps *backend.Proxies, session string, o backend.Run, settings *config.Settings, argv []string) (sr *seatbeltRun, err error) {
 	if len(argv) == 0 {
 		return nil, fmt.Errorf("no command")
 	}
-	cwd, env, home, err := o.defaults(argv)
+	in, err := backend.RunInputs(h, o, settings, argv)
 	if err != nil {
 		return nil, err
 	}
-	sr = &seatbeltRun{key: o.key(), text: o.Text, client: &proxy.Client{ID: o.key()}}
+	sr = &seatbeltRun{key: in.Key, text: in.Text, client: in.Client}
 	defer func() {
 		if err != nil {
 			sr.close()
 		}
 	}()
-	if sr.client.Allow, err = commandAllow(o, settings); err != nil {
-		return nil, err
-	}
-	in, err := s.runInputs(o, settings, env, home, cwd)
-	if err != nil {
-		return nil, err
-	}
-	settings, env = in.settings, in.env
-	sr.client.Inject = in.inject
+	settings, env, cwd, home := in.Settings, in.Env, in.Cwd, in.Home
 	// The run's directory: private, holding its temp dir, the trust
 	// bundle and the profile.
 	if sr.dir, sr.lock, err = rundir.New(); err != nil {
@@ -148,12 +141,12 @@ func (s *Sandbox) prepareSeatbelt(ctx context.Context, ps *proxySession, session
 	if !settings.Filesystem.Disabled {
 		env = environ.Set(env, "TMPDIR", tmp)
 	}
-	if bundle := ps.trustBundle(s); bundle != nil {
+	if bundle := ps.TrustBundle(); bundle != nil {
 		path := filepath.Join(sr.dir, "trust-bundle.crt")
 		if err := ownfile.WriteNew(path, bundle, 0o444); err != nil {
 			return nil, err
 		}
-		for _, k := range trustVars {
+		for _, k := range backend.TrustVars {
 			env = environ.Set(env, k, path)
 		}
 	}
@@ -164,13 +157,13 @@ func (s *Sandbox) prepareSeatbelt(ctx context.Context, ps *proxySession, session
 		return nil, err
 	}
 	sr.client.Credential = cred
-	serveHTTP := func(ln net.Listener) { ps.proxies.ServeHTTP(ln, sr.client) }
-	serveSOCKS := func(ln net.Listener) { ps.proxies.ServeSOCKS(ln, sr.client) }
+	serveHTTP := func(ln net.Listener) { ps.Server.ServeHTTP(ln, sr.client) }
+	serveSOCKS := func(ln net.Listener) { ps.Server.ServeSOCKS(ln, sr.client) }
 	if p := settings.Network.HTTPProxyPort; p != nil {
-		serveHTTP = forwardTo(*p)
+		serveHTTP = backend.ForwardTo(*p)
 	}
 	if p := settings.Network.SOCKSProxyPort; p != nil {
-		serveSOCKS = forwardTo(*p)
+		serveSOCKS = backend.ForwardTo(*p)
 	}
 	var ports []int
 	for _, serve := range []func(net.Listener){serveHTTP, serveSOCKS} {
@@ -183,7 +176,7 @@ func (s *Sandbox) prepareSeatbelt(ctx context.Context, ps *proxySession, session
 		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
 	}
 	inherited, _ := environ.Lookup(env, "JAVA_TOOL_OPTIONS")
-	for _, kv := range proxy.EnvWithCredential(ports[0], ports[1], cred, javaToolOptions(settings.JavaAgentJarPath, inherited)) {
+	for _, kv := range proxy.EnvWithCredential(ports[0], ports[1], cred, backend.JavaToolOptions(settings.JavaAgentJarPath, inherited)) {
 		k, v, _ := strings.Cut(kv, "=")
 		env = environ.Set(env, k, v)
 	}
@@ -192,7 +185,7 @@ func (s *Sandbox) prepareSeatbelt(ctx context.Context, ps *proxySession, session
 	if err != nil {
 		return nil, err
 	}
-	if err := credentialConflicts(pol, in.creds, home, cwd); err != nil {
+	if err := backend.CredentialConflicts(pol, in.Creds, home, cwd); err != nil {
 		return nil, err
 	}
 	var id [4]byte
@@ -202,7 +195,7 @@ func (s *Sandbox) prepareSeatbelt(ctx context.Context, ps *proxySession, session
 		return nil, err
 	}
 	sr.profile.Rules = append(sr.profile.Rules, seatbelt.RunDirRules(base, tmp, settings.Network.AllowAllUnixSockets)...)
-	s.debugf("Seatbelt profile:\n%s", sr.profile)
+	h.Debugf("Seatbelt profile:\n%s", sr.profile)
 	if err := sr.keeper(ctx, sr.profile.String(), seatbelt.Launch{Terminal: o.Terminal, NullFDs: o.NullFDs}, argv, env, cwd); err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@
 package srt
 
 import (
+	"github.com/srt-go/srt/internal/backend"
 	"github.com/srt-go/srt/seatbelt"
 	"golang.org/x/sys/unix"
 )
@@ -14,8 +15,8 @@ import (
 // started as one, and never returns then; otherwise it returns at once.
 func MaybeRunInit() { seatbeltRole(seatbelt.Apply) }
 
-func newBackend(s *Sandbox) backend {
-	return &seatbeltBackend{Sandbox: s, streamLog: seatbelt.StreamDenials, procs: processes, osVersion: func() string {
+func newBackend(h backend.Host) backend.Backend {
+	return &seatbeltBackend{host: h, streamLog: seatbelt.StreamDenials, procs: processes, osVersion: func() string {
 		v, _ := unix.Sysctl("kern.osproductversion")
 		return v
 	}}
@@ -34,9 +35,3 @@ func processes() ([]procEntry, error) {
 	}
 	return out, nil
 }
-
-// run is what the Sandbox keeps of a run; the macOS backend keeps its
-// own, so none is ever made here.
-type run struct{ key, text string }
-
-func (r *run) stop() {}

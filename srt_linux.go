@@ -2,28 +2,24 @@ package srt
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/srt-go/srt/internal/environ"
-
-	"github.com/srt-go/srt/policy"
-	"github.com/srt-go/srt/seccomp"
-
 	"github.com/srt-go/srt/config"
+	"github.com/srt-go/srt/internal/backend"
+	"github.com/srt-go/srt/internal/environ"
 	"github.com/srt-go/srt/landlock"
 	"github.com/srt-go/srt/netfilter"
 	"github.com/srt-go/srt/nsexec"
 	"github.com/srt-go/srt/proxy"
+	"github.com/srt-go/srt/seccomp"
 )
 
 // The loopback ports inside the sandbox where the command finds the
@@ -33,24 +29,35 @@ const (
 	proxySOCKSPort = 1080
 )
 
-// linuxBackend is the Linux half of a Sandbox: the session's proxies and
-// whether its commands run in the fallback sandbox.
+// linuxBackend is the Linux half of a Sandbox: the session's proxies,
+// whether its commands run in the fallback sandbox, and its runs.
 type linuxBackend struct {
-	*Sandbox
-	proxySession
+	host    backend.Host
+	proxies backend.Proxies
+	// planJSON is a run's plan as srt plan --json prints it, for the
+	// debug log.
+	planJSON func(*nsexec.RunPlan, backend.Enforcement) []byte
 	fallback bool
 	// maskedProc: the namespace sandbox runs with the container's /proc
 	// bound (enableWeakerNestedSandbox where /proc has masked paths).
 	maskedProc bool
+
+	mu     sync.Mutex
+	closed bool
+	runs   map[*run]struct{}
+	// wg counts the runs' watches, which end when their inits do.
+	wg sync.WaitGroup
 }
 
 // MaybeRunInit runs the sandbox's init when this process was started as
 // one, and never returns then; otherwise it returns at once.
 func MaybeRunInit() { nsexec.MaybeRun() }
 
-func newBackend(s *Sandbox) backend { return &linuxBackend{Sandbox: s} }
+func newBackend(h backend.Host) backend.Backend {
+	return &linuxBackend{host: h, planJSON: linuxPlanJSON, runs: map[*run]struct{}{}}
+}
 
-func (s *linuxBackend) start(settings *config.Settings) error {
+func (s *linuxBackend) Start(settings *config.Settings) error {
 	// The weaker fallback runs only when the settings ask for it and the
 	// host refuses namespaces.
 	if settings.EnableWeakerNestedSandbox {
@@ -59,39 +66,54 @@ func (s *linuxBackend) start(settings *config.Settings) error {
 		switch {
 		case err != nil && !errors.Is(err, nsexec.ErrMaskedProc):
 			s.fallback = true
-			s.debugf("Namespaces unavailable (%v): the weaker fallback sandbox runs", nsexec.Explain(err))
+			s.host.Debugf("Namespaces unavailable (%v): the weaker fallback sandbox runs", nsexec.Explain(err))
 		case guard != nil:
 			s.fallback = true
-			s.debugf("The namespace sandbox's guard cannot be served (%v): the weaker fallback sandbox runs", guard)
+			s.host.Debugf("The namespace sandbox's guard cannot be served (%v): the weaker fallback sandbox runs", guard)
 		case err != nil:
 			s.maskedProc = true
-			s.debugf("%v: the container's /proc is bound in the namespace sandbox (enableWeakerNestedSandbox)", err)
+			s.host.Debugf("%v: the container's /proc is bound in the namespace sandbox (enableWeakerNestedSandbox)", err)
 		}
 	}
-	return s.startProxies(s.Sandbox, settings, func(d proxy.Decision) {
+	return s.proxies.Start(s.host, settings, func(d proxy.Decision) {
 		if r, ok := s.runOf(d.Client); ok {
-			s.record(r, fromDecision(d))
+			s.host.Record(r.key, r.text, backend.FromDecision(d))
 		}
 	})
 }
 
 // supported: Linux has a sandbox backend.
-func (s *linuxBackend) supported() error { return nil }
+func (s *linuxBackend) Supported() error { return nil }
 
-func (s *linuxBackend) setNetwork(n config.Network, p *netfilter.Policy) error {
-	return s.proxySession.setNetwork(s.Sandbox, n, p)
+func (s *linuxBackend) SetNetwork(n config.Network, p *netfilter.Policy) error {
+	return s.proxies.SetNetwork(n, p)
 }
 
-func (s *linuxBackend) stop() { s.stopProxies() }
+// Stop ends every run (its init goes when its link closes), waits for
+// their watches, and stops the proxies.
+func (s *linuxBackend) Stop() {
+	s.mu.Lock()
+	s.closed = true
+	runs := make([]*run, 0, len(s.runs))
+	for r := range s.runs {
+		runs = append(runs, r)
+	}
+	s.mu.Unlock()
+	for _, r := range runs {
+		r.stop()
+	}
+	s.wg.Wait()
+	s.proxies.Stop()
+}
 
-func (s *linuxBackend) enforcement(settings *config.Settings) Enforcement {
+func (s *linuxBackend) Enforcement(settings *config.Settings) backend.Enforcement {
 	noLandlock := ""
 	if settings.AllowNestedUserNamespaces && !s.fallback {
 		noLandlock = nsexec.NestedNoLandlock
 	}
-	e := linuxEnforcement(s.fallback, noLandlock, landlock.ABI())
+	e := backend.LinuxEnforcement(s.fallback, noLandlock, landlock.ABI())
 	if settings.Filesystem.SkipPathGuard && !settings.Filesystem.Disabled && !s.fallback {
-		e.Lacks = append(e.Lacks, guardSkippedLacks)
+		e.Lacks = append(e.Lacks, backend.GuardSkippedLacks)
 	}
 	switch {
 	case s.fallback:
@@ -102,46 +124,46 @@ func (s *linuxBackend) enforcement(settings *config.Settings) Enforcement {
 	return e
 }
 
-func (s *linuxBackend) landlockABI() int { return landlock.ABI() }
+func (s *linuxBackend) LandlockABI() int { return landlock.ABI() }
 
-func (s *linuxBackend) explainStart(err error) error {
-	var se *SetupError
+func (s *linuxBackend) ExplainStart(err error) error {
+	var se *nsexec.SetupError
 	if errors.As(err, &se) {
 		return err // the namespaces were made; a later step failed
 	}
 	if explained := nsexec.Explain(err); explained != err {
-		return &UnsupportedError{Missing: "user namespaces", Err: explained}
+		return &backend.UnsupportedError{Missing: "user namespaces", Err: explained}
 	}
 	return err
 }
 
-func (s *linuxBackend) doctor() *Report {
+func (s *linuxBackend) Doctor() *backend.Report {
 	f := nsexec.Probe()
-	r := &Report{}
+	r := &backend.Report{}
 	for _, x := range f.Features {
-		r.Features = append(r.Features, Feature{Name: x.Name, OK: x.OK, Detail: x.Detail})
+		r.Features = append(r.Features, backend.Feature{Name: x.Name, OK: x.OK, Detail: x.Detail})
 	}
 	fallback := func() {
 		if f.LandlockABI > 0 && f.FallbackGuard == nil {
-			e := withOwnSockets(linuxEnforcement(true, "", f.LandlockABI))
+			e := withOwnSockets(backend.LinuxEnforcement(true, "", f.LandlockABI))
 			r.Fallback = &e
 		}
 	}
 	switch {
 	case f.Namespaces == nil && f.Guard == nil:
-		r.Enforcement = linuxEnforcement(false, "", f.LandlockABI)
+		r.Enforcement = backend.LinuxEnforcement(false, "", f.LandlockABI)
 	case f.MaskedProc && f.Guard == nil:
 		// Runs with the opt-in only, and then not fully.
-		r.Enforcement = Enforcement{Level: None}
+		r.Enforcement = backend.Enforcement{Level: backend.None}
 		r.Why = f.Namespaces.Error()
-		e := maskedProcEnforcement(linuxEnforcement(false, "", f.LandlockABI))
+		e := maskedProcEnforcement(backend.LinuxEnforcement(false, "", f.LandlockABI))
 		r.Fallback = &e
 	case f.Namespaces == nil || f.MaskedProc:
-		r.Enforcement = Enforcement{Level: None}
+		r.Enforcement = backend.Enforcement{Level: backend.None}
 		r.Why = f.Guard.Error()
 		fallback()
 	default:
-		r.Enforcement = Enforcement{Level: None}
+		r.Enforcement = backend.Enforcement{Level: backend.None}
 		r.Why = f.Namespaces.Error()
 		fallback()
 	}
@@ -151,15 +173,15 @@ func (s *linuxBackend) doctor() *Report {
 // maskedProcEnforcement is e, the namespace sandbox's, where a
 // container's /proc has masked paths and enableWeakerNestedSandbox binds
 // the container's /proc in place of a fresh one.
-func maskedProcEnforcement(e Enforcement) Enforcement {
-	e.Level = Partial
+func maskedProcEnforcement(e backend.Enforcement) backend.Enforcement {
+	e.Level = backend.Partial
 	e.Lacks = append(e.Lacks, "no fresh /proc (the container masks paths of its own): the container's /proc is bound, so its other processes are visible inside, with their command lines (Landlock still keeps their memory, environment and signals out of reach); Docker's --security-opt systempaths=unconfined gives the full sandbox")
 	return e
 }
 
 // withOwnSockets is the fallback's e where srt makes the command's
 // sockets (pidfd_getfd is refused, as in Docker's default profile).
-func withOwnSockets(e Enforcement) Enforcement {
+func withOwnSockets(e backend.Enforcement) backend.Enforcement {
 	if nsexec.OwnsSockets() {
 		e.Lacks = append(e.Lacks, "a socket the command did not make with socket(2) (inherited, accepted, or from socketpair) cannot be connected, bound or listened on: the container's seccomp profile refuses pidfd_getfd, so srt makes each socket it supervises")
 	}
@@ -210,8 +232,8 @@ func (s *linuxBackend) runOf(c *proxy.Client) (*run, bool) {
 	return nil, false
 }
 
-// command prepares one run.
-func (s *linuxBackend) command(ctx context.Context, o Run, argv []string) (*exec.Cmd, error) {
+// Command prepares one run.
+func (s *linuxBackend) Command(ctx context.Context, o backend.Run, argv []string) (*exec.Cmd, error) {
 	r, err := s.prepare(ctx, o, argv)
 	if err != nil {
 		return nil, err
@@ -219,10 +241,10 @@ func (s *linuxBackend) command(ctx context.Context, o Run, argv []string) (*exec
 	return r.launch.Cmd, nil
 }
 
-// startCommand starts one of the session's Cmds, learning from its
+// StartCommand starts one of the session's Cmds, learning from its
 // link how the sandbox's setup went; any other Cmd (one whose Err says
 // why it was never prepared) just starts.
-func (s *linuxBackend) startCommand(cmd *exec.Cmd) error {
+func (s *linuxBackend) StartCommand(cmd *exec.Cmd) error {
 	var l *nsexec.Launch
 	s.mu.Lock()
 	for r := range s.runs {
@@ -238,8 +260,8 @@ func (s *linuxBackend) startCommand(cmd *exec.Cmd) error {
 	return l.Start()
 }
 
-// wrap prepares one run to be started by the caller.
-func (s *linuxBackend) wrap(o Run, argv []string) ([]string, error) {
+// Wrap prepares one run to be started by the caller.
+func (s *linuxBackend) Wrap(o backend.Run, argv []string) ([]string, error) {
 	r, err := s.prepare(context.Background(), o, argv)
 	if err != nil {
 		return nil, err
@@ -253,37 +275,24 @@ func (s *linuxBackend) wrap(o Run, argv []string) ([]string, error) {
 }
 
 // prepare makes one run of the session.
-func (s *linuxBackend) prepare(ctx context.Context, o Run, argv []string) (*run, error) {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil, ErrClosed
+func (s *linuxBackend) prepare(ctx context.Context, o backend.Run, argv []string) (*run, error) {
+	settings, err := s.host.Settings()
+	if err != nil {
+		return nil, err
 	}
-	settings := s.settings
-	s.mu.Unlock()
 	if s.fallback && landlock.ABI() == 0 {
-		return nil, &UnsupportedError{Missing: "user namespaces or Landlock",
+		return nil, &backend.UnsupportedError{Missing: "user namespaces or Landlock",
 			Err: errors.New("refusing to run: neither user namespaces nor Landlock are available here, so no sandbox can be built")}
 	}
-	cwd, env, home, err := o.defaults(argv)
+	in, err := backend.RunInputs(s.host, o, settings, argv)
 	if err != nil {
 		return nil, err
 	}
-	r := &run{key: o.key(), text: o.Text, client: &proxy.Client{ID: o.key()}}
-	allow, err := commandAllow(o, settings)
-	if err != nil {
-		return nil, err
-	}
-	r.client.Allow = allow
-	in, err := s.runInputs(o, settings, env, home, cwd)
-	if err != nil {
-		return nil, err
-	}
-	settings, env, creds, masks := in.settings, in.env, in.creds, in.masks
-	r.client.Inject = in.inject
+	r := &run{key: in.Key, text: in.Text, client: in.Client}
+	settings, env := in.Settings, in.Env
 	var files []nsexec.RunFile
-	if bundle := s.trustBundle(s.Sandbox); bundle != nil {
-		files = append(files, nsexec.RunFile{Name: "trust-bundle.crt", Data: bundle, Env: trustVars})
+	if bundle := s.proxies.TrustBundle(); bundle != nil {
+		files = append(files, nsexec.RunFile{Name: "trust-bundle.crt", Data: bundle, Env: backend.TrustVars})
 	}
 	// The run's proxies first; the plan and the start then in nsexec,
 	// which calls nothing back but the event sinks and the proxies'
@@ -291,15 +300,15 @@ func (s *linuxBackend) prepare(ctx context.Context, o Run, argv []string) (*run,
 	side, err := s.network(r, settings, env)
 	var l *nsexec.Launch
 	if err == nil {
-		l, err = nsexec.Prepare(settings, nsexec.Options{Argv: argv, Env: env, Cwd: cwd, Home: home, Debug: s.debug,
-			Terminal: o.Terminal, OnTerminal: o.OnTerminal, OnStop: o.OnStop, OnFailure: func(err error) { s.recordFailure(r.key, err) }, Net: &side, Intercept: !s.fallback, Fallback: s.fallback, Context: ctx, NullFDs: o.NullFDs, Masks: masks, Files: files, HostProc: s.maskedProc,
+		l, err = nsexec.Prepare(settings, nsexec.Options{Argv: argv, Env: env, Cwd: in.Cwd, Home: in.Home, Debug: s.host.Debug(),
+			Terminal: o.Terminal, OnTerminal: o.OnTerminal, OnStop: o.OnStop, OnFailure: func(err error) { s.host.Failed(r.key, err) }, Net: &side, Intercept: !s.fallback, Fallback: s.fallback, Context: ctx, NullFDs: o.NullFDs, Masks: in.Masks, Files: files, HostProc: s.maskedProc,
 			OnEvent: func(e nsexec.Event) {
 				// Libraries probe for Unix sockets (nscd) on every lookup:
 				// a refused socket(AF_UNIX) is told once a run.
 				if e.Call == "socket" && r.socketTold.Swap(true) {
 					return
 				}
-				s.record(r, fromEvent(e))
+				s.host.Record(r.key, r.text, fromEvent(e))
 			}})
 	}
 	if err != nil {
@@ -310,46 +319,37 @@ func (s *linuxBackend) prepare(ctx context.Context, o Run, argv []string) (*run,
 		r.mu.Unlock()
 		return nil, err
 	}
-	if err := credentialConflicts(l.RunPlan.Policy, creds, home, cwd); err != nil {
+	if err := backend.CredentialConflicts(l.RunPlan.Policy, in.Creds, in.Home, in.Cwd); err != nil {
 		r.stop0(l)
 		return nil, err
 	}
 	r.launch = l
 	// Like exec.Command: no stdio unless the caller sets it.
 	l.Cmd.Stdin, l.Cmd.Stdout, l.Cmd.Stderr = nil, nil, nil
-	if s.debug {
-		p := linuxRunPlan(l.RunPlan, landlock.ABI())
-		p.Enforcement = s.enforcement(settings)
-		s.debugf("Mount plan:\n%s", l.Plan)
-		s.debugf("Enforcement: %s", p.Enforcement)
-		s.debugf("%s", l.RunPlan.GuardLine())
-		s.debugf("Seccomp filter for %s", seccomp.Describe(l.Seccomp))
+	if s.host.Debug() {
+		e := s.Enforcement(settings)
+		s.host.Debugf("Mount plan:\n%s", l.Plan)
+		s.host.Debugf("Enforcement: %s", e)
+		s.host.Debugf("%s", l.RunPlan.GuardLine())
+		s.host.Debugf("Seccomp filter for %s", seccomp.Describe(l.Seccomp))
 		if l.Landlock != nil {
-			s.debugf("Landlock layer: read %v; read files %v; list only %v; write %v", l.Landlock.Read, l.Landlock.ReadFile, l.Landlock.ListOnly, l.Landlock.Write)
+			s.host.Debugf("Landlock layer: read %v; read files %v; list only %v; write %v", l.Landlock.Read, l.Landlock.ReadFile, l.Landlock.ListOnly, l.Landlock.Write)
 		}
 		// The plan as srt plan --json prints it: one line, for tools.
-		if data, err := json.Marshal(p); err == nil {
-			s.debugf("Plan: %s", data)
+		if data := s.planJSON(l.RunPlan, e); data != nil {
+			s.host.Debugf("Plan: %s", data)
 		}
 	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		r.stop()
-		return nil, ErrClosed
+		return nil, backend.ErrClosed
 	}
 	s.runs[r] = struct{}{}
-	s.plans[r.key] = planRules(l.RunPlan.Policy, settings.Filesystem.AllowWrite, r.text, cwd, home)
-	if len(s.plans) > ViolationBuffer {
-		for k := range s.plans {
-			if k != r.key {
-				delete(s.plans, k)
-				break
-			}
-		}
-	}
 	s.wg.Add(1)
 	s.mu.Unlock()
+	s.host.Planned(r.key, r.text, in.Cwd, in.Home, l.RunPlan.Policy, settings.Filesystem.AllowWrite)
 	go func() {
 		defer s.wg.Done()
 		<-l.Done()
@@ -368,17 +368,17 @@ func (s *linuxBackend) prepare(ctx context.Context, o Run, argv []string) (*run,
 func (s *linuxBackend) network(r *run, settings *config.Settings, env []string) (nsexec.NetSide, error) {
 	var side nsexec.NetSide
 	inherited, _ := environ.Lookup(env, "JAVA_TOOL_OPTIONS")
-	javaOpts := javaToolOptions(settings.JavaAgentJarPath, inherited)
+	javaOpts := backend.JavaToolOptions(settings.JavaAgentJarPath, inherited)
 	n := settings.Network
-	serveHTTP := func(ln net.Listener) { s.proxies.ServeHTTP(ln, r.client) }
-	serveSOCKS := func(ln net.Listener) { s.proxies.ServeSOCKS(ln, r.client) }
+	serveHTTP := func(ln net.Listener) { s.proxies.Server.ServeHTTP(ln, r.client) }
+	serveSOCKS := func(ln net.Listener) { s.proxies.Server.ServeSOCKS(ln, r.client) }
 	// The user's own proxies, when the settings name them, take the
 	// place of srt's (they decide, not the allow lists).
 	if n.HTTPProxyPort != nil {
-		serveHTTP = forwardTo(*n.HTTPProxyPort)
+		serveHTTP = backend.ForwardTo(*n.HTTPProxyPort)
 	}
 	if n.SOCKSProxyPort != nil {
-		serveSOCKS = forwardTo(*n.SOCKSProxyPort)
+		serveSOCKS = backend.ForwardTo(*n.SOCKSProxyPort)
 	}
 	listen := func(network, address string, serve func(net.Listener)) (net.Listener, error) {
 		ln, err := nsexec.Listen(network, address)
@@ -420,7 +420,7 @@ func (s *linuxBackend) network(r *run, settings *config.Settings, env []string) 
 			proxy.ForwardTransparent(t, "tcp", fmt.Sprintf("127.0.0.1:%d", *n.SOCKSProxyPort))
 			return
 		}
-		s.proxies.ServeTransparent(r.client, t)
+		s.proxies.Server.ServeTransparent(r.client, t)
 	}
 	side.Env = proxy.Env(proxyHTTPPort, proxySOCKSPort, javaOpts)
 	if self, err := os.Executable(); err == nil {
@@ -430,112 +430,25 @@ func (s *linuxBackend) network(r *run, settings *config.Settings, env []string) 
 	return side, nil
 }
 
-// planRules is what p does to paths, for reading denials: its mounts,
-// and the allowWrite entries (of allowWrite, the settings p was built
-// from) that it skipped, which explain a write refused where they point.
-func planRules(pol *policy.Policy, allowWrite []config.PathEntry, text, cwd, home string) *planInfo {
-	info := &planInfo{text: text, cwd: cwd}
-	if pol.Disabled {
-		info.rules = []fsRule{{path: "/", why: "filesystem.disabled"}} // everything writable
-		return info
-	}
-	// The view changes only at the paths rules name: there, what the
-	// policy says, and the rule that says it.
-	paths := map[string]bool{}
-	for _, r := range pol.Reads {
-		paths[r.Path] = true
-	}
-	for _, r := range pol.Writes {
-		paths[r.Path] = true
-	}
-	for p := range paths {
-		v := pol.View(p)
-		reads, writes := pol.Decider(p)
-		r := fsRule{path: p}
-		switch {
-		case !v.Readable:
-			r.hidden, r.why = true, firstWhy(reads, false)
-		case v.Writable:
-			r.why = firstWhy(writes, true)
-		case firstWhy(writes, true) != "":
-			r.readOnly, r.why = true, firstWhy(writes, false)
-		default:
-			continue // read-only as the whole host is: no rule of its own
-		}
-		info.rules = append(info.rules, r)
-	}
-	done := map[int]bool{}
-	for _, s := range pol.Skipped {
-		// The plan names an entry "filesystem.allowWrite.<index> <path>".
-		rest, ok := strings.CutPrefix(s.Rule, "filesystem.allowWrite.")
-		if !ok {
-			continue
-		}
-		n, _, _ := strings.Cut(rest, " ")
-		i, err := strconv.Atoi(n)
-		if err != nil || i < 0 || i >= len(allowWrite) || done[i] {
-			continue
-		}
-		done[i] = true
-		e := allowWrite[i]
-		path, ok, err := config.Expand(e, home, cwd)
-		if err != nil || !ok {
-			continue
-		}
-		why := fmt.Sprintf("allowWrite entry %q was not applied: %s", e.Path, s.Why)
-		switch {
-		case strings.HasPrefix(s.Why, "does not exist"):
-			why = fmt.Sprintf("allowWrite entry %q did not exist when the command started", e.Path)
-		case strings.HasPrefix(s.Why, "the pattern matches nothing"):
-			why = fmt.Sprintf("allowWrite entry %q matched nothing when the command started", e.Path)
-		}
-		r := fsRule{path: path.Path, why: why, skipped: true}
-		if path.Glob != nil {
-			r.path, r.glob = path.Glob.Root(), path.Glob
-			info.rules = append(info.rules, r)
-			continue
-		}
-		info.rules = append(info.rules, r)
-		// The mounts are at real paths, and so are the paths a command
-		// names through cwd: the entry's, resolved as far as it exists.
-		if real := resolveExisting(path.Path); real != path.Path {
-			r.path = real
-			info.rules = append(info.rules, r)
-		}
-	}
-	return info
-}
-
-// firstWhy is the Why of the first rule of rs that allows (allow) or
-// denies: the deepest, as Policy.Decider lists them.
-func firstWhy(rs []policy.Rule, allow bool) string {
-	for _, r := range rs {
-		if r.Allow == allow {
-			return r.Why
-		}
-	}
-	return ""
-}
-
-// hostWritable reports whether this user could write path on the host:
+// HostWritable reports whether this user could write path on the host:
 // a denial there came from the sandbox.
-func (s *linuxBackend) hostWritable(path string) bool { return writableOnHost(path) }
+func (s *linuxBackend) HostWritable(path string) bool { return backend.WritableOnHost(path) }
 
 // fromEvent is the violation of a call the seccomp supervisor refused.
-func fromEvent(e nsexec.Event) Violation {
-	v := Violation{Kind: KindUnixSocket, Operation: e.Call, Target: e.Target, Reason: e.Reason}
+func fromEvent(e nsexec.Event) backend.Violation {
+	v := backend.Violation{Kind: backend.KindUnixSocket, Operation: e.Call, Target: e.Target, Reason: e.Reason}
 	switch {
 	case e.Kind == "filesystem":
-		v.Kind = KindFilesystem // a metadata change (chmod, chown, utimes, xattrs) in the fallback
+		v.Kind = backend.KindFilesystem // a metadata change (chmod, chown, utimes, xattrs) in the fallback
 	case (e.Call == "connect" || e.Call == "listen") && !strings.HasPrefix(e.Target, "/") && !strings.HasPrefix(e.Target, "@"):
-		v.Kind = KindNetwork
+		v.Kind = backend.KindNetwork
 	}
 	return v
 }
 
-// settle waits briefly for the last events of key's runs that have
+// Settle waits briefly for the last events of key's runs that have
 // exited, so that Violations after the caller's Wait is complete.
-func (s *linuxBackend) settle(key string) {
+func (s *linuxBackend) Settle(key string) {
 	s.mu.Lock()
 	var rs []*run
 	for r := range s.runs {

@@ -2,118 +2,34 @@ package srt
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
-	"unicode"
-
-	"github.com/srt-go/srt/policy"
 
 	"github.com/srt-go/srt/config"
+	"github.com/srt-go/srt/internal/backend"
+	"github.com/srt-go/srt/policy"
 )
 
 // Kinds of violation.
 const (
-	KindNetwork    = "network"
-	KindFilesystem = "filesystem"
-	KindUnixSocket = "unix-socket"
-	KindSyscall    = "syscall"
+	KindNetwork    = backend.KindNetwork    // "network"
+	KindFilesystem = backend.KindFilesystem // "filesystem"
+	KindUnixSocket = backend.KindUnixSocket // "unix-socket"
+	KindSyscall    = backend.KindSyscall    // "syscall"
 )
 
-// Violation is one thing the sandbox denied a command.
-type Violation struct {
-	Time time.Time `json:"time"`
-	// CommandID is the attribution key: the Run's ID, or its text when it
-	// has none.
-	CommandID string `json:"commandId"`
-	// Command is the command as the user reads it (Run.Text).
-	Command string `json:"command,omitempty"`
-	Kind    string `json:"kind"`
-	// Target is what was denied: "host:port", a path, a socket family.
-	Target string `json:"target"`
-	// Operation is what the command tried: "connect", "resolve",
-	// "write", "read", "socket".
-	Operation string `json:"operation"`
-	// Rule is the settings entry that denied, as written; empty when no
-	// entry allowed it (the default is to deny).
-	Rule   string `json:"rule,omitempty"`
-	Reason string `json:"reason"`
-	// Inferred marks a violation read from the command's error output
-	// rather than observed where the sandbox denied it.
-	Inferred bool `json:"inferred,omitempty"`
-}
-
-// Probe reports whether v is a refused socket(AF_UNIX): the C library
-// tries a Unix socket (nscd) for nearly every user or host lookup, so
-// such a refusal is seldom why a command failed. It is recorded, once a
-// run, but left out of AnnotateStderr's block and the CLI's summary.
-func (v Violation) Probe() bool { return v.Kind == KindUnixSocket && v.Operation == "socket" }
-
-// String is the violation as one line, in the reference's words where it
-// has them: "deny network-outbound github.com:22 (reason)".
-func (v Violation) String() string {
-	var what string
-	switch v.Kind {
-	case KindNetwork:
-		switch v.Operation {
-		case "resolve":
-			what = "network-resolve"
-		case "http-request", "socks-tunnel":
-			what = v.Operation
-		default:
-			what = "network-outbound"
-		}
-	case KindFilesystem:
-		what = "file-" + v.Operation
-	case KindUnixSocket:
-		what = "unix-socket"
-	default:
-		what = v.Operation
-	}
-	line := "deny " + what + " " + v.Target
-	if v.Reason != "" {
-		line += " (" + v.Reason + ")"
-	}
-	return sanitize(line)
-}
-
-// Summary is the violation for a person: what was blocked, by which rule.
-func (v Violation) Summary() string {
-	s := "blocked: " + v.Operation + " " + v.Target
-	switch {
-	case v.Rule != "" && v.Reason != "":
-		s += fmt.Sprintf(" (%s: %s)", v.Rule, v.Reason)
-	case v.Reason != "":
-		s += " (" + v.Reason + ")"
-	}
-	return sanitize(s)
-}
-
-// sanitize turns control and invisible characters into single spaces and
-// drops angle brackets, so that a violation line cannot forge the
-// <sandbox_violations> block or a terminal escape.
-func sanitize(s string) string {
-	var b strings.Builder
-	space := false
-	for _, r := range s {
-		if r == '<' || r == '>' {
-			continue
-		}
-		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029' {
-			if !space {
-				b.WriteByte(' ')
-				space = true
-			}
-			continue
-		}
-		space = false
-		b.WriteRune(r)
-	}
-	return strings.TrimSpace(b.String())
-}
+// Violation is one thing the sandbox denied a command: when, the command
+// (CommandID, its attribution key, and Command, its text), the Kind, the
+// Operation tried on the Target, the Rule of the settings that denied and
+// the Reason, and whether it was Inferred from the command's error
+// output. Its JSON is a --violations record; String is the reference's
+// line, Summary the line for a person, Probe says whether it is the C
+// library's probe for nscd (go doc ./internal/backend.Violation).
+type Violation = backend.Violation
 
 // ViolationBuffer is how many violations a Sandbox keeps, oldest dropped
 // first.
@@ -139,7 +55,7 @@ func (s *store) add(v Violation) {
 	if v.Time.IsZero() {
 		v.Time = time.Now()
 	}
-	v.Target, v.Reason = sanitize(v.Target), sanitize(v.Reason)
+	v.Target, v.Reason = backend.Sanitize(v.Target), backend.Sanitize(v.Reason)
 	s.mu.Lock()
 	if ignored(s.ignore, v.Command, v.String()) {
 		s.mu.Unlock()
@@ -212,12 +128,6 @@ func annotate(stderr string, vs []Violation) string {
 	return b.String()
 }
 
-// MarshalLine is v as one JSON line (with the newline).
-func (v Violation) MarshalLine() []byte {
-	b, _ := json.Marshal(v)
-	return append(b, '\n')
-}
-
 // fsRule is what a plan does at a path: the mount that decides it, or an
 // allowWrite entry that made no mount.
 // planInfo is what a plan does to paths, for reading denials.
@@ -245,6 +155,93 @@ func (r *fsRule) covers(path string) bool {
 		return r.glob.MatchOrBeneath(path)
 	}
 	return policy.Under(path, r.path)
+}
+
+// planRules is what p does to paths, for reading denials: its mounts,
+// and the allowWrite entries (of allowWrite, the settings p was built
+// from) that it skipped, which explain a write refused where they point.
+func planRules(pol *policy.Policy, allowWrite []config.PathEntry, text, cwd, home string) *planInfo {
+	info := &planInfo{text: text, cwd: cwd}
+	if pol.Disabled {
+		info.rules = []fsRule{{path: "/", why: "filesystem.disabled"}} // everything writable
+		return info
+	}
+	// The view changes only at the paths rules name: there, what the
+	// policy says, and the rule that says it.
+	paths := map[string]bool{}
+	for _, r := range pol.Reads {
+		paths[r.Path] = true
+	}
+	for _, r := range pol.Writes {
+		paths[r.Path] = true
+	}
+	for p := range paths {
+		v := pol.View(p)
+		reads, writes := pol.Decider(p)
+		r := fsRule{path: p}
+		switch {
+		case !v.Readable:
+			r.hidden, r.why = true, firstWhy(reads, false)
+		case v.Writable:
+			r.why = firstWhy(writes, true)
+		case firstWhy(writes, true) != "":
+			r.readOnly, r.why = true, firstWhy(writes, false)
+		default:
+			continue // read-only as the whole host is: no rule of its own
+		}
+		info.rules = append(info.rules, r)
+	}
+	done := map[int]bool{}
+	for _, s := range pol.Skipped {
+		// The plan names an entry "filesystem.allowWrite.<index> <path>".
+		rest, ok := strings.CutPrefix(s.Rule, "filesystem.allowWrite.")
+		if !ok {
+			continue
+		}
+		n, _, _ := strings.Cut(rest, " ")
+		i, err := strconv.Atoi(n)
+		if err != nil || i < 0 || i >= len(allowWrite) || done[i] {
+			continue
+		}
+		done[i] = true
+		e := allowWrite[i]
+		path, ok, err := config.Expand(e, home, cwd)
+		if err != nil || !ok {
+			continue
+		}
+		why := fmt.Sprintf("allowWrite entry %q was not applied: %s", e.Path, s.Why)
+		switch {
+		case strings.HasPrefix(s.Why, "does not exist"):
+			why = fmt.Sprintf("allowWrite entry %q did not exist when the command started", e.Path)
+		case strings.HasPrefix(s.Why, "the pattern matches nothing"):
+			why = fmt.Sprintf("allowWrite entry %q matched nothing when the command started", e.Path)
+		}
+		r := fsRule{path: path.Path, why: why, skipped: true}
+		if path.Glob != nil {
+			r.path, r.glob = path.Glob.Root(), path.Glob
+			info.rules = append(info.rules, r)
+			continue
+		}
+		info.rules = append(info.rules, r)
+		// The mounts are at real paths, and so are the paths a command
+		// names through cwd: the entry's, resolved as far as it exists.
+		if real := resolveExisting(path.Path); real != path.Path {
+			r.path = real
+			info.rules = append(info.rules, r)
+		}
+	}
+	return info
+}
+
+// firstWhy is the Why of the first rule of rs that allows (allow) or
+// denies: the deepest, as Policy.Decider lists them.
+func firstWhy(rs []policy.Rule, allow bool) string {
+	for _, r := range rs {
+		if r.Allow == allow {
+			return r.Why
+		}
+	}
+	return ""
 }
 
 // Error texts of a denied file access. denialMessages are C's strerror

@@ -1,4 +1,4 @@
-package srt
+package backend
 
 import (
 	"slices"
@@ -69,11 +69,11 @@ func withGitSafeDirectories(env, dirs []string) []string {
 	return environ.Set(env, "GIT_CONFIG_COUNT", strconv.Itoa(n))
 }
 
-// javaToolOptions is the JAVA_TOOL_OPTIONS the command starts from: the
+// JavaToolOptions is the JAVA_TOOL_OPTIONS the command starts from: the
 // javaAgentJarPath agent first, then the inherited value. The JVM splits
 // the variable at white space but keeps double-quoted words whole, so a
 // path with white space in it is quoted.
-func javaToolOptions(agentJar, inherited string) string {
+func JavaToolOptions(agentJar, inherited string) string {
 	if agentJar == "" {
 		return inherited
 	}

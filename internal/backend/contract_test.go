@@ -1,4 +1,4 @@
-package srt
+package backend
 
 import (
 	"errors"
@@ -21,7 +21,7 @@ func TestLinuxEnforcement(t *testing.T) {
 		{5, []string{"cannot scope signals"}, []string{"truncate(2)", "no TCP rules"}},
 		{6, nil, []string{"truncate(2)", "no TCP rules", "cannot scope signals"}},
 	} {
-		e := linuxEnforcement(true, "", tc.abi)
+		e := LinuxEnforcement(true, "", tc.abi)
 		s := e.String()
 		if e.Level != Partial || len(e.Lacks) < len(fallbackLacks) {
 			t.Errorf("ABI %d: %s", tc.abi, s)
@@ -46,7 +46,7 @@ func TestLinuxEnforcement(t *testing.T) {
 		{"", 0, "no Landlock: not in this kernel"},
 		{"allowNestedUserNamespaces needs mounts", 6, "no Landlock: allowNestedUserNamespaces needs mounts"},
 	} {
-		e := linuxEnforcement(false, tc.noLandlock, tc.abi)
+		e := LinuxEnforcement(false, tc.noLandlock, tc.abi)
 		if e.Level != Full || len(e.Lacks) != 0 || !strings.Contains(e.String(), tc.want) {
 			t.Errorf("%+v: %s", tc, e)
 		}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package srt
+package backend
 
 import (
 	"os"
@@ -9,9 +9,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// writableOnHost reports whether this user could write path on the host:
+// WritableOnHost reports whether this user could write path on the host:
 // a denial there came from the sandbox.
-func writableOnHost(path string) bool {
+func WritableOnHost(path string) bool {
 	for p := path; p != "/" && p != "."; p = parentDir(p) {
 		if _, err := os.Lstat(p); err == nil {
 			return unix.Access(p, unix.W_OK) == nil

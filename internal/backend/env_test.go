@@ -1,4 +1,4 @@
-package srt
+package backend
 
 import (
 	"fmt"
@@ -67,8 +67,8 @@ func TestJavaToolOptions(t *testing.T) {
 		{"/opt/agent.jar", "-Xmx1g", "-javaagent:/opt/agent.jar -Xmx1g"},
 		{"/opt/my agent.jar", "-Xmx1g", `"-javaagent:/opt/my agent.jar" -Xmx1g`},
 	} {
-		if got := javaToolOptions(tc.jar, tc.inherited); got != tc.want {
-			t.Errorf("javaToolOptions(%q, %q) = %q, want %q", tc.jar, tc.inherited, got, tc.want)
+		if got := JavaToolOptions(tc.jar, tc.inherited); got != tc.want {
+			t.Errorf("JavaToolOptions(%q, %q) = %q, want %q", tc.jar, tc.inherited, got, tc.want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package srt
+package backend
 
 import (
 	"crypto/x509"
@@ -20,8 +20,8 @@ import (
 // up: the session's TLS termination (network.tlsTerminate and the
 // request policy keys) and trust bundle, and each run's credential plan.
 
-// trustVars name the trust bundle inside the sandbox (spec d.4).
-var trustVars = []string{"NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "PIP_CERT",
+// TrustVars name the trust bundle inside the sandbox (spec d.4).
+var TrustVars = []string{"NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "PIP_CERT",
 	"GIT_SSL_CAINFO", "AWS_CA_BUNDLE", "CARGO_HTTP_CAINFO", "DENO_CERT", "CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE", "NIX_SSL_CERT_FILE"}
 
 // inspection is n's inspecting proxy, nil when n asks for none (and a
@@ -158,12 +158,12 @@ func withCredentials(settings *config.Settings, p *credential.Plan) (*config.Set
 	return &s, masks, nil
 }
 
-// credentialConflicts refuses a plan whose filesystem grants reopen what a
+// CredentialConflicts refuses a plan whose filesystem grants reopen what a
 // credential rule hides: an allowRead or allowWrite entry at or beneath a
 // denied or masked credential file would show the command the real bytes
 // (the policy lets the more specific rule win, and an equal allow wins
 // over a deny), and a credential rule is never weakened by another.
-func credentialConflicts(pol *policy.Policy, p *credential.Plan, home, cwd string) error {
+func CredentialConflicts(pol *policy.Policy, p *credential.Plan, home, cwd string) error {
 	if pol == nil || pol.Disabled {
 		return nil
 	}
@@ -209,40 +209,4 @@ func credentialConflicts(pol *policy.Policy, p *credential.Plan, home, cwd strin
 		}
 	}
 	return nil
-}
-
-// runInputs is what every backend makes of a run's own options before
-// planning it: the settings with the command's own (Run.Config), the
-// environment with git's safe directories and the credentials applied
-// (srt's own variables, set later, win), the masked files' copies, and
-// the injector of the run's proxy client.
-type runInputs struct {
-	settings *config.Settings
-	env      []string
-	creds    *credential.Plan
-	masks    map[string][]byte
-	inject   func(netfilter.Host, bool) proxy.Injector
-}
-
-func (s *Sandbox) runInputs(o Run, settings *config.Settings, env []string, home, cwd string) (*runInputs, error) {
-	settings, err := o.Config.apply(settings)
-	if err != nil {
-		return nil, err
-	}
-	env = withGitSafeDirectories(env, gitSafeDirectories(settings))
-	creds, err := credentials(settings, env, home, cwd)
-	if err != nil {
-		return nil, err
-	}
-	for _, w := range creds.Warnings {
-		s.warn(w)
-	}
-	in := &runInputs{env: creds.Env(env), creds: creds}
-	if in.settings, in.masks, err = withCredentials(settings, creds); err != nil {
-		return nil, err
-	}
-	if inj := creds.Injector(); inj != nil {
-		in.inject = inj.For
-	}
-	return in, nil
 }
