@@ -126,7 +126,7 @@ func linuxRunPlan(rp *nsexec.RunPlan, abi int) *RunPlan {
 
 // linuxPlanJSON is a Linux run's plan with its enforcement e, as srt plan
 // --json prints it: the Linux backend's debug log prints it for every
-// run (srt_linux.go gives it this).
+// run (srt_linux.go gives it to the backend).
 func linuxPlanJSON(rp *nsexec.RunPlan, e Enforcement) []byte {
 	p := linuxRunPlan(rp, 0) // the ABI only decides the enforcement, e
 	p.Enforcement = e

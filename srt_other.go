@@ -1,50 +1,15 @@
-//go:build !linux && !darwin
+//go:build !linux && !darwin && !windows
 
 package srt
 
 import (
-	"context"
-	"errors"
-	"os/exec"
-	"runtime"
-
-	"github.com/srt-go/srt/config"
 	"github.com/srt-go/srt/internal/backend"
-	"github.com/srt-go/srt/netfilter"
+	"github.com/srt-go/srt/internal/backend/unsupported"
 )
-
-// unsupportedBackend is every system without a sandbox backend yet
-// (Windows): it refuses to run anything, so nothing runs unconfined.
-type unsupportedBackend struct{}
 
 // MaybeRunInit runs the sandbox's init when this process was started as
 // one, and never returns then; otherwise it returns at once.
-func MaybeRunInit() {} // no process is ever started as one here
+func MaybeRunInit() {} // no system here has a backend: no process is started as one
 
-func newBackend(backend.Host) backend.Backend { return unsupportedBackend{} }
-
-// noBackend is why nothing runs here.
-func noBackend() error {
-	return &backend.UnsupportedError{Missing: "a sandbox backend for " + runtime.GOOS,
-		Err: errors.New("no sandbox backend for " + runtime.GOOS + " yet; refusing to run commands unconfined")}
-}
-
-func (unsupportedBackend) Supported() error                                   { return noBackend() }
-func (unsupportedBackend) Start(*config.Settings) error                       { return noBackend() }
-func (unsupportedBackend) SetNetwork(config.Network, *netfilter.Policy) error { return nil }
-func (unsupportedBackend) Stop()                                              {}
-func (unsupportedBackend) Enforcement(*config.Settings) backend.Enforcement {
-	return backend.Enforcement{Level: backend.None}
-}
-func (unsupportedBackend) HostWritable(string) bool { return false }
-func (unsupportedBackend) Settle(string)            {}
-func (unsupportedBackend) Command(context.Context, backend.Run, []string) (*exec.Cmd, error) {
-	return nil, noBackend()
-}
-func (unsupportedBackend) Wrap(backend.Run, []string) ([]string, error) { return nil, noBackend() }
-func (unsupportedBackend) StartCommand(cmd *exec.Cmd) error             { return cmd.Start() }
-func (unsupportedBackend) ExplainStart(err error) error                 { return err }
-func (unsupportedBackend) LandlockABI() int                             { return 0 }
-func (unsupportedBackend) Doctor() *backend.Report {
-	return &backend.Report{Enforcement: backend.Enforcement{Level: backend.None}, Why: noBackend().Error()}
-}
+// newBackend refuses everything on a system srt has no backend for.
+func newBackend(backend.Host) backend.Backend { return unsupported.New() }

@@ -1,6 +1,10 @@
 //go:build unix
 
-package srt
+// Package darwin is srt's macOS backend: the glue between the facade's
+// one backend interface (internal/backend) and package seatbelt, which
+// makes each run's profile and keeper. All of it but what touches macOS
+// itself (sys_darwin.go) is built and tested on Linux too.
+package darwin
 
 import (
 	"bufio"
@@ -31,9 +35,9 @@ import (
 )
 
 // The macOS backend (issue #21), all but what touches macOS itself
-// (srt_darwin.go: the trampoline's start, waiting for a process's exit,
-// reading the system log), so that it is built and tested on Linux too.
-// Each run is prepared by seatbelt_run_unix.go. It has never run on
+// (sys_darwin.go: the keeper's and the wrap role's start with
+// sandbox_init, the process table, the system log), so that it is built
+// and tested on Linux too. Each run is prepared by run_unix.go. It has never run on
 // macOS, so it runs only when the user sets experimentalDarwin=1 to
 // accept that.
 const experimentalDarwin = "SRT_EXPERIMENTAL_DARWIN"
@@ -52,7 +56,7 @@ type seatbeltBackend struct {
 	osVersion func() string
 	probe     func() error
 	// procs lists the process table, for the runs' tree watches
-	// (seatbelt_tree_unix.go; nil: none).
+	// (tree_unix.go; nil: none).
 	procs func() ([]procEntry, error)
 
 	mu   sync.Mutex

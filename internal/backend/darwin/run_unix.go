@@ -1,6 +1,6 @@
 //go:build unix
 
-package srt
+package darwin
 
 import (
 	"context"
@@ -29,7 +29,7 @@ import (
 // profile), and the command that starts the trampoline, the run's keeper
 // (seatbelt/trampoline.go), which applies the profile and starts the
 // command under it. Nothing here is macOS's own, so
-// it is built, and tested, on Linux too; srt_darwin.go runs it.
+// it is built, and tested, on Linux too; sys_darwin.go runs it.
 
 // trampolineRole is the argument that makes this binary the trampoline,
 // seatbeltWrapRole the one that makes it a wrapped run's.

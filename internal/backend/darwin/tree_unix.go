@@ -1,6 +1,6 @@
 //go:build unix
 
-package srt
+package darwin
 
 import (
 	"sync"

@@ -1,0 +1,36 @@
+package unsupported
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/srt-go/srt/config"
+	"github.com/srt-go/srt/internal/backend"
+)
+
+// A system without a backend refuses the session and every run, naming
+// the system, and reports no sandbox: nothing runs unconfined.
+func TestRefusesEverything(t *testing.T) {
+	b := New()
+	for name, err := range map[string]error{
+		"Supported": b.Supported(),
+		"Start":     b.Start(config.Default()),
+	} {
+		if !errors.Is(err, backend.ErrUnsupported) {
+			t.Errorf("%s: %v, want ErrUnsupported", name, err)
+		}
+	}
+	if cmd, err := b.Command(context.Background(), backend.Run{}, []string{"true"}); cmd != nil || !errors.Is(err, backend.ErrUnsupported) {
+		t.Errorf("Command: %v, %v", cmd, err)
+	}
+	if argv, err := b.Wrap(backend.Run{}, []string{"true"}); argv != nil || !errors.Is(err, backend.ErrUnsupported) {
+		t.Errorf("Wrap: %q, %v", argv, err)
+	}
+	if e := b.Enforcement(config.Default()); e.Level != backend.None {
+		t.Errorf("Enforcement: %s", e)
+	}
+	if r := b.Doctor(); r.Enforcement.Level != backend.None || r.Why == "" {
+		t.Errorf("Doctor: %+v", r)
+	}
+}
