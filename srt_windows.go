@@ -2,13 +2,13 @@ package srt
 
 import (
 	"github.com/srt-go/srt/internal/backend"
-	"github.com/srt-go/srt/internal/backend/unsupported"
+	"github.com/srt-go/srt/internal/backend/windows"
 )
 
 // MaybeRunInit runs the sandbox's init when this process was started as
 // one, and never returns then; otherwise it returns at once.
-func MaybeRunInit() {} // Windows has no backend yet: no process is started as one
+func MaybeRunInit() {} // Windows's backend starts no process as one (yet)
 
-// newBackend refuses everything until Windows has a backend: nothing
-// runs unconfined.
-func newBackend(backend.Host) backend.Backend { return unsupported.New() }
+// newBackend is the Windows backend: the install; until its launch is
+// written, it refuses every session, so that nothing runs unconfined.
+func newBackend(h backend.Host) backend.Backend { return windows.New(h) }

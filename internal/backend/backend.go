@@ -8,9 +8,10 @@
 // (contract.go).
 //
 // It knows no system. A backend is a package of its own beneath this one
-// (linux, darwin, unsupported), imported only by the root's one file for
-// its GOOS (srt_<goos>.go), and by no other backend; the layout test of
-// the root package holds this for every system.
+// (linux, darwin, windows), imported only by the root's one file for its
+// GOOS (srt_<goos>.go), and by no other backend; a system without one
+// gets Unsupported, which refuses everything. The layout test of the
+// root package holds this for every system.
 package backend
 
 import (
@@ -62,6 +63,17 @@ type Backend interface {
 	ExplainStart(err error) error
 	// LandlockABI is the kernel's Landlock ABI; 0: none.
 	LandlockABI() int
+}
+
+// Installer is a backend with a one-time install step, run from an
+// elevated prompt rather than by a session (Windows's sandbox account):
+// srt windows-install and windows-uninstall.
+type Installer interface {
+	// Install makes what the backend needs: for account (the default
+	// when empty), again with force.
+	Install(account string, force bool) error
+	// Uninstall removes what Install made.
+	Uninstall() error
 }
 
 // Host is what the facade gives its backend: the session's settings and
