@@ -9,7 +9,9 @@
 package policy
 
 import (
+	"errors"
 	"io/fs"
+	"path/filepath"
 	"strings"
 
 	"github.com/srt-go/srt/config"
@@ -355,9 +357,18 @@ func Under(path, base string) bool { return pathguard.Under(path, base) }
 // maxGlobVisits bounds the walk that matches one glob against the disk.
 const maxGlobVisits = 1_000_000
 
+// ErrPathsUnsupported is Build's answer on a system whose paths are not
+// POSIX ones (Windows): the policy reads "/"-separated paths from a
+// single root, and would misread a volume's. Until it reads Windows
+// paths, the Windows plan is made on POSIX hosts only.
+var ErrPathsUnsupported = errors.New("srt's filesystem policy reads POSIX paths only: Windows paths (drive letters, \\ separators) are not read yet")
+
 // Build computes the policy of s in env. It reads the disk (to resolve
 // symlinks, match globs and find protected names) but changes nothing.
 func Build(s *config.Settings, env Env) (*Policy, error) {
+	if filepath.Separator != '/' {
+		return nil, ErrPathsUnsupported
+	}
 	if env.Dirs == nil {
 		env.Dirs = OSDirs{}
 	}

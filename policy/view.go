@@ -10,13 +10,18 @@ func index(rules []Rule) map[string][]Rule {
 	return m
 }
 
-// ancestors yields p, its parent, ..., "/".
+// ancestors yields p, its parent, ..., the root (the path that is its
+// own parent: "/", or a volume's root).
 func ancestors(p string, yield func(string) bool) {
 	for {
-		if !yield(p) || p == "/" {
+		if !yield(p) {
 			return
 		}
-		p = filepath.Dir(p)
+		parent := filepath.Dir(p)
+		if parent == p {
+			return
+		}
+		p = parent
 	}
 }
 

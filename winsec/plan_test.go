@@ -1,6 +1,7 @@
 package winsec
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"os"
@@ -18,6 +19,9 @@ import (
 func planOf(t *testing.T, s *config.Settings, env policy.Env, o Options) (*policy.Policy, *Plan) {
 	t.Helper()
 	pol, err := policy.Build(s, env)
+	if errors.Is(err, policy.ErrPathsUnsupported) {
+		t.Skip("the plan is made from the policy, which does not read this system's paths yet:", err)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,6 +285,9 @@ func TestPlanRefuses(t *testing.T) {
 	s := testtree.FSRules{}.Settings()
 	s.Filesystem.Disabled = true
 	pol, err := policy.Build(s, env)
+	if errors.Is(err, policy.ErrPathsUnsupported) {
+		t.Skip("the plan is made from the policy, which does not read this system's paths yet:", err)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
