@@ -578,7 +578,7 @@ func judgePath(path string, d denial, rules []fsRule, writable func(string) bool
 // resolveExisting resolves the symlinks of the longest part of p that
 // exists, and keeps the rest as it is.
 func resolveExisting(p string) string {
-	for dir, rest := p, ""; dir != "/" && dir != "."; dir, rest = filepath.Dir(dir), filepath.Join(filepath.Base(dir), rest) {
+	for dir, rest := p, ""; dir != "." && filepath.Dir(dir) != dir; dir, rest = filepath.Dir(dir), filepath.Join(filepath.Base(dir), rest) {
 		if real, err := filepath.EvalSymlinks(dir); err == nil {
 			return filepath.Join(real, rest)
 		}

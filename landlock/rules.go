@@ -55,7 +55,7 @@ func Compute(in Input, list Lister) (Rules, error) {
 				root = p
 				break
 			}
-			if p == "/" {
+			if filepath.Dir(p) == p { // the root, or "." of a relative path
 				break
 			}
 		}

@@ -190,7 +190,7 @@ func moveBlocking(pol *policy.Policy) []Rule {
 	seen := map[string]bool{}
 	var dirs []string
 	add := func(p string) {
-		for d := filepath.Dir(p); d != "/" && d != "." && !seen[d]; d = filepath.Dir(d) {
+		for d := filepath.Dir(p); d != "." && filepath.Dir(d) != d && !seen[d]; d = filepath.Dir(d) {
 			seen[d] = true
 			dirs = append(dirs, d)
 		}

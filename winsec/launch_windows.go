@@ -245,17 +245,26 @@ func (p *Process) Close() error {
 }
 
 // envBlock is env as CreateProcess wants it: "NAME=value" strings, each
-// ended by a NUL, sorted by name without case, and a final NUL.
+// ended by a NUL, sorted by name without case, and a final NUL. A name
+// given twice (in any case) keeps its last value, as os/exec does:
+// Windows would read the first.
 func envBlock(env []string) (*uint16, error) {
-	sorted := append([]string(nil), env...)
-	sort.SliceStable(sorted, func(i, j int) bool {
-		return strings.ToUpper(strings.SplitN(sorted[i], "=", 2)[0]) < strings.ToUpper(strings.SplitN(sorted[j], "=", 2)[0])
-	})
-	var b []uint16
-	for _, kv := range sorted {
-		if strings.ContainsRune(kv, 0) || !strings.Contains(kv, "=") {
+	last := map[string]int{}
+	for i, kv := range env {
+		last[envName(kv)] = i
+	}
+	var kept []string
+	for i, kv := range env {
+		if strings.ContainsRune(kv, 0) || !strings.Contains(kv[min(1, len(kv)):], "=") {
 			return nil, fmt.Errorf("environment entry %q", kv)
 		}
+		if last[envName(kv)] == i {
+			kept = append(kept, kv)
+		}
+	}
+	sort.SliceStable(kept, func(i, j int) bool { return envName(kept[i]) < envName(kept[j]) })
+	var b []uint16
+	for _, kv := range kept {
 		u, err := windows.UTF16FromString(kv)
 		if err != nil {
 			return nil, err
@@ -267,4 +276,14 @@ func envBlock(env []string) (*uint16, error) {
 		b = append(b, 0)
 	}
 	return &b[0], nil
+}
+
+// envName is an entry's name in upper case; a leading "=" belongs to it
+// (cmd's "=C:=C:\dir" names the current directory of drive C).
+func envName(kv string) string {
+	if kv == "" {
+		return ""
+	}
+	name, _, _ := strings.Cut(kv[1:], "=")
+	return strings.ToUpper(kv[:1] + name)
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/windows"
 )
@@ -33,6 +34,32 @@ func TestMain(m *testing.M) {
 		}
 		fmt.Println(g.Process.Pid)
 		os.Exit(3) // the grandchild is left behind
+	case "srt":
+		// srt: starts its keeper, passes on what the keeper prints,
+		// and waits to be killed.
+		k := exec.Command(os.Args[0])
+		k.Env = append(os.Environ(), roleVar+"=keeper", "WINSEC_TEST_PARENT="+strconv.Itoa(os.Getpid()))
+		k.Stdout, k.Stderr = os.Stdout, os.Stderr
+		if err := k.Start(); err != nil {
+			fmt.Println("no keeper:", err)
+			os.Exit(2)
+		}
+		time.Sleep(5 * time.Minute)
+		os.Exit(0)
+	case "keeper":
+		// The keeper, watching its parent, runs a grandchild that
+		// prints its pid and sleeps.
+		parent, _ := strconv.Atoi(os.Getenv("WINSEC_TEST_PARENT"))
+		code, err := Keep(defaultJob(), Command{Argv: []string{os.Args[0]},
+			Env: append(os.Environ(), roleVar+"=sleeper"), Stdout: os.Stdout, Stderr: os.Stderr}, parent)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "keeper:", err)
+		}
+		os.Exit(code)
+	case "sleeper":
+		fmt.Println(os.Getpid())
+		time.Sleep(5 * time.Minute)
+		os.Exit(0)
 	case "handles":
 		// Writes through the handle value of a file the test holds open:
 		// were that handle inherited, the file would get the bytes.
@@ -140,5 +167,69 @@ func TestNewJobRefusesLeaks(t *testing.T) {
 			windows.CloseHandle(h)
 			t.Errorf("%+v taken", j)
 		}
+	}
+}
+
+// The keeper returns the command's exit code.
+func TestKeepExitCode(t *testing.T) {
+	code, err := Keep(defaultJob(), Command{Argv: []string{"cmd", "/c", "exit 5"}, Env: os.Environ()}, os.Getpid())
+	if err != nil || code != 5 {
+		t.Fatalf("exit code %d, %v", code, err)
+	}
+}
+
+// When srt dies first (killed, so nothing of it runs after), its keeper
+// ends the command's job: the command dies.
+func TestKeepEndsWithSrt(t *testing.T) {
+	srt := exec.Command(os.Args[0])
+	srt.Env = append(os.Environ(), roleVar+"=srt")
+	out, err := srt.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srt.Stderr = os.Stderr
+	if err := srt.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srt.Process.Kill()
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	pid, err := strconv.ParseUint(strings.TrimSpace(line), 10, 32)
+	if err != nil {
+		t.Fatalf("the command's pid: %q", line)
+	}
+	cmd, err := windows.OpenProcess(windows.SYNCHRONIZE|windows.PROCESS_TERMINATE, false, uint32(pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer windows.CloseHandle(cmd)
+	defer windows.TerminateProcess(cmd, 1)
+	if ev, _ := windows.WaitForSingleObject(cmd, 300); ev == windows.WAIT_OBJECT_0 {
+		t.Fatal("the command ended before srt: the test would prove nothing")
+	}
+	srt.Process.Kill()
+	srt.Wait()
+	if ev, _ := windows.WaitForSingleObject(cmd, 10000); ev != windows.WAIT_OBJECT_0 {
+		t.Fatal("the command outlived srt")
+	}
+}
+
+// A name given twice keeps its last value, whatever its case; entries
+// are sorted by name; one without "=" is refused.
+func TestEnvBlock(t *testing.T) {
+	b, err := envBlock([]string{"A=1", "=C:=C:\\x", "b=2", "a=3", "B=4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for p := b; *p != 0; {
+		s := windows.UTF16PtrToString(p)
+		got = append(got, s)
+		p = (*uint16)(unsafe.Add(unsafe.Pointer(p), 2*(len(windows.StringToUTF16(s)))))
+	}
+	if want := []string{"=C:=C:\\x", "a=3", "B=4"}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("block %q, want %q", got, want)
+	}
+	if _, err := envBlock([]string{"NOVALUE"}); err == nil {
+		t.Error("an entry without = taken")
 	}
 }

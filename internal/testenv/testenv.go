@@ -134,7 +134,7 @@ func runAsUnprivileged(t *testing.T, name string, keepEnv []string) {
 // for files an unprivileged process must reach.
 func SharedTempDir(t *testing.T) string {
 	dir := t.TempDir()
-	for d := dir; d != os.TempDir() && d != "/" && d != "."; d = filepath.Dir(d) {
+	for d := dir; d != os.TempDir() && d != "." && filepath.Dir(d) != d; d = filepath.Dir(d) {
 		if err := os.Chmod(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
