@@ -99,6 +99,17 @@ func editDACL(path string, edit func([]rawACE) ([]rawACE, bool)) error {
 	if !changed {
 		return nil
 	}
+	// The DACL keeps its protection as it was: a path whose DACL
+	// inherits nothing (a ~/.ssh made private) must not start to inherit
+	// its parent's grants because srt added an entry, nor the reverse.
+	control, _, err := sd.Control()
+	if err != nil {
+		return err
+	}
+	info := windows.SECURITY_INFORMATION(windows.DACL_SECURITY_INFORMATION | windows.UNPROTECTED_DACL_SECURITY_INFORMATION)
+	if control&windows.SE_DACL_PROTECTED != 0 {
+		info = windows.DACL_SECURITY_INFORMATION | windows.PROTECTED_DACL_SECURITY_INFORMATION
+	}
 	b := encodeACL(raw[0], edited)
-	return windows.SetNamedSecurityInfo(path, windows.SE_FILE_OBJECT, windows.DACL_SECURITY_INFORMATION, nil, nil, (*windows.ACL)(unsafe.Pointer(&b[0])), nil)
+	return windows.SetNamedSecurityInfo(path, windows.SE_FILE_OBJECT, info, nil, nil, (*windows.ACL)(unsafe.Pointer(&b[0])), nil)
 }
