@@ -26,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"net/url"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -396,24 +397,42 @@ type Var struct {
 	Why   string `json:"why"`
 }
 
-// proxyVars are the reference's Windows spellings (one each).
-var proxyVars = []string{"http_proxy", "https_proxy", "ftp_proxy", "all_proxy", "grpc_proxy", "RSYNC_PROXY"}
-
+// environment is the plan's: the variables with the proxies' ports and
+// the run's credential written as placeholders (a run has its own).
 func environment(o Options, ports [2]int) []Var {
 	http, socks := "<HTTP proxy port>", "<SOCKS proxy port>"
 	if len(o.ProxyPorts) >= 2 {
 		http, socks = strconv.Itoa(o.ProxyPorts[0]), strconv.Itoa(o.ProxyPorts[1])
 	}
-	in := fmt.Sprintf(" (in %d-%d)", ports[0], ports[1])
-	var env []Var
-	for _, name := range proxyVars {
-		v := Var{Name: name, Value: "http://srt:<run credential>@127.0.0.1:" + http, Why: "srt's HTTP proxy" + in}
-		if name == "all_proxy" {
-			v.Value, v.Why = "socks5h://srt:<run credential>@127.0.0.1:"+socks, "srt's SOCKS5 proxy"+in
-		}
-		env = append(env, v)
+	return proxyEnv(http, socks, "srt:<run credential>", fmt.Sprintf(" (in %d-%d)", ports[0], ports[1]), o)
+}
+
+// RunEnv is the variables a run's command gets: its proxies' ports, its
+// credential (user and password, as proxy.Credential holds them), its
+// TEMP; one spelling each, since Windows' names ignore case.
+func RunEnv(o Options, httpPort, socksPort int, user, password string) []string {
+	userinfo := url.UserPassword(user, password).String()
+	var out []string
+	for _, v := range proxyEnv(strconv.Itoa(httpPort), strconv.Itoa(socksPort), userinfo, "", o) {
+		out = append(out, v.Name+"="+v.Value)
 	}
-	env = append(env, Var{Name: "NODE_USE_ENV_PROXY", Value: "1", Why: "Node's fetch takes the proxy variables"})
+	return out
+}
+
+// proxyEnv maps the proxies as the POSIX backends do (HTTP for http,
+// https, all and grpc; SOCKS for ftp and rsync), in the reference's one
+// Windows spelling of each.
+func proxyEnv(http, socks, userinfo, where string, o Options) []Var {
+	httpURL := "http://" + userinfo + "@127.0.0.1:" + http
+	socksURL := "socks5h://" + userinfo + "@127.0.0.1:" + socks
+	env := []Var{{Name: "SANDBOX_RUNTIME", Value: "1", Why: "tells a program it runs sandboxed"}}
+	for _, name := range []string{"http_proxy", "https_proxy", "all_proxy", "grpc_proxy"} {
+		env = append(env, Var{Name: name, Value: httpURL, Why: "srt's HTTP proxy" + where})
+	}
+	env = append(env,
+		Var{Name: "ftp_proxy", Value: socksURL, Why: "srt's SOCKS5 proxy" + where},
+		Var{Name: "RSYNC_PROXY", Value: userinfo + "@127.0.0.1:" + socks, Why: "srt's SOCKS5 proxy" + where},
+		Var{Name: "NODE_USE_ENV_PROXY", Value: "1", Why: "Node's fetch takes the proxy variables"})
 	if o.LocalBinding {
 		env = append(env, Var{Name: "no_proxy", Value: "localhost,127.0.0.1,::1", Why: "allowLocalBinding: loopback is reached directly"})
 	}

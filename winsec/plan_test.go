@@ -275,13 +275,27 @@ func TestPlanJobAndEnvironment(t *testing.T) {
 	for _, v := range p.Env {
 		got[v.Name] = v.Value
 	}
-	for _, name := range []string{"http_proxy", "https_proxy", "ftp_proxy", "grpc_proxy", "RSYNC_PROXY"} {
-		if !strings.HasSuffix(got[name], "@127.0.0.1:60081") {
+	for _, name := range []string{"http_proxy", "https_proxy", "all_proxy", "grpc_proxy"} {
+		if !strings.HasPrefix(got[name], "http://") || !strings.HasSuffix(got[name], "@127.0.0.1:60081") {
 			t.Errorf("%s=%q", name, got[name])
 		}
 	}
-	if !strings.HasPrefix(got["all_proxy"], "socks5h://") || !strings.HasSuffix(got["all_proxy"], ":60082") || got["TEMP"] != o.TempDir || got["TMP"] != o.TempDir {
+	if !strings.HasPrefix(got["ftp_proxy"], "socks5h://") || !strings.HasSuffix(got["ftp_proxy"], ":60082") || !strings.HasSuffix(got["RSYNC_PROXY"], "@127.0.0.1:60082") ||
+		got["TEMP"] != o.TempDir || got["TMP"] != o.TempDir {
 		t.Errorf("environment %v", got)
+	}
+	// One spelling of each name: Windows' names ignore case.
+	seen := map[string]bool{}
+	for _, v := range p.Env {
+		if seen[strings.ToUpper(v.Name)] {
+			t.Errorf("%s twice", v.Name)
+		}
+		seen[strings.ToUpper(v.Name)] = true
+	}
+	// A run's own: the credential in the URL, escaped.
+	run := strings.Join(RunEnv(o, 60081, 60082, "srt", "p@ss:w/rd"), "\n")
+	if !strings.Contains(run, "http_proxy=http://srt:p%40ss%3Aw%2Frd@127.0.0.1:60081") {
+		t.Errorf("a run's environment:\n%s", run)
 	}
 	if _, ok := got["no_proxy"]; ok {
 		t.Error("no_proxy without allowLocalBinding")
