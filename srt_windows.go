@@ -5,10 +5,11 @@ import (
 	"github.com/srt-go/srt/internal/backend/windows"
 )
 
-// MaybeRunInit runs the sandbox's init when this process was started as
+// MaybeRunInit runs a run's keeper when this process was started as
 // one, and never returns then; otherwise it returns at once.
-func MaybeRunInit() {} // Windows's backend starts no process as one (yet)
+func MaybeRunInit() { windows.MaybeRunKeeper() }
 
-// newBackend is the Windows backend: the install; until its launch is
-// written, it refuses every session, so that nothing runs unconfined.
+// newBackend is the Windows backend: the install; a session only in its
+// test mode until the launch as the sandbox account is built, so that
+// nothing runs unconfined by accident.
 func newBackend(h backend.Host) backend.Backend { return windows.New(h) }

@@ -50,7 +50,7 @@ func TestMain(m *testing.M) {
 		// The keeper, watching its parent, runs a grandchild that
 		// prints its pid and sleeps.
 		parent, _ := strconv.Atoi(os.Getenv("WINSEC_TEST_PARENT"))
-		code, err := Keep(defaultJob(), Command{Argv: []string{os.Args[0]},
+		code, err := Keep(DefaultJob(), Command{Argv: []string{os.Args[0]},
 			Env: append(os.Environ(), roleVar+"=sleeper"), Stdout: os.Stdout, Stderr: os.Stderr}, parent)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "keeper:", err)
@@ -76,7 +76,7 @@ func TestMain(m *testing.M) {
 // pipe, and returns the process and what it prints.
 func started(t *testing.T, argv []string, env []string) (*Process, *bufio.Reader) {
 	t.Helper()
-	job, err := NewJob(defaultJob())
+	job, err := NewJob(DefaultJob())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func TestNewJobRefusesLeaks(t *testing.T) {
 
 // The keeper returns the command's exit code.
 func TestKeepExitCode(t *testing.T) {
-	code, err := Keep(defaultJob(), Command{Argv: []string{"cmd", "/c", "exit 5"}, Env: os.Environ()}, os.Getpid())
+	code, err := Keep(DefaultJob(), Command{Argv: []string{"cmd", "/c", "exit 5"}, Env: os.Environ()}, os.Getpid())
 	if err != nil || code != 5 {
 		t.Fatalf("exit code %d, %v", code, err)
 	}

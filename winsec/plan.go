@@ -161,7 +161,7 @@ func Build(pol *policy.Policy, o Options) (*Plan, error) {
 		ACEs:    filesystemACEs(pol, account, o),
 		Skipped: skipped(pol),
 		Network: network(o, account, ports),
-		Job:     defaultJob(),
+		Job:     DefaultJob(),
 		Env:     environment(o, ports),
 	}
 	return p, nil
@@ -385,7 +385,8 @@ type Job struct {
 // build's, far below what would exhaust the machine.
 const JobProcessLimit = 1024
 
-func defaultJob() Job {
+// DefaultJob is the job every command runs in (the plan's).
+func DefaultJob() Job {
 	return Job{KillOnClose: true, DieOnUnhandledException: true, ActiveProcesses: JobProcessLimit,
 		UI: []string{"DESKTOP", "DISPLAYSETTINGS", "EXITWINDOWS", "GLOBALATOMS", "HANDLES", "READCLIPBOARD", "SYSTEMPARAMETERS", "WRITECLIPBOARD"}}
 }

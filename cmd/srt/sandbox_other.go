@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"os/exec"
 
 	"github.com/srt-go/srt"
@@ -15,11 +16,17 @@ func (*launch) Close() error  { return nil }
 func (*launch) started()      {}
 func (*launch) terminal(*job) {}
 
-// sandboxCommand: the library refuses on this platform (no backend yet),
-// so New has already failed before this is reached.
+// sandboxCommand prepares the command with srt's own stdin, stdout and
+// stderr (Windows: the backend's keeper hands exactly those three to the
+// command). Where the library refuses (no backend, or Windows outside
+// its test mode) New has already failed, or the Cmd says why.
 func sandboxCommand(c *cli, sb *srt.Sandbox, r srt.Run, argv []string, scan func(string)) (*launch, error) {
 	cmd := sb.CommandRun(context.Background(), r, argv[0], argv[1:]...)
-	return nil, cmd.Err
+	if cmd.Err != nil {
+		return nil, cmd.Err
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	return &launch{Cmd: cmd}, nil
 }
 
 func closeOnExec() {}
