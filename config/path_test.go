@@ -2,6 +2,7 @@ package config
 
 import "testing"
 
+// POSIX entries, on every system.
 func TestExpand(t *testing.T) {
 	const home, cwd = "/home/u", "/work/repo"
 	for _, tc := range []struct {
@@ -31,14 +32,14 @@ func TestExpand(t *testing.T) {
 		{PathEntry{Path: "/a/**", Literal: true}, "/a/**", false, false},
 		{PathEntry{Path: "~/[x]", Literal: true}, "/home/u/[x]", false, false},
 	} {
-		p, ok, err := Expand(tc.in, home, cwd)
+		p, ok, err := expand(tc.in, home, cwd, false)
 		if err != nil || ok == tc.dropped || p.Path != tc.want || (p.Glob != nil) != tc.glob {
 			t.Errorf("Expand(%+v) = %+v, %v, %v; want %q glob=%v", tc.in, p, ok, err, tc.want, tc.glob)
 		}
 	}
 	// An empty HOME never turns "~" into "/".
 	for _, e := range []string{"~", "~/", "~/x"} {
-		if p, ok, _ := Expand(PathEntry{Path: e}, "", cwd); ok {
+		if p, ok, _ := expand(PathEntry{Path: e}, "", cwd, false); ok {
 			t.Errorf("Expand(%q) with empty HOME = %q, want dropped", e, p.Path)
 		}
 	}
