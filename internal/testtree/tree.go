@@ -3,8 +3,10 @@
 package testtree
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -13,10 +15,12 @@ import (
 
 // Tree creates, under a temp dir of t, files (with content "ORIGINAL"),
 // directories (a trailing "/") and symlinks ("name -> target", a relative
-// target taken under the dir), and returns the dir's real path.
+// target taken under the dir), and returns the dir's real path. A test
+// whose tree has a symlink is skipped where none can be made (wine makes
+// none, and says it did).
 func Tree(t testing.TB, entries ...string) string {
 	t.Helper()
-	dir, err := filepath.EvalSymlinks(t.TempDir())
+	dir, err := filepath.EvalSymlinks(TempDir(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,12 +28,10 @@ func Tree(t testing.TB, entries ...string) string {
 		if name, target, ok := strings.Cut(e, " -> "); ok {
 			p := filepath.Join(dir, name)
 			os.MkdirAll(filepath.Dir(p), 0o755)
-			if !strings.HasPrefix(target, "/") {
+			if !filepath.IsAbs(target) {
 				target = filepath.Join(dir, target)
 			}
-			if err := os.Symlink(target, p); err != nil {
-				t.Fatal(err)
-			}
+			Symlink(t, target, p)
 			continue
 		}
 		p := filepath.Join(dir, e)
@@ -45,6 +47,65 @@ func Tree(t testing.TB, entries ...string) string {
 		}
 	}
 	return dir
+}
+
+// Symlink makes a symlink at name leading to target, or skips t where
+// this system makes none: wine's CreateSymbolicLink reports success and
+// makes nothing.
+func Symlink(t testing.TB, target, name string) {
+	t.Helper()
+	if err := os.Symlink(target, name); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(name); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		t.Skipf("this system makes no symlinks (os.Symlink(%q) said it did; Lstat: %v): the test needs a real Windows", name, err)
+	}
+}
+
+// TempDir is t.TempDir, except on Windows, where it is removed entry by
+// entry if os.RemoveAll fails: under wine 8 Go 1.26's RemoveAll does
+// ("unlinkat ...: Invalid function"), which fails every test that made
+// a temp dir.
+func TempDir(t testing.TB) string {
+	t.Helper()
+	if runtime.GOOS != "windows" {
+		return t.TempDir()
+	}
+	dir, err := os.MkdirTemp("", "srt-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if os.RemoveAll(dir) == nil {
+			return
+		}
+		if err := removeEach(dir); err != nil {
+			t.Errorf("TempDir cleanup: %v", err)
+		}
+	})
+	return dir
+}
+
+// removeEach removes dir and what it holds, one os.Remove per entry,
+// deepest first, never following a symlink.
+func removeEach(dir string) error {
+	var paths []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		paths = append(paths, p)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for i := len(paths) - 1; i >= 0; i-- {
+		if err := os.Remove(paths[i]); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+	}
+	return nil
 }
 
 // FSRules are the four filesystem lists of a settings document.
