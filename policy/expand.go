@@ -4,8 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
+	"path"
 	"slices"
 	"strings"
 
@@ -13,11 +12,15 @@ import (
 )
 
 // defaultWritable are the reference's default write paths (spec c.4) that
-// exist on disk; /dev is the sandbox's own and TMPDIR is per run.
+// exist on disk; /dev is the sandbox's own and TMPDIR is per run. On
+// Windows /tmp/claude names no volume (TEMP is the run's own there too).
 func defaultWritable(home string) []string {
-	paths := []string{"/tmp/claude"}
+	var paths []string
+	if !windowsPaths {
+		paths = append(paths, "/tmp/claude")
+	}
 	if home != "" {
-		paths = append(paths, filepath.Join(home, ".npm/_logs"), filepath.Join(home, ".claude/debug"))
+		paths = append(paths, path.Join(home, ".npm/_logs"), path.Join(home, ".claude/debug"))
 	}
 	return paths
 }
@@ -43,7 +46,7 @@ func (b *builder) addDefaultWritable() {
 func (b *builder) add(list string, entries []config.PathEntry, allow, write bool) error {
 	for i, e := range entries {
 		name := fmt.Sprintf("filesystem.%s.%d %q", list, i, e.Path)
-		p, ok, err := config.Expand(e, b.env.Home, b.env.Cwd)
+		p, ok, err := config.Expand(e, b.osHome, b.osCwd)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
@@ -100,19 +103,21 @@ func (b *builder) later(p config.Path, read bool, why string) {
 		if spelled := p.Glob.Root(); spelled != r.Root {
 			t := r
 			t.Root = spelled
-			_, t.links, _ = resolveChain(spelled)
-			b.pol.Later = append(b.pol.Later, t)
+			if _, t.links, _ = resolveChain(spelled); throughLinks(t.links) {
+				b.pol.Later = append(b.pol.Later, t)
+			}
 		}
 	} else {
 		r.Path = resolveExisting(p.Path)
-		if spelled := filepath.Clean(p.Path); spelled != r.Path && spelled != resolveFollowing(p.Path) {
+		if spelled := config.Clean(p.Path); spelled != r.Path && spelled != resolveFollowing(p.Path) {
 			t := r
 			t.Path, t.Existed = spelled, false
-			_, t.links, _ = resolveChain(spelled)
-			b.pol.Later = append(b.pol.Later, t)
+			if _, t.links, _ = resolveChain(spelled); throughLinks(t.links) {
+				b.pol.Later = append(b.pol.Later, t)
+			}
 		}
 		// Through symlinks: a dangling link hides nothing at launch.
-		fi, err := os.Stat(p.Path)
+		fi, err := stat(p.Path)
 		r.Existed, r.file = err == nil, err == nil && !fi.IsDir()
 		// A deny on a link protects what it points to, also when that
 		// does not exist yet and appears while the command runs.
@@ -125,21 +130,27 @@ func (b *builder) later(p config.Path, read bool, why string) {
 	b.pol.Later = append(b.pol.Later, r)
 }
 
+// throughLinks says whether an entry spelled otherwise than it resolves,
+// through links, is a spelling through symlinks to keep as spelled. On
+// Windows one that went through none is the same path in another case,
+// or by a short (8.3) name: the resolved entry is that path already.
+func throughLinks(links []string) bool { return !windowsPaths || links != nil }
+
 // resolveFollowing is resolveExisting that also follows a last symlink
 // whose target does not exist (yet), as an open of it would once it does.
 func resolveFollowing(p string) string {
 	for hops := 0; hops < 40; hops++ {
 		p = resolveExisting(p)
-		fi, err := os.Lstat(p)
+		fi, err := lstat(p)
 		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
 			return p
 		}
-		target, err := os.Readlink(p)
+		target, err := readlink(p)
 		if err != nil {
 			return p
 		}
-		if !filepath.IsAbs(target) {
-			target = filepath.Join(filepath.Dir(p), target)
+		if !path.IsAbs(target) {
+			target = config.Join(config.Dir(p), target)
 		}
 		p = target
 	}
@@ -201,7 +212,7 @@ func (b *builder) readGuard() {
 		if r.Allow {
 			continue
 		}
-		filepath.WalkDir(r.Path, func(path string, d fs.DirEntry, err error) error {
+		walkDir(r.Path, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return nil
 			}
@@ -246,17 +257,17 @@ func (b *builder) inWritableTree(path string) bool {
 // resolveExisting resolves the symlinks of the longest existing part of
 // an absolute path, keeping the rest as it is.
 func resolveExisting(p string) string {
-	p = filepath.Clean(p)
+	p = config.Clean(p)
 	rest := ""
 	for {
-		if real, err := filepath.EvalSymlinks(p); err == nil {
-			return filepath.Join(real, rest)
+		if real, err := evalSymlinks(p); err == nil {
+			return path.Join(real, rest)
 		}
-		parent := filepath.Dir(p)
+		parent := config.Dir(p)
 		if parent == p {
-			return filepath.Join(p, rest)
+			return path.Join(p, rest)
 		}
-		rest = filepath.Join(filepath.Base(p), rest)
+		rest = path.Join(path.Base(p), rest)
 		p = parent
 	}
 }
@@ -269,7 +280,7 @@ func resolveExisting(p string) string {
 // inside a writable root): a command could plant "build -> ~/.ssh" and a
 // later run would hand it the target.
 func (b *builder) resolve(lexical string, grant bool) (string, string) {
-	real, err := filepath.EvalSymlinks(lexical)
+	real, err := evalSymlinks(lexical)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			if grant {
@@ -282,9 +293,9 @@ func (b *builder) resolve(lexical string, grant bool) (string, string) {
 	if strings.HasPrefix(real, "/proc/") || real == "/proc" || real == "/dev" || strings.HasPrefix(real, "/dev/") {
 		return "", "is provided by the sandbox itself (/proc and /dev are private)"
 	}
-	if grant && real != filepath.Clean(lexical) {
+	if grant && real != config.Clean(lexical) {
 		if link := b.plantableLink(lexical); link != "" {
-			return "", fmt.Sprintf("goes through the symlink %s, which lies in a writable area and could have been planted; grant the target itself", link)
+			return "", fmt.Sprintf("goes through the symlink %s, which lies in a writable area and could have been planted; grant the target itself", config.ToOS(link))
 		}
 	}
 	return real, ""
@@ -293,18 +304,18 @@ func (b *builder) resolve(lexical string, grant bool) (string, string) {
 // plantableLink returns the first symlink on lexical's path whose directory
 // is writable under the rules so far, or "".
 func (b *builder) plantableLink(lexical string) string {
-	p := "/"
-	for _, part := range strings.Split(strings.TrimPrefix(filepath.Clean(lexical), "/"), "/") {
-		next := filepath.Join(p, part)
-		if fi, err := os.Lstat(next); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+	p := volume(lexical)
+	for _, part := range strings.Split(strings.TrimPrefix(strings.TrimPrefix(config.Clean(lexical), p), "/"), "/") {
+		next := path.Join(p, part)
+		if fi, err := lstat(next); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 			for _, w := range b.writes {
-				dir, err := filepath.EvalSymlinks(p)
+				dir, err := evalSymlinks(p)
 				if err == nil && w.Allow && Under(dir, w.Path) {
 					return next
 				}
 			}
 		}
-		resolved, err := filepath.EvalSymlinks(next)
+		resolved, err := evalSymlinks(next)
 		if err != nil {
 			return ""
 		}
@@ -319,10 +330,10 @@ func matchGlob(g *config.Glob, deny bool) ([]string, error) {
 	var out []string
 	visits := 0
 	root := g.Root()
-	if _, err := os.Lstat(root); err != nil {
+	if _, err := lstat(root); err != nil {
 		return nil, nil
 	}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err := walkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if d != nil && d.IsDir() && g.Match(p) {
 				out = append(out, p)
@@ -348,27 +359,35 @@ func matchGlob(g *config.Glob, deny bool) ([]string, error) {
 
 // expandRootDeny turns a denyRead of "/" into one per child of "/", except
 // /proc, /dev and /sys, which the sandbox provides itself (spec c.6): a
-// mask over "/" would leave no root to build on.
+// mask over "/" would leave no root to build on. On Windows a deny of a
+// volume's root (C:\, or "/", which is the working directory's) likewise
+// becomes one per child of that root, all of them: the root itself stays
+// listable, as "/" does.
 func (b *builder) expandRootDeny() {
+	allowed := map[string]bool{}
 	for _, r := range b.reads {
-		if r.Path == "/" && r.Allow {
-			return // an allow at the same path wins: the deny hides nothing
+		if r.Allow {
+			allowed[r.Path] = true
 		}
 	}
 	var out []Rule
 	for _, r := range b.reads {
-		if r.Path != "/" || r.Allow {
+		root := r.Path
+		if root != volume(root) || r.Allow || allowed[root] {
+			// An allow at the same path wins: the deny hides nothing.
 			out = append(out, r)
 			continue
 		}
-		entries, _ := os.ReadDir("/")
+		entries, _ := readDir(root)
 		for _, e := range entries {
 			switch e.Name() {
 			case "proc", "dev", "sys":
-				continue
+				if !windowsPaths {
+					continue
+				}
 			}
-			p := "/" + e.Name()
-			if real, err := filepath.EvalSymlinks(p); err == nil && real == p {
+			p := path.Join(root, e.Name())
+			if real, err := evalSymlinks(p); err == nil && real == p {
 				out = append(out, Rule{Path: p, Why: r.Why})
 			}
 		}

@@ -9,16 +9,17 @@
 package policy
 
 import (
-	"errors"
+	"fmt"
 	"io/fs"
-	"path/filepath"
 	"strings"
 
 	"github.com/srt-go/srt/config"
 	"github.com/srt-go/srt/pathguard"
 )
 
-// Env is where a policy is made.
+// Env is where a policy is made. Its paths are as this system spells
+// them (C:\Users\me on Windows); the policy reads them into the slash
+// form (config.FromOS), and refuses one it cannot.
 type Env struct {
 	Home string // "" disables "~" entries and the home walk
 	Cwd  string
@@ -36,7 +37,8 @@ type Env struct {
 	// command reads (a trust bundle its environment names).
 	PrivateFiles []string
 	// Dirs reads directories for the protected-name walk; nil means
-	// os.ReadDir (Linux passes its own getdents reader).
+	// os.ReadDir (Linux passes its own getdents reader). It is given
+	// paths as this system spells them.
 	Dirs DirReader
 	// Inode, if set, reads a file's identity and link count from what
 	// os.Lstat returned (the backend's own stat layout): hidden files
@@ -88,7 +90,12 @@ type Skip struct {
 	Why  string `json:"why"`
 }
 
-// Policy is the filesystem policy of one run.
+// Policy is the filesystem policy of one run. Every path it holds, and
+// every path its methods take, is in config's slash form: on POSIX the
+// path itself, on Windows /C:/Users/me (config.FromOS and config.ToOS
+// convert). On Windows an "absolute, symlink-free" path is also spelled
+// as the disk spells it (its case, its long names: filepath.EvalSymlinks
+// gives it so), since paths are compared as spelled.
 type Policy struct {
 	// Disabled is filesystem.disabled: everything writable, no
 	// protected names (spec c.8).
@@ -357,22 +364,20 @@ func Under(path, base string) bool { return pathguard.Under(path, base) }
 // maxGlobVisits bounds the walk that matches one glob against the disk.
 const maxGlobVisits = 1_000_000
 
-// ErrPathsUnsupported is Build's answer on a system whose paths are not
-// POSIX ones (Windows): the policy reads "/"-separated paths from a
-// single root, and would misread a volume's. Until it reads Windows
-// paths, the Windows plan is made on POSIX hosts only.
-var ErrPathsUnsupported = errors.New("srt's filesystem policy reads POSIX paths only: Windows paths (drive letters, \\ separators) are not read yet")
-
 // Build computes the policy of s in env. It reads the disk (to resolve
 // symlinks, match globs and find protected names) but changes nothing.
+// env's paths are as this system spells them; the policy's are in the
+// slash form (config.FromOS).
 func Build(s *config.Settings, env Env) (*Policy, error) {
-	if filepath.Separator != '/' {
-		return nil, ErrPathsUnsupported
-	}
 	if env.Dirs == nil {
 		env.Dirs = OSDirs{}
 	}
-	b := &builder{env: env, pol: &Policy{Private: env.Private, PrivateFiles: env.PrivateFiles, Writable: env.Writable, Home: env.Home}}
+	b := &builder{osHome: env.Home, osCwd: env.Cwd}
+	var err error
+	if env, err = slashEnv(env); err != nil {
+		return nil, err
+	}
+	b.env, b.pol = env, &Policy{Private: env.Private, PrivateFiles: env.PrivateFiles, Writable: env.Writable, Home: env.Home}
 	fsys := s.Filesystem
 	if fsys.Disabled {
 		b.pol.Disabled = true
@@ -409,11 +414,43 @@ func Build(s *config.Settings, env Env) (*Policy, error) {
 }
 
 type builder struct {
-	env    Env
-	pol    *Policy
-	reads  []Rule
-	writes []Rule
-	links  []Link
+	env Env // in the slash form
+	// osHome and osCwd are Env's as given, as config.Expand reads them.
+	osHome, osCwd string
+	pol           *Policy
+	reads         []Rule
+	writes        []Rule
+	links         []Link
+}
+
+// slashEnv is env with its paths in the slash form, and its directory
+// reader given them as the system spells them. On POSIX it is env.
+func slashEnv(env Env) (Env, error) {
+	if !windowsPaths {
+		return env, nil
+	}
+	var bad error
+	conv := func(what, p string) string {
+		if p == "" || bad != nil {
+			return p
+		}
+		s, err := config.FromOS(p)
+		if err != nil {
+			bad = fmt.Errorf("srt's filesystem policy: the %s %w", what, err)
+		}
+		return s
+	}
+	convAll := func(what string, ps []string) []string {
+		out := make([]string, len(ps))
+		for i, p := range ps {
+			out[i] = conv(what, p)
+		}
+		return out
+	}
+	env.Home, env.Cwd, env.Private = conv("home", env.Home), conv("working directory", env.Cwd), conv("run directory", env.Private)
+	env.Writable, env.PrivateFiles = convAll("writable directory", env.Writable), convAll("run file", env.PrivateFiles)
+	env.Dirs = osDirs{env.Dirs}
+	return env, bad
 }
 
 func (b *builder) skip(rule, why string) {

@@ -17,10 +17,20 @@ const (
 	rw     = testtree.RW
 )
 
+// slash is the policy's spelling of p, a path as this system spells it.
+func slash(t *testing.T, p string) string {
+	t.Helper()
+	s, err := config.FromOS(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func checkViews(t *testing.T, p *Policy, root string, want map[string]string) {
 	t.Helper()
 	for rel, w := range want {
-		path := filepath.Join(root, rel)
+		path := slash(t, filepath.Join(root, rel))
 		v := p.View(path)
 		got := hidden
 		switch {
@@ -61,18 +71,14 @@ func TestPolicySymlinks(t *testing.T) {
 	p := build(t, testtree.FSRules{DenyRead: []string{"deny-link"}}.Settings(), w)
 	checkViews(t, p, w, map[string]string{"real/secret.txt": hidden})
 	// A grant through a link that the sandbox could have planted is refused.
-	if err := os.Symlink(filepath.Join(w, "outside"), filepath.Join(w, "work", "build")); err != nil {
-		t.Fatal(err)
-	}
+	testtree.Symlink(t, filepath.Join(w, "outside"), filepath.Join(w, "work", "build"))
 	p = build(t, testtree.FSRules{AllowWrite: []string{"work", "work/build"}}.Settings(), w)
 	checkViews(t, p, w, map[string]string{"outside/x": ro, "work": rw})
 	if len(p.Skipped) != 1 || !strings.Contains(p.Skipped[0].Why, "could have been planted") {
 		t.Errorf("the refused grant is not reported: %+v", p.Skipped)
 	}
 	// A link outside every writable area is followed.
-	if err := os.Symlink(filepath.Join(w, "target"), filepath.Join(w, "fixed-link")); err != nil {
-		t.Fatal(err)
-	}
+	testtree.Symlink(t, filepath.Join(w, "target"), filepath.Join(w, "fixed-link"))
 	p = build(t, testtree.FSRules{AllowWrite: []string{"fixed-link"}}.Settings(), w)
 	checkViews(t, p, w, map[string]string{"target": rw})
 }
@@ -128,7 +134,7 @@ func TestPolicyProtectedSymlinks(t *testing.T) {
 	})
 	kinds := map[string]LinkKind{}
 	for _, l := range p.Links {
-		kinds[strings.TrimPrefix(l.Path, w+"/")] = l.Kind
+		kinds[strings.TrimPrefix(l.Path, slash(t, w)+"/")] = l.Kind
 	}
 	want := map[string]LinkKind{".bashrc": PinLink, ".zshrc": PinLink, "chain": PinLink, ".profile": MaskLink,
 		".vscode": PinLink, ".git": PinLink, "real/.git/hooks": PinLink, ".claude": PinLink, "sub/.mcp.json": PinLink,
@@ -160,7 +166,7 @@ func TestPolicyLinksInsideProtectedDirs(t *testing.T) {
 	checkViews(t, p, w, map[string]string{"scripts/pre-commit": ro, "conf/vs.json": ro, "conf/deep.json": ro, "scripts/other": rw})
 	masked := false
 	for _, l := range p.Links {
-		masked = masked || l.Kind == MaskLink && l.Path == filepath.Join(w, "repo/.git/hooks/post-merge")
+		masked = masked || l.Kind == MaskLink && l.Path == slash(t, filepath.Join(w, "repo/.git/hooks/post-merge"))
 	}
 	if !masked {
 		t.Errorf("a hook linked to nothing is not masked: %+v", p.Links)
@@ -242,7 +248,7 @@ func TestPolicyDeniedLater(t *testing.T) {
 		"hidden": true, "hidden/f": true, "sub/deep/.env": true, ".env": true, "src/new.go": false,
 		"open/x": true, "open/inner/x": false, "run/.env": false,
 	} {
-		r, denied := p.DeniedLater(filepath.Join(w, rel))
+		r, denied := p.DeniedLater(slash(t, filepath.Join(w, rel)))
 		if denied != want {
 			t.Errorf("%s: denied %v (%+v), want %v", rel, denied, r, want)
 		}
@@ -254,7 +260,7 @@ func TestPolicyDeniedLater(t *testing.T) {
 		t.Fatal(err)
 	}
 	for rel, want := range map[string]bool{"both/x": false, "both/k.pem": true, "src/k.pem": true} {
-		if _, denied := p.ReadDeniedLater(filepath.Join(w, rel)); denied != want {
+		if _, denied := p.ReadDeniedLater(slash(t, filepath.Join(w, rel))); denied != want {
 			t.Errorf("read %s later: denied %v, want %v", rel, denied, want)
 		}
 	}
@@ -265,9 +271,7 @@ func TestPolicyDeniedLater(t *testing.T) {
 // name) is denied, as the link itself is.
 func TestPolicyDanglingDeny(t *testing.T) {
 	w := testtree.Tree(t, "dir/", "other/x")
-	if err := os.Symlink("../dir/tgt", filepath.Join(w, "other", "dang")); err != nil {
-		t.Fatal(err)
-	}
+	testtree.Symlink(t, filepath.FromSlash("../dir/tgt"), filepath.Join(w, "other", "dang"))
 	for _, tc := range []struct{ name, entry string }{{"relative", "other/dang"}, {"absolute", filepath.Join(w, "other/dang")}} {
 		p, err := Build(testtree.FSRules{DenyRead: []string{tc.entry}}.Settings(), Env{Cwd: w, Home: filepath.Join(w, "home")})
 		if err != nil {
@@ -277,7 +281,7 @@ func TestPolicyDanglingDeny(t *testing.T) {
 			t.Errorf("%s: reads are not judged", tc.name)
 		}
 		for rel, want := range map[string]bool{"dir/tgt": true, "other/dang": true, "dir/else": false, "other/x": false} {
-			if _, denied := p.ReadDeniedLater(filepath.Join(w, rel)); denied != want {
+			if _, denied := p.ReadDeniedLater(slash(t, filepath.Join(w, rel))); denied != want {
 				t.Errorf("%s: read %s later: denied %v, want %v", tc.name, rel, denied, want)
 			}
 		}
@@ -330,9 +334,7 @@ func TestPolicyReadGuard(t *testing.T) {
 func TestPolicySpelledThroughLinks(t *testing.T) {
 	w := testtree.Tree(t, "proj/real/secret.txt", "fixed/real/secrets/k", "proj/src/x")
 	for _, l := range []string{"proj/link", "fixed/link"} {
-		if err := os.Symlink("real", filepath.Join(w, l)); err != nil {
-			t.Fatal(err)
-		}
+		testtree.Symlink(t, "real", filepath.Join(w, l))
 	}
 	cwd := filepath.Join(w, "proj")
 	for _, tc := range []struct {
@@ -355,7 +357,7 @@ func TestPolicySpelledThroughLinks(t *testing.T) {
 		}
 		held := false
 		for _, r := range p.Later {
-			held = held || r.Above(link)
+			held = held || r.Above(slash(t, link))
 		}
 		if held != tc.spelled {
 			t.Errorf("%s: the link's place holds the entry: %v, want %v (%+v)", tc.entry, held, tc.spelled, p.Later)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -28,7 +29,7 @@ func (b *builder) protect(s *config.Settings) {
 		if r == "" {
 			continue
 		}
-		if real, err := filepath.EvalSymlinks(r); err == nil {
+		if real, err := evalSymlinks(r); err == nil {
 			roots[real] = true
 		}
 	}
@@ -62,7 +63,7 @@ func (b *builder) protect(s *config.Settings) {
 	for _, v := range global {
 		// The host's own core.hooksPath: where it is absolute, that one
 		// directory; relative, that directory in every repository.
-		if p, ok := hooksPathAt(v, b.env.Home, ""); ok && filepath.IsAbs(p) {
+		if p, ok := hooksPathAt(v, b.env.Home, ""); ok && path.IsAbs(p) {
 			if b.writableSomewhereUnder(resolveExisting(p)) {
 				hits = append(hits, hooksDirFound(b.env.Dirs, p)...)
 			}
@@ -90,15 +91,15 @@ func (b *builder) protect(s *config.Settings) {
 			continue
 		}
 		{
-			why := "protected name " + f.path
+			why := "protected name " + config.ToOS(f.path)
 			if f.inside != "" {
-				why = "protected name " + f.inside + " (a symlink in it)"
+				why = "protected name " + config.ToOS(f.inside) + " (a symlink in it)"
 			}
 			if f.missing {
 				// A hooks directory (core.hooksPath) not made yet: the
 				// guard keeps it from being made, as a denyWrite entry's
 				// path that does not exist yet.
-				b.pol.Later = append(b.pol.Later, LaterRule{Path: filepath.Clean(resolveFollowing(f.path)), Why: why + " (a repository's hooks directory, core.hooksPath)"})
+				b.pol.Later = append(b.pol.Later, LaterRule{Path: config.Clean(resolveFollowing(f.path)), Why: why + " (a repository's hooks directory, core.hooksPath)"})
 				continue
 			}
 			if f.later {
@@ -106,8 +107,8 @@ func (b *builder) protect(s *config.Settings) {
 					b.laterPattern(f.path, why)
 					continue
 				}
-				if target := resolveFollowing(f.path); target != f.path && filepath.IsAbs(target) {
-					b.pol.Later = append(b.pol.Later, LaterRule{Path: filepath.Clean(target), Why: why + " (where it leads)"})
+				if target := resolveFollowing(f.path); target != f.path && path.IsAbs(target) {
+					b.pol.Later = append(b.pol.Later, LaterRule{Path: config.Clean(target), Why: why + " (where it leads)"})
 				}
 				continue
 			}
@@ -139,8 +140,8 @@ func (b *builder) protect(s *config.Settings) {
 				// whatever appears where it leads, so that path is the
 				// guard's to keep, as a denyWrite entry's that does not
 				// exist yet.
-				if target := resolveFollowing(f.path); target != f.path && filepath.IsAbs(target) {
-					b.pol.Later = append(b.pol.Later, LaterRule{Path: filepath.Clean(target), Why: why + " (where it leads)"})
+				if target := resolveFollowing(f.path); target != f.path && path.IsAbs(target) {
+					b.pol.Later = append(b.pol.Later, LaterRule{Path: config.Clean(target), Why: why + " (where it leads)"})
 				}
 			}
 		}
@@ -184,9 +185,9 @@ func walkLinks(dirs DirReader, dir string, fn func(string)) {
 			}
 			switch kind {
 			case KindLink:
-				fn(filepath.Join(d, string(name)))
+				fn(path.Join(d, string(name)))
 			case KindDir:
-				subdirs = append(subdirs, filepath.Join(d, string(name)))
+				subdirs = append(subdirs, path.Join(d, string(name)))
 			}
 		})
 		for _, s := range subdirs {
@@ -203,10 +204,17 @@ const maxLinks = 40
 // every symlink it went through, in order: the lexical path of each link
 // object, its directory resolved. With an error (a missing target, a
 // loop), the links up to the failure are returned.
-func resolveChain(path string) (string, []string, error) {
+//
+// It starts at p's volume ("/" on POSIX) and never climbs above it: on
+// Windows, ".." at C:\ is C:\, and a target on another volume (D:\x)
+// starts again at that volume's root. A junction is a link here (lstat).
+func resolveChain(p string) (string, []string, error) {
 	var links []string
-	resolved := "/"
-	rest := strings.Split(strings.TrimPrefix(filepath.Clean(path), "/"), "/")
+	resolved := volume(p)
+	if resolved == "" {
+		return "", nil, fmt.Errorf("%s: not an absolute path", p)
+	}
+	rest := strings.Split(strings.TrimPrefix(strings.TrimPrefix(config.Clean(p), resolved), "/"), "/")
 	for len(rest) > 0 {
 		part := rest[0]
 		rest = rest[1:]
@@ -214,11 +222,11 @@ func resolveChain(path string) (string, []string, error) {
 		case "", ".":
 			continue
 		case "..":
-			resolved = filepath.Dir(resolved)
+			resolved = config.Dir(resolved)
 			continue
 		}
-		next := filepath.Join(resolved, part)
-		fi, err := os.Lstat(next)
+		next := path.Join(resolved, part)
+		fi, err := lstat(next)
 		if err != nil {
 			return "", links, err
 		}
@@ -227,15 +235,16 @@ func resolveChain(path string) (string, []string, error) {
 			continue
 		}
 		if len(links) == maxLinks {
-			return "", links, fmt.Errorf("%s: too many levels of symbolic links", path)
+			return "", links, fmt.Errorf("%s: too many levels of symbolic links", p)
 		}
 		links = append(links, next)
-		target, err := os.Readlink(next)
+		target, err := readlink(next)
 		if err != nil {
 			return "", links, err
 		}
-		if filepath.IsAbs(target) {
-			resolved = "/"
+		if path.IsAbs(target) {
+			resolved = volume(target)
+			target = strings.TrimPrefix(target, resolved)
 		}
 		rest = append(strings.Split(target, "/"), rest...)
 	}
@@ -294,7 +303,7 @@ type hooksContext struct {
 // configHooksPaths is ConfigHooksPaths on the host's disk.
 func configHooksPaths(dirs DirReader, name, home string, included *[]string) []string {
 	return pathguard.ConfigHooksPaths(name, dirs.ReadFile, func(inc, from string) (string, []string, bool) {
-		p, ok := hooksPathAt(inc, home, filepath.Dir(from))
+		p, ok := hooksPathAt(inc, home, config.Dir(from))
 		return p, []string{p}, ok
 	}, included)
 }
@@ -303,9 +312,14 @@ func configHooksPaths(dirs DirReader, name, home string, included *[]string) []s
 // git config: the system's, the user's (~/.gitconfig and
 // ~/.config/git/config) and what they include.
 func globalHooksPaths(dirs DirReader, home string) (hooks, included []string) {
-	files := []string{"/etc/gitconfig"}
+	var files []string
+	if !windowsPaths {
+		// Git for Windows keeps its system config in its own install
+		// directory, which no rule makes writable.
+		files = append(files, "/etc/gitconfig")
+	}
 	if home != "" {
-		files = append(files, filepath.Join(home, ".gitconfig"), filepath.Join(home, ".config", "git", "config"))
+		files = append(files, path.Join(home, ".gitconfig"), path.Join(home, ".config", "git", "config"))
 	}
 	for _, f := range files {
 		hooks = append(hooks, configHooksPaths(dirs, f, home, &included)...)
@@ -317,7 +331,20 @@ func globalHooksPaths(dirs DirReader, home string) (hooks, included []string) {
 // include.path) as git does: "~/" is home, an absolute path is itself,
 // and a relative one is beneath base ("" keeps it relative). ok is false
 // for what the launch does not follow (another user's "~user").
+//
+// On Windows v is as Git for Windows reads it: C:/x or C:\x is absolute,
+// '\' separates, and a path rooted without a drive (/x) lies in Git's
+// own install directory, which the launch does not know.
 func hooksPathAt(v, home, base string) (string, bool) {
+	if windowsPaths && v != "" {
+		if filepath.IsAbs(v) {
+			p, err := config.FromOS(v)
+			return p, err == nil
+		}
+		if v = filepath.ToSlash(v); path.IsAbs(v) || filepath.VolumeName(v) != "" {
+			return "", false
+		}
+	}
 	switch {
 	case v == "":
 		return "", false
@@ -325,27 +352,27 @@ func hooksPathAt(v, home, base string) (string, bool) {
 		if home == "" {
 			return "", false
 		}
-		return filepath.Join(home, v[1:]), true
+		return path.Join(home, v[1:]), true
 	case strings.HasPrefix(v, "~"):
 		return "", false
-	case filepath.IsAbs(v):
-		return filepath.Clean(v), true // not beneath base: an absolute include is where it says
+	case path.IsAbs(v):
+		return config.Clean(v), true // not beneath base: an absolute include is where it says
 	case base != "":
-		return filepath.Join(base, v), true
+		return config.Join(base, v), true
 	}
-	return filepath.Clean(v), true
+	return config.Clean(v), true
 }
 
 // hooksDirFound is the hooks directory (or hook) at p (core.hooksPath)
 // as the walk finds one: the directory and the symlinks in it, or,
 // where nothing is yet, the path the guard keeps from being made.
 func hooksDirFound(dirs DirReader, p string) []found {
-	if _, err := os.Lstat(p); err != nil {
+	if _, err := lstat(p); err != nil {
 		return []found{{path: p, missing: true}}
 	}
-	real, err := filepath.EvalSymlinks(p)
+	real, err := evalSymlinks(p)
 	linked := err != nil || real != p
-	if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+	if fi, err := stat(p); err == nil && fi.IsDir() {
 		return protectedDir(dirs, p, linked)
 	}
 	return []found{{path: p, linked: linked}} // a hook itself, or a link that leads nowhere yet
@@ -357,8 +384,8 @@ func hooksDirFound(dirs DirReader, p string) []found {
 // ones, beneath the work tree (absolute ones are the launch's, once).
 func repoHooksPaths(dirs DirReader, inside, tree string, hc hooksContext) []found {
 	var included []string
-	values := configHooksPaths(dirs, filepath.Join(inside, "config"), hc.home, &included)
-	values = append(values, configHooksPaths(dirs, filepath.Join(inside, "config.worktree"), hc.home, &included)...)
+	values := configHooksPaths(dirs, path.Join(inside, "config"), hc.home, &included)
+	values = append(values, configHooksPaths(dirs, path.Join(inside, "config.worktree"), hc.home, &included)...)
 	values = append(values, hc.relative...)
 	var out []found
 	for _, inc := range included {
@@ -371,18 +398,20 @@ func repoHooksPaths(dirs DirReader, inside, tree string, hc hooksContext) []foun
 			continue
 		}
 		seen[p] = true
+		// filepath.Rel reads the slash form on Windows too, as rooted
+		// paths with no volume of their own.
 		if rel, err := filepath.Rel(p, tree); err == nil && (rel == "." || !strings.HasPrefix(rel, "..")) {
 			// The work tree itself, or a directory above it: only the
 			// hooks' own names there are git's to run.
 			for _, h := range pathguard.GitHookNames {
-				out = append(out, hooksDirFound(dirs, filepath.Join(p, h))...)
+				out = append(out, hooksDirFound(dirs, path.Join(p, h))...)
 			}
 			continue
 		}
 		out = append(out, hooksDirFound(dirs, p)...)
-		if filepath.Base(p) == pathguard.HuskyHooks {
+		if path.Base(p) == pathguard.HuskyHooks {
 			for _, h := range pathguard.GitHookNames {
-				out = append(out, hooksDirFound(dirs, filepath.Join(filepath.Dir(p), h))...)
+				out = append(out, hooksDirFound(dirs, path.Join(config.Dir(p), h))...)
 			}
 		}
 	}
@@ -434,18 +463,18 @@ func findProtected(dirs DirReader, root string, depth int, gitConfig bool, relev
 			if name[0] == '.' {
 				lower = strings.ToLower(string(name))
 			}
-			path := func() string { return filepath.Join(dir, string(name)) }
+			entry := func() string { return path.Join(dir, string(name)) }
 			isDir, isLink := kind == KindDir, kind == KindLink
 			switch {
 			case lower == "":
 			case (kind == KindRegular || isLink) && pathguard.ProtectedFile(lower):
-				hits = append(hits, found{path: path(), linked: isLink})
+				hits = append(hits, found{path: entry(), linked: isLink})
 			case lower == ".git" && (isDir || isLink):
-				p := path()
+				p := entry()
 				inside := p
 				if isLink {
-					real, err := filepath.EvalSymlinks(p)
-					fi, statErr := os.Stat(p)
+					real, err := evalSymlinks(p)
+					fi, statErr := stat(p)
 					if err != nil || statErr != nil || !fi.IsDir() {
 						hits = append(hits, found{path: p, linked: true}) // a linked pointer file, or nothing
 						return
@@ -461,20 +490,20 @@ func findProtected(dirs DirReader, root string, depth int, gitConfig bool, relev
 				}
 				return // objects, refs and the index stay writable; nothing else inside is sourced
 			case lower == ".git" && kind == KindRegular:
-				hits = append(hits, found{path: path()})
+				hits = append(hits, found{path: entry()})
 				if hc.guardReads {
 					hits = append(hits, found{path: dir, repo: true})
 				}
 			case (isDir || isLink) && pathguard.ProtectedDir(lower):
-				hits = append(hits, protectedDir(dirs, path(), isLink)...)
+				hits = append(hits, protectedDir(dirs, entry(), isLink)...)
 				return
 			case (isDir || isLink) && pathguard.IsProtectedFirst(lower):
-				hits = append(hits, protectedPathsIn(dirs, path(), lower, isLink)...)
+				hits = append(hits, protectedPathsIn(dirs, entry(), lower, isLink)...)
 			case (isDir || isLink) && lower == ".claude":
-				p := path()
+				p := entry()
 				inside := p
 				if isLink {
-					real, err := filepath.EvalSymlinks(p)
+					real, err := evalSymlinks(p)
 					hits = append(hits, found{path: p, linkOnly: true, linked: true})
 					if err != nil {
 						return
@@ -483,14 +512,14 @@ func findProtected(dirs DirReader, root string, depth int, gitConfig bool, relev
 				}
 				for _, e := range protectedInClaude(dirs, inside) {
 					if e.kind == KindRegular {
-						hits = append(hits, found{path: filepath.Join(inside, e.name)}) // settings.json
+						hits = append(hits, found{path: path.Join(inside, e.name)}) // settings.json
 					} else {
-						hits = append(hits, protectedDir(dirs, filepath.Join(inside, e.name), false)...)
+						hits = append(hits, protectedDir(dirs, path.Join(inside, e.name), false)...)
 					}
 				}
 			}
 			if isDir && level < depth {
-				subdirs = append(subdirs, path())
+				subdirs = append(subdirs, entry())
 			}
 		})
 		if err != nil {
@@ -540,20 +569,20 @@ func gitProtected(dirs DirReader, p, inside string, linked, gitConfig bool) []fo
 		names = append(names, "config")
 	}
 	for _, n := range names {
-		fi, err := os.Lstat(filepath.Join(inside, n))
+		fi, err := lstat(path.Join(inside, n))
 		if err != nil {
 			continue
 		}
 		isLink := fi.Mode()&fs.ModeSymlink != 0
 		isDir := fi.IsDir()
 		if isLink {
-			st, err := os.Stat(filepath.Join(inside, n))
+			st, err := stat(path.Join(inside, n))
 			isDir = err == nil && st.IsDir()
 		}
 		if isDir {
-			out = append(out, protectedDir(dirs, filepath.Join(p, n), linked || isLink)...)
+			out = append(out, protectedDir(dirs, path.Join(p, n), linked || isLink)...)
 		} else {
-			out = append(out, found{path: filepath.Join(p, n), linked: linked || isLink, config: n == "config"})
+			out = append(out, found{path: path.Join(p, n), linked: linked || isLink, config: n == "config"})
 		}
 	}
 	return out
@@ -566,7 +595,7 @@ func protectedDir(dirs DirReader, p string, link bool) []found {
 	out := []found{{path: p, linked: link}}
 	dir := p
 	if link {
-		real, err := filepath.EvalSymlinks(p)
+		real, err := evalSymlinks(p)
 		if err != nil {
 			return out
 		}
@@ -597,7 +626,7 @@ func protectedPathsIn(dirs DirReader, p, first string, link bool) []found {
 			// that stands for many names ("python*", "*.pth") matches
 			// where it leads is the guard's to keep, now and later: a
 			// pattern at the real path.
-			out = append(out, found{path: filepath.Join(append([]string{at}, rest...)...), linked: true, later: true})
+			out = append(out, found{path: path.Join(append([]string{at}, rest...)...), linked: true, later: true})
 		}
 		var names []string
 		dirs.ReadDir(at, func(entry []byte, kind Kind) {
@@ -607,13 +636,13 @@ func protectedPathsIn(dirs DirReader, p, first string, link bool) []found {
 		})
 		if len(names) == 0 {
 			if linked && !wild {
-				out = append(out, found{path: filepath.Join(append([]string{at}, rest...)...), linked: true, later: true})
+				out = append(out, found{path: path.Join(append([]string{at}, rest...)...), linked: true, later: true})
 			}
 			return
 		}
 		for _, e := range names {
-			q := filepath.Join(at, e)
-			fi, err := os.Lstat(q)
+			q := path.Join(at, e)
+			fi, err := lstat(q)
 			walk(q, rest[1:], linked || err == nil && fi.Mode()&fs.ModeSymlink != 0)
 		}
 	}
@@ -687,7 +716,8 @@ type DirReader interface {
 	ReadFile(name string, limit int) ([]byte, error)
 }
 
-// OSDirs reads directories with os.ReadDir.
+// OSDirs reads directories with os.ReadDir. On Windows a junction is
+// reported as a link (see isJunction).
 type OSDirs struct{}
 
 // ReadFile implements DirReader.
@@ -707,7 +737,11 @@ func (OSDirs) ReadDir(dir string, fn func(name []byte, kind Kind)) error {
 		return err
 	}
 	for _, e := range entries {
-		fn([]byte(e.Name()), KindOf(e.Type()))
+		kind := KindOf(e.Type())
+		if windowsPaths && isJunction(filepath.Join(dir, e.Name()), e.Type()) {
+			kind = KindLink
+		}
+		fn([]byte(e.Name()), kind)
 	}
 	return nil
 }
@@ -720,10 +754,10 @@ func (b *builder) laterPattern(p, why string) {
 	parts := strings.Split(p, "/")
 	i := slices.IndexFunc(parts, func(c string) bool { return strings.Contains(c, "*") })
 	root := resolveFollowing(strings.Join(parts[:i], "/"))
-	if !filepath.IsAbs(root) {
+	if !path.IsAbs(root) {
 		return
 	}
-	g, err := config.CompileGlob(filepath.Join(append([]string{root}, parts[i:]...)...))
+	g, err := config.CompileGlob(path.Join(append([]string{root}, parts[i:]...)...))
 	if err != nil {
 		return
 	}

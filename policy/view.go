@@ -1,6 +1,6 @@
 package policy
 
-import "path/filepath"
+import "github.com/srt-go/srt/config"
 
 func index(rules []Rule) map[string][]Rule {
 	m := map[string][]Rule{}
@@ -17,7 +17,7 @@ func ancestors(p string, yield func(string) bool) {
 		if !yield(p) {
 			return
 		}
-		parent := filepath.Dir(p)
+		parent := config.Dir(p)
 		if parent == p {
 			return
 		}

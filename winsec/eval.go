@@ -3,6 +3,7 @@ package winsec
 import (
 	"path/filepath"
 
+	"github.com/srt-go/srt/config"
 	"github.com/srt-go/srt/policy"
 )
 
@@ -71,12 +72,17 @@ func Readable(aces []ACE, path string) Decision {
 	return Access(aces, path, fileReadData)
 }
 
-// Agrees says whether the plan's ACEs hold pol's view of path: written
-// exactly where pol lets it be written, hidden where pol hides it, and
-// readable wherever else (whether the host's ACL lets the account read
-// a path no entry names is the host's to say).
+// Agrees says whether the plan's ACEs hold pol's view of path (as
+// Windows spells it): written exactly where pol lets it be written,
+// hidden where pol hides it, and readable wherever else (whether the
+// host's ACL lets the account read a path no entry names is the host's
+// to say).
 func Agrees(aces []ACE, pol *policy.Policy, path string) bool {
-	v := pol.View(path)
+	slash, err := config.FromOS(path)
+	if err != nil {
+		return false
+	}
+	v := pol.View(slash)
 	if Writable(aces, path) != v.Writable {
 		return false
 	}

@@ -154,11 +154,15 @@ func Build(pol *policy.Policy, o Options) (*Plan, error) {
 	if ports[0] < 1 || ports[0] > ports[1] || ports[1] > 65535 || ports[1]-ports[0] >= 64 {
 		return nil, fmt.Errorf("windows.proxyPortRange %d-%d: want 1 <= low <= high <= 65535, at most 64 ports", ports[0], ports[1])
 	}
+	aces, err := filesystemACEs(pol, account, o)
+	if err != nil {
+		return nil, err
+	}
 	p := &Plan{
+		ACEs: aces,
 		Identity: Identity{Account: account, Group: DefaultGroup,
 			Token:   "write-restricted (CreateRestrictedToken WRITE_RESTRICTED), its one restricting SID the account's: a write needs an ACE naming " + account,
 			Install: "`srt windows install`, elevated, once: the account (a random password, DPAPI-protected in HKLM\\SOFTWARE\\sandbox-runtime) and the group"},
-		ACEs:    filesystemACEs(pol, account, o),
 		Skipped: skipped(pol),
 		Network: network(o, account, ports),
 		Job:     DefaultJob(),
@@ -170,11 +174,20 @@ func Build(pol *policy.Policy, o Options) (*Plan, error) {
 // filesystemACEs are the ACEs that make pol hold for account: grants
 // where it may read or write, denies where a deny rule lies beneath a
 // grant (elsewhere the write-restricted token writes nothing anyway),
-// and every hidden path denied whole.
-func filesystemACEs(pol *policy.Policy, account string, o Options) []ACE {
+// and every hidden path denied whole. They are decided on the policy's
+// paths (config's slash form) and name each path as Windows spells it.
+func filesystemACEs(pol *policy.Policy, account string, o Options) ([]ACE, error) {
+	tempDir, err := slashForm("the run's TEMP", o.TempDir)
+	if err != nil {
+		return nil, err
+	}
+	cwd, err := slashForm("the working directory", o.Cwd)
+	if err != nil {
+		return nil, err
+	}
 	var aces []ACE
 	add := func(path string, deny bool, mask uint32, why string) {
-		aces = append(aces, ACE{Path: path, Deny: deny, Trustee: account, Mask: mask, Rights: RightsString(mask), Inherited: true, Why: why, Undo: undoACE})
+		aces = append(aces, ACE{Path: config.ToOS(path), Deny: deny, Trustee: account, Mask: mask, Rights: RightsString(mask), Inherited: true, Why: why, Undo: undoACE})
 	}
 	// A deny of writing at or above a grant wins (policy's rule); on
 	// Windows the nearest entry would, so such a grant is not made.
@@ -191,9 +204,9 @@ func filesystemACEs(pol *policy.Policy, account string, o Options) []ACE {
 			grants = append(grants, r.Path)
 		}
 	}
-	if o.TempDir != "" && !underAny(o.TempDir, grants) {
-		add(o.TempDir, false, Modify, "the run's private TEMP")
-		grants = append(grants, o.TempDir)
+	if tempDir != "" && !underAny(tempDir, grants) {
+		add(tempDir, false, Modify, "the run's private TEMP")
+		grants = append(grants, tempDir)
 	}
 	granted := func(path string) bool { return underAny(path, grants) }
 	reads := sortedRules(pol.Reads)
@@ -205,8 +218,8 @@ func filesystemACEs(pol *policy.Policy, account string, o Options) []ACE {
 			allowedAt[r.Path] = true
 		}
 	}
-	if o.Cwd != "" && !granted(o.Cwd) && pol.Readable(o.Cwd) {
-		reads = append(reads, policy.Rule{Path: o.Cwd, Allow: true, Why: "the working directory"})
+	if cwd != "" && !granted(cwd) && pol.Readable(cwd) {
+		reads = append(reads, policy.Rule{Path: cwd, Allow: true, Why: "the working directory"})
 	}
 	for _, r := range reads {
 		switch {
@@ -214,9 +227,9 @@ func filesystemACEs(pol *policy.Policy, account string, o Options) []ACE {
 			add(r.Path, false, ReadExecute, r.Why)
 		case !r.Allow && !allowedAt[r.Path]:
 			add(r.Path, true, AllAccess, r.Why+" (hidden: neither read nor written)")
-			if parent := filepath.Dir(r.Path); parent != r.Path {
-				aces = append(aces, ACE{Path: parent, Deny: true, Trustee: account, Mask: DeleteChild, Rights: RightsString(DeleteChild),
-					Why: "the parent of " + r.Path + ": no right granted there may delete or move the hidden path away", Undo: undoACE})
+			if hidden := config.ToOS(r.Path); filepath.Dir(hidden) != hidden {
+				aces = append(aces, ACE{Path: filepath.Dir(hidden), Deny: true, Trustee: account, Mask: DeleteChild, Rights: RightsString(DeleteChild),
+					Why: "the parent of " + hidden + ": no right granted there may delete or move the hidden path away", Undo: undoACE})
 			}
 		}
 	}
@@ -225,7 +238,19 @@ func filesystemACEs(pol *policy.Policy, account string, o Options) []ACE {
 			add(r.Path, true, WriteRights, r.Why+" (read-only)")
 		}
 	}
-	return aces
+	return aces, nil
+}
+
+// slashForm is p, a path of the options, in the policy's form.
+func slashForm(what, p string) (string, error) {
+	if p == "" {
+		return "", nil
+	}
+	s, err := config.FromOS(p)
+	if err != nil {
+		return "", fmt.Errorf("%s %w", what, err)
+	}
+	return s, nil
 }
 
 // underAny says whether path is at or beneath one of dirs.
@@ -257,9 +282,11 @@ func skipped(pol *policy.Policy) []policy.Skip {
 		if l.Existed {
 			continue
 		}
-		what := l.Path
+		what := config.ToOS(l.Path)
 		if l.Pattern != "" {
-			what = l.Pattern
+			if what = config.ToOS(l.Pattern); what == "" {
+				what = l.Pattern // a pattern whose volume is a wildcard
+			}
 		}
 		later[l.Why] = true
 		out = append(out, policy.Skip{Rule: l.Why, Why: what + " does not exist at launch, or is a pattern: no ACE can name it"})

@@ -1,7 +1,6 @@
 package winsec
 
 import (
-	"errors"
 	"fmt"
 	"net/netip"
 	"os"
@@ -15,23 +14,10 @@ import (
 	"github.com/srt-go/srt/policy"
 )
 
-// requirePolicyPaths skips a test of the plan where the policy cannot
-// read this system's paths (Windows, until it can), before the test
-// makes a tree (wine cannot remove one: os.RemoveAll fails there).
-func requirePolicyPaths(t *testing.T) {
-	t.Helper()
-	if filepath.Separator != '/' {
-		t.Skip("the plan is made from the policy, which does not read this system's paths yet:", policy.ErrPathsUnsupported)
-	}
-}
-
 // planOf is the plan of settings s with home and cwd.
 func planOf(t *testing.T, s *config.Settings, env policy.Env, o Options) (*policy.Policy, *Plan) {
 	t.Helper()
 	pol, err := policy.Build(s, env)
-	if errors.Is(err, policy.ErrPathsUnsupported) {
-		t.Skip("the plan is made from the policy, which does not read this system's paths yet:", err)
-	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +34,6 @@ func planOf(t *testing.T, s *config.Settings, env policy.Env, o Options) (*polic
 // where the policy writes, hidden where it hides, and a read of any
 // other path left to the host (Agrees).
 func TestPlanPrecedence(t *testing.T) {
-	requirePolicyPaths(t)
 	for _, c := range testtree.Precedence {
 		t.Run(c.Name, func(t *testing.T) {
 			dir := testtree.Tree(t, testtree.PrecedenceFiles...)
@@ -82,7 +67,6 @@ func aceList(aces []ACE) string {
 // file can, the hidden directory's parent keeps it in place, and every
 // entry names the account and has its undo.
 func TestPlanFilesystem(t *testing.T) {
-	requirePolicyPaths(t)
 	dir := testtree.Tree(t, "home/.ssh/id_ed25519", "home/data/private/p.txt", "home/data/shared/s.txt",
 		"home/proj/src/a.go", "home/proj/.git/hooks/pre-commit", "home/proj/.git/config", "home/proj/.bashrc",
 		"home/proj/.vscode/settings.json", "home/proj/secret/key", "home/other/o.txt")
@@ -203,7 +187,6 @@ func conditionsHold(cs []Condition, c conn) bool {
 // allowLocalBinding, loopback opens both ways. The proxy ports are the
 // settings' range, or the session's ports once known.
 func TestPlanNetwork(t *testing.T) {
-	requirePolicyPaths(t)
 	dir := testtree.Tree(t, "proj/")
 	s := testtree.FSRules{AllowWrite: []string{"."}}.Settings()
 	s.Windows = &config.Windows{SandboxUser: "sbx", ProxyPortRange: []int{61000, 61009}}
@@ -264,7 +247,6 @@ func TestPlanNetwork(t *testing.T) {
 // bounds the processes and restricts the UI; the environment points
 // every proxy variable at loopback and TEMP at the run's own directory.
 func TestPlanJobAndEnvironment(t *testing.T) {
-	requirePolicyPaths(t)
 	dir := testtree.Tree(t, "proj/")
 	o := Options{TempDir: filepath.Join(dir, "tmp"), ProxyPorts: []int{60081, 60082}}
 	_, p := planOf(t, testtree.FSRules{}.Settings(), policy.Env{Cwd: filepath.Join(dir, "proj")}, o)
@@ -308,15 +290,11 @@ func TestPlanJobAndEnvironment(t *testing.T) {
 // Settings the Windows backend cannot hold are refused with a message:
 // filesystem.disabled, another backend, a port range out of bounds.
 func TestPlanRefuses(t *testing.T) {
-	requirePolicyPaths(t)
 	dir := testtree.Tree(t, "proj/")
 	env := policy.Env{Cwd: filepath.Join(dir, "proj")}
 	s := testtree.FSRules{}.Settings()
 	s.Filesystem.Disabled = true
 	pol, err := policy.Build(s, env)
-	if errors.Is(err, policy.ErrPathsUnsupported) {
-		t.Skip("the plan is made from the policy, which does not read this system's paths yet:", err)
-	}
 	if err != nil {
 		t.Fatal(err)
 	}
