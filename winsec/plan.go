@@ -181,6 +181,12 @@ func filesystemACEs(pol *policy.Policy, account string, o Options) ([]ACE, error
 	if err != nil {
 		return nil, err
 	}
+	// The working directory as the disk spells it (the policy's paths
+	// are resolved): a symlink or another spelling on the way would
+	// otherwise miss the grants that cover it and get one of its own.
+	if real, err := filepath.EvalSymlinks(o.Cwd); err == nil && o.Cwd != "" {
+		o.Cwd = real
+	}
 	cwd, err := slashForm("the working directory", o.Cwd)
 	if err != nil {
 		return nil, err

@@ -105,6 +105,20 @@ func TestPlanFilesystem(t *testing.T) {
 			t.Errorf("%s: read %v, deletable %v", path, Readable(p.ACEs, path), Deletable(p.ACEs, path))
 		}
 	}
+	// Started in the project through a symlink to it: the project's grant
+	// covers it, and no read grant of its own is added.
+	// (wine's CreateSymbolicLink succeeds and makes nothing: no link, no
+	// check.)
+	link := filepath.Join(dir, "proj-link")
+	os.Symlink(proj, link)
+	if _, err := os.Stat(link); err == nil {
+		o.Cwd = link
+		if q, err := Build(pol, o); err != nil {
+			t.Fatal(err)
+		} else if len(q.ACEs) != len(p.ACEs) {
+			t.Errorf("a working directory spelled through a symlink changed the ACEs: %d, was %d", len(q.ACEs), len(p.ACEs))
+		}
+	}
 	if Readable(p.ACEs, filepath.Join(home, "data", "shared", "s.txt")) != Granted || Readable(p.ACEs, filepath.Join(proj, "src", "a.go")) != Granted {
 		t.Error("allowRead, or the working directory, is not readable")
 	}
