@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/windows"
@@ -12,8 +13,11 @@ import (
 
 // The one file that makes and removes the install: the local account
 // and group (netapi32, called without cgo), the account's password kept
-// DPAPI-protected under a registry key only SYSTEM, Administrators and
-// the installing user may read.
+// DPAPI-protected (the installing user's scope) under a registry key only
+// SYSTEM, Administrators and the installing user may read. The install
+// must be run elevated by the user who then runs srt: elevated as
+// another (an administrator's credentials over the shoulder), the record
+// is that other user's to read.
 
 var (
 	netapi32                    = windows.NewLazySystemDLL("netapi32.dll")
@@ -39,7 +43,6 @@ const (
 	ufScript            = 0x1
 	ufPasswdCantChange  = 0x40
 	ufDontExpirePasswd  = 0x10000
-	cryptProtectLocal   = 0x4
 	cryptProtectNoUI    = 0x1
 	registryKeyReadOnly = "D:P(A;OICI;KA;;;SY)(A;OICI;KA;;;BA)(A;OICI;KR;;;%s)"
 )
@@ -78,7 +81,9 @@ func InstallSandbox(o InstallOptions) error {
 	if err := CheckAccountName(account); err != nil {
 		return err
 	}
-	if rec, _, err := LoadInstall(); err == nil && rec.Fits(account) == nil && !o.Force {
+	rec, _, recErr := LoadInstall()
+	ours := recErr == nil && strings.EqualFold(rec.Account, account)
+	if ours && rec.Fits(account) == nil && !o.Force {
 		return nil
 	}
 	password, err := NewPassword(rand.Reader, 32)
@@ -91,6 +96,12 @@ func InstallSandbox(o InstallOptions) error {
 	info := userInfo1{name: name, password: pw, priv: userPrivUser, comment: comment, flags: ufScript | ufPasswdCantChange | ufDontExpirePasswd}
 	r, _, _ := procNetUserAdd.Call(0, 1, uintptr(unsafe.Pointer(&info)), 0)
 	if r == nerrUserExists {
+		// Only an account this install recorded gets a new password: any
+		// other of that name (an administrator's, the user's own) would
+		// lose its DPAPI secrets and become the sandbox's identity.
+		if !ours {
+			return fmt.Errorf("an account named %s exists, and srt's install did not make it: choose another name (--sandbox-user)", account)
+		}
 		set := userInfo1003{password: pw}
 		r, _, _ = procNetUserSetInfo.Call(0, uintptr(unsafe.Pointer(name)), 1003, uintptr(unsafe.Pointer(&set)), 0)
 	}
@@ -210,7 +221,9 @@ func LoadInstall() (Install, string, error) {
 func protect(data []byte) ([]byte, error) {
 	in := windows.DataBlob{Size: uint32(len(data)), Data: &data[0]}
 	var out windows.DataBlob
-	if err := windows.CryptProtectData(&in, nil, nil, 0, nil, cryptProtectLocal|cryptProtectNoUI, &out); err != nil {
+	// The installing user's scope, not the machine's: a copy of the key
+	// (a backup of the hive, a shadow copy) is of no use to anyone else.
+	if err := windows.CryptProtectData(&in, nil, nil, 0, nil, cryptProtectNoUI, &out); err != nil {
 		return nil, err
 	}
 	defer windows.LocalFree(windows.Handle(unsafe.Pointer(out.Data)))

@@ -312,7 +312,7 @@ func skipped(pol *policy.Policy) []policy.Skip {
 // proxies.
 type Network struct {
 	Session  string   `json:"session"`
-	Sublayer string   `json:"sublayer"`
+	Sublayer string   `json:"sublayer,omitempty"` // "": a new one for each session
 	Ports    [2]int   `json:"proxyPortRange"`
 	Filters  []Filter `json:"filters"`
 	// AllowedDomains are decided by the proxies, as on every system.
@@ -346,15 +346,10 @@ type users struct{ none bool }
 // portRange is an IP_REMOTE_PORT condition: lo to hi, both in.
 type portRange struct{ lo, hi int }
 
-// DefaultSublayer is srt's sublayer when the settings name none.
-const DefaultSublayer = "5e1ecb7a-5d1c-4c0e-9a1f-73727467740a"
-
 func network(o Options, account string, ports [2]int) Network {
-	sublayer := o.Sublayer
-	if sublayer == "" {
-		sublayer = DefaultSublayer
-	}
-	n := Network{Session: "dynamic (FWPM_SESSION_FLAG_DYNAMIC)", Sublayer: sublayer, Ports: ports, AllowedDomains: append([]string{}, o.AllowedDomains...)}
+	// Without a sublayer in the settings, each session makes its own
+	// (two sessions at once would otherwise meet on one).
+	n := Network{Session: "dynamic (FWPM_SESSION_FLAG_DYNAMIC)", Sublayer: o.Sublayer, Ports: ports, AllowedDomains: append([]string{}, o.AllowedDomains...)}
 	sandbox := Condition{Field: "ALE_USER_ID", Match: "the token holds", Value: account, arg: users{}}
 	others := Condition{Field: "ALE_USER_ID", Match: "the token holds none of", Value: account + ", srt's own user", arg: users{none: true}}
 	proxyPorts := Condition{Field: "IP_REMOTE_PORT", Match: "range", Value: strconv.Itoa(ports[0]) + "-" + strconv.Itoa(ports[1]), arg: portRange{ports[0], ports[1]}}
@@ -498,7 +493,11 @@ func (p *Plan) String() string {
 		fmt.Fprintf(&b, "  skipped %s: %s\n", s.Rule, s.Why)
 	}
 	n := p.Network
-	fmt.Fprintf(&b, "WFP filters (%s session, sublayer %s; proxies in ports %d-%d):\n", n.Session, n.Sublayer, n.Ports[0], n.Ports[1])
+	sublayer := n.Sublayer
+	if sublayer == "" {
+		sublayer = "a new one for each session"
+	}
+	fmt.Fprintf(&b, "WFP filters (%s session, sublayer %s; proxies in ports %d-%d):\n", n.Session, sublayer, n.Ports[0], n.Ports[1])
 	for _, f := range n.Filters {
 		var conds []string
 		for _, c := range f.Conditions {

@@ -27,7 +27,12 @@ var layers = map[string]wf.LayerID{
 // StartFence adds n's sublayer and filters, for the sandbox account's
 // SID and srt's own user's (both "S-1-…").
 func StartFence(n Network, sandboxSID, selfSID string) (*Fence, error) {
-	sublayer, err := windows.GUIDFromString("{" + n.Sublayer + "}")
+	// A sublayer of the session's own unless the settings name one: two
+	// sessions at once would otherwise meet on srt's default.
+	sublayer, err := windows.GenerateGUID()
+	if n.Sublayer != "" {
+		sublayer, err = windows.GUIDFromString("{" + n.Sublayer + "}")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("WFP sublayer %q: %w", n.Sublayer, err)
 	}
