@@ -4,10 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/user"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 
 	"github.com/srt-go/srt/config"
@@ -170,7 +168,7 @@ func windowsPlan(settings *config.Settings, home, cwd string) (*RunPlan, error) 
 	if err != nil {
 		return nil, err
 	}
-	base := filepath.Join(os.TempDir(), "srt-"+userName())
+	base := winsec.RunDirs()
 	o.TempDir, o.Cwd = filepath.Join(base, "run-PLAN", "tmp"), cwd
 	pol, err := policy.Build(settings, policy.Env{Home: home, Cwd: cwd, Writable: []string{o.TempDir}, Private: base})
 	if err != nil {
@@ -181,14 +179,6 @@ func windowsPlan(settings *config.Settings, home, cwd string) (*RunPlan, error) 
 		return nil, err
 	}
 	return &RunPlan{OS: "windows", Enforcement: backend.WindowsEnforcement(), Windows: p}, nil
-}
-
-// userName names this process's user for a directory of its own.
-func userName() string {
-	if u, err := user.Current(); err == nil && u.Username != "" {
-		return filepath.Base(strings.ReplaceAll(u.Username, "\\", "/"))
-	}
-	return strconv.Itoa(os.Getuid())
 }
 
 // String renders the plan for people.

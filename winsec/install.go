@@ -4,6 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -11,6 +15,17 @@ import (
 // what every session checks before it plans on it. Making the account
 // is install_windows.go's; what the install is and when it fits a
 // session's settings is here.
+
+// RunDirs is where a Windows session keeps its runs' directories (each
+// run's TEMP among them): a directory of this user's own under the
+// system's temporary directory. The plan names the same place.
+func RunDirs() string {
+	name := strconv.Itoa(os.Getuid())
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		name = filepath.Base(strings.ReplaceAll(u.Username, "\\", "/"))
+	}
+	return filepath.Join(os.TempDir(), "srt-"+name)
+}
 
 // SetupVersion is the version of what the install makes. A session
 // refuses an install of another version: the account or filters it

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 	"unsafe"
@@ -155,18 +156,17 @@ func Start(c Command, job windows.Handle) (*Process, error) {
 	// HANDLE_LIST), each made inheritable for the moment.
 	handles := []windows.Handle{}
 	for _, f := range []*os.File{c.Stdin, c.Stdout, c.Stderr} {
-		h := windows.InvalidHandle
-		if f != nil {
-			h = windows.Handle(f.Fd())
-			if err := windows.SetHandleInformation(h, windows.HANDLE_FLAG_INHERIT, windows.HANDLE_FLAG_INHERIT); err != nil {
-				return nil, fmt.Errorf("stdio: %w", err)
-			}
-			defer windows.SetHandleInformation(h, windows.HANDLE_FLAG_INHERIT, 0)
-			if !containsHandle(handles, h) {
-				handles = append(handles, h)
-			}
+		if f == nil {
+			continue
 		}
-		_ = h
+		h := windows.Handle(f.Fd())
+		if err := windows.SetHandleInformation(h, windows.HANDLE_FLAG_INHERIT, windows.HANDLE_FLAG_INHERIT); err != nil {
+			return nil, fmt.Errorf("stdio: %w", err)
+		}
+		defer windows.SetHandleInformation(h, windows.HANDLE_FLAG_INHERIT, 0)
+		if !slices.Contains(handles, h) {
+			handles = append(handles, h)
+		}
 	}
 	si := new(windows.StartupInfoEx)
 	si.Cb = uint32(unsafe.Sizeof(*si))
@@ -214,15 +214,6 @@ func stdHandle(f *os.File) windows.Handle {
 		return windows.InvalidHandle
 	}
 	return windows.Handle(f.Fd())
-}
-
-func containsHandle(hs []windows.Handle, h windows.Handle) bool {
-	for _, x := range hs {
-		if x == h {
-			return true
-		}
-	}
-	return false
 }
 
 // Wait waits for the command (not for what it left in the job) and

@@ -168,7 +168,11 @@ func (s *windowsBackend) Command(ctx context.Context, o backend.Run, argv []stri
 			r.close()
 		}
 	}()
-	if r.dir, err = os.MkdirTemp("", "srt-run-"); err != nil {
+	base := winsec.RunDirs()
+	if err := os.MkdirAll(base, 0o700); err != nil {
+		return nil, err
+	}
+	if r.dir, err = os.MkdirTemp(base, "run-"); err != nil {
 		return nil, err
 	}
 	opts.TempDir = filepath.Join(r.dir, "tmp")
